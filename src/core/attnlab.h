@@ -1,0 +1,7 @@
+// The engine's public surface, in one include.
+#pragma once
+#include "attention.h"
+#include "build_info.h"
+#include "multihead.h"
+#include "softmax.h"
+#include "status.h"

@@ -1,0 +1,14 @@
+// What this build of the engine contains: lets tests and the JS package prove the SIMD path is compiled in.
+#pragma once
+
+namespace attnlab {
+
+struct BuildInfo {
+  const char* version;  // semver of the engine
+  bool simd;            // true when the wasm-SIMD128 kernels (native: through SIMDe) are compiled in
+  const char* kernels;  // "wasm-simd128", "simde-wasm-simd128" or "scalar"
+};
+
+BuildInfo build_info() noexcept;
+
+}  // namespace attnlab

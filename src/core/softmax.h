@@ -1,0 +1,21 @@
+// Row-wise softmax and log-softmax over a row-major [rows × cols] float32 matrix.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "status.h"
+
+namespace attnlab {
+
+struct SoftmaxArgs {
+  std::span<const float> x;  // rows·cols logits; -inf allowed (probability exactly 0); NaN/+inf rejected
+  std::size_t cols = 0;      // row length ≥ 1; rows = x.size() / cols
+  float temperature = 1.0f;  // finite, > 0: softmax(x / temperature)
+  bool log = false;          // log-softmax instead (an all -inf row gives all -inf)
+};
+
+// out.size() must equal x.size(). out may alias x (in place). On error nothing is written.
+// A row that is all -inf yields all zeros (softmax) — never NaN.
+Status softmax(const SoftmaxArgs& args, std::span<float> out);
+
+}  // namespace attnlab
