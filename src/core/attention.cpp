@@ -1,0 +1,177 @@
+#include "attention.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "attention_impl.h"
+#include "kernels/kernels.h"
+#include "rows.h"
+#include "scratch.h"
+#include "validate.h"
+
+namespace attnlab {
+namespace detail {
+namespace {
+
+namespace kern = kernels::active;
+
+// Kᵀ [dk×nk] so that Q·Kᵀ runs as a plain row-major GEMM with unit-stride loads along the keys.
+void transpose_keys(const AttentionProblem& p, float* kt) noexcept {
+  for (std::size_t j = 0; j < p.nk; ++j)
+    for (std::size_t d = 0; d < p.dk; ++d) kt[d * p.nk + j] = p.k[j * p.ldk + d];
+}
+
+// Row i of the logits, in place: scale, additive mask, then -inf past the causal limit.
+void mask_row(const AttentionProblem& p, std::size_t i, std::size_t j0, std::size_t count, float* row) noexcept {
+  kern::scale_add(row, count, p.scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
+  if (p.causal) {
+    const std::size_t visible = causal_keys(i, p.nq, p.nk);
+    for (std::size_t j = visible > j0 ? visible - j0 : 0; j < count; ++j) row[j] = -INFINITY;
+  }
+}
+
+double max_row_norm(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) noexcept {
+  double best = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double s = 0.0;
+    for (std::size_t c = 0; c < cols; ++c) s += double(x[r * ld + c]) * double(x[r * ld + c]);
+    best = s > best ? s : best;
+  }
+  return std::sqrt(best);
+}
+
+}  // namespace
+
+Status check_score_range(const AttentionProblem& p, const char* q_name, const char* k_name) {
+  // |q·k| and every partial sum of it are ≤ ‖q‖·‖k‖; keep that (and its scaled value) well inside float32.
+  const double bound = max_row_norm(p.q, p.nq, p.dk, p.ldq) * max_row_norm(p.k, p.nk, p.dk, p.ldk);
+  const double limit = 1e37;
+  if (bound <= limit && bound * p.scale <= limit) return Status::success();
+  return Status::range_error(q_name, std::string(q_name) + " and " + k_name +
+                                         " are too large: max ‖q‖·‖k‖ = " + fmt(bound) + " (× scale " + fmt(p.scale) +
+                                         ") could overflow float32 scores; the limit is 1e37");
+}
+
+Status attend_materialized(const AttentionProblem& p) {
+  const std::size_t nn = p.nq * p.nk;  // callers checked that this fits
+  Scratch kt(p.dk * p.nk);
+  // Logits go into the caller's scores buffer when there is one; weights likewise, else scratch.
+  Scratch logits_tmp(p.scores ? 0 : nn);
+  Scratch weights_tmp(p.weights ? 0 : nn);
+  if (!kt.ok_for(p.dk * p.nk) || !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
+    return Status::no_memory("the attention score matrix");
+  float* logits = p.scores ? p.scores : logits_tmp.data();
+  float* weights = p.weights ? p.weights : weights_tmp.data();
+
+  transpose_keys(p, kt.data());
+  kern::gemm(p.nq, p.nk, p.dk, p.q, p.ldq, kt.data(), p.nk, logits, p.nk, false);
+  if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
+  for (std::size_t i = 0; i < p.nq; ++i) {
+    float* row = logits + i * p.nk;
+    mask_row(p, i, 0, p.nk, row);
+    softmax_row(row, p.nk, 1.0f, false, weights + i * p.nk);
+  }
+  kern::gemm(p.nq, p.dv, p.nk, weights, p.nk, p.v, p.ldv, p.out, p.ldo, false);
+  return Status::success();
+}
+
+Status attend_streaming(const AttentionProblem& p) {
+  // Flash-attention style: a block of query rows walks the keys in tiles, keeping a running max m,
+  // running sum l and an unnormalized output per row; earlier partial results are rescaled by
+  // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
+  constexpr std::size_t kRows = 32, kKeys = 64;
+  const std::size_t tile_floats = kRows * kKeys, acc_floats = kRows * p.dv;
+  Scratch kt(p.dk * p.nk), tile(tile_floats), acc(acc_floats), stats(2 * kRows);
+  if (!kt.ok_for(p.dk * p.nk) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows))
+    return Status::no_memory("the attention tiles");
+  float* const run_max = stats.data();
+  float* const run_sum = stats.data() + kRows;
+  transpose_keys(p, kt.data());
+
+  for (std::size_t i0 = 0; i0 < p.nq; i0 += kRows) {
+    const std::size_t rows = p.nq - i0 < kRows ? p.nq - i0 : kRows;
+    // Keys beyond what the block's last row may see are masked for every row: skip those tiles.
+    const std::size_t key_end = p.causal ? causal_keys(i0 + rows - 1, p.nq, p.nk) : p.nk;
+    std::memset(acc.data(), 0, rows * p.dv * sizeof(float));
+    for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
+
+    for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
+      const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
+      float* s = tile.data();
+      kern::gemm(rows, cols, p.dk, p.q + i0 * p.ldq, p.ldq, kt.data() + j0, p.nk, s, kKeys, false);
+      for (std::size_t r = 0; r < rows; ++r) {
+        float* row = s + r * kKeys;
+        mask_row(p, i0 + r, j0, cols, row);
+        const float tile_max = kern::row_max(row, cols);
+        const float new_max = tile_max > run_max[r] ? tile_max : run_max[r];
+        if (new_max == -INFINITY) {  // nothing visible yet in this row: contributes nothing
+          std::memset(row, 0, cols * sizeof(float));
+          continue;
+        }
+        const float rescale = run_max[r] == -INFINITY ? 0.0f : std::exp(run_max[r] - new_max);
+        run_sum[r] = run_sum[r] * rescale + kern::exp_shifted(row, cols, new_max, 1.0f, row);
+        if (rescale != 1.0f) kern::scale(acc.data() + r * p.dv, p.dv, rescale);
+        run_max[r] = new_max;
+      }
+      kern::gemm(rows, p.dv, cols, s, kKeys, p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+      float* dst = p.out + (i0 + r) * p.ldo;
+      const float* src = acc.data() + r * p.dv;
+      const float inv = run_sum[r] > 0.0f ? 1.0f / run_sum[r] : 0.0f;  // all-masked row → zeros
+      for (std::size_t c = 0; c < p.dv; ++c) dst[c] = src[c] * inv;
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace detail
+
+Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
+  using namespace detail;
+  for (auto [name, value] : {std::pair{"nq", a.nq}, {"nk", a.nk}, {"dk", a.dk}, {"dv", a.dv}})
+    if (auto s = check_size(name, value); !s.ok()) return s;
+  std::size_t q_len, k_len, v_len, out_len;
+  if (auto s = check_product("q", a.nq, a.dk, q_len); !s.ok()) return s;
+  if (auto s = check_product("k", a.nk, a.dk, k_len); !s.ok()) return s;
+  if (auto s = check_product("v", a.nk, a.dv, v_len); !s.ok()) return s;
+  if (auto s = check_product("out", a.nq, a.dv, out_len); !s.ok()) return s;
+  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
+  // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
+  std::size_t nn = 0;
+  if (wants_matrix || !a.mask.empty() || a.path == AttentionPath::materialized)
+    if (auto s = check_product("nq·nk", a.nq, a.nk, nn); !s.ok()) return s;
+  const std::string nq_s = std::to_string(a.nq), nk_s = std::to_string(a.nk);
+  const std::string dk_s = std::to_string(a.dk), dv_s = std::to_string(a.dv);
+  if (auto s = check_length("q", a.q.size(), q_len, "nq·dk = " + nq_s + "·" + dk_s); !s.ok()) return s;
+  if (auto s = check_length("k", a.k.size(), k_len, "nk·dk = " + nk_s + "·" + dk_s); !s.ok()) return s;
+  if (auto s = check_length("v", a.v.size(), v_len, "nk·dv = " + nk_s + "·" + dv_s); !s.ok()) return s;
+  if (!a.mask.empty())
+    if (auto s = check_length("mask", a.mask.size(), nn, "nq·nk = " + nq_s + "·" + nk_s); !s.ok()) return s;
+  if (auto s = check_length("out", o.out.size(), out_len, "nq·dv = " + nq_s + "·" + dv_s); !s.ok()) return s;
+  for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
+    if (!span.empty())
+      if (auto s = check_length(name, span.size(), nn, "nq·nk = " + nq_s + "·" + nk_s); !s.ok()) return s;
+  const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.dk));
+  if (a.scale)
+    if (auto s = check_positive_finite("scale", *a.scale); !s.ok()) return s;
+  if (a.path == AttentionPath::streaming && wants_matrix)
+    return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
+  if (auto s = check_values("q", a.q, false); !s.ok()) return s;
+  if (auto s = check_values("k", a.k, false); !s.ok()) return s;
+  if (auto s = check_values("v", a.v, false); !s.ok()) return s;
+  if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
+
+  const AttentionProblem p{a.q.data(), a.dk, a.k.data(), a.dk, a.v.data(), a.dv, a.nq, a.nk, a.dk, a.dv, scale,
+                           a.causal, a.mask.empty() ? nullptr : a.mask.data(), o.out.data(), a.dv,
+                           o.raw_scores.empty() ? nullptr : o.raw_scores.data(),
+                           o.scores.empty() ? nullptr : o.scores.data(),
+                           o.weights.empty() ? nullptr : o.weights.data()};
+  if (auto s = check_score_range(p, "q", "k"); !s.ok()) return s;
+  const bool materialize = a.path == AttentionPath::materialized || (a.path == AttentionPath::automatic && wants_matrix);
+  return materialize ? attend_materialized(p) : attend_streaming(p);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,47 @@
+// The hot loops, in two interchangeable sets with identical signatures:
+//   scalar::  plain C++ — the reference, always compiled, and the only set when ATTNLAB_FORCE_SCALAR is on;
+//   simd::    wasm SIMD128 intrinsics (native builds compile the same source through SIMDe).
+// The ops call `active::`, chosen once here at compile time.
+#pragma once
+#include <cstddef>
+
+namespace attnlab::kernels {
+
+#define ATTNLAB_KERNEL_SET                                                                              \
+  /* C[m×n] = A[m×k]·B[k×n] (or += when accumulate); row-major with leading dimensions. */             \
+  void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,             \
+            const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept;    \
+  /* max of x[0..n); -inf when every entry is -inf. n ≥ 1. */                                           \
+  float row_max(const float* x, std::size_t n) noexcept;                                              \
+  /* out[i] = exp((x[i] − shift)·mul) and returns Σ out[i]; out may be x, or null to only sum.        \
+     Requires (x[i] − shift)·mul ≤ 0 or -inf, as in softmax after the max is subtracted. */           \
+  float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept;     \
+  /* x[i] = min(x[i]·s + add[i], FLT_MAX) (add may be null): scores scaled, masked, never +inf. */     \
+  void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
+  /* x[i] *= s */                                                                                       \
+  void scale(float* x, std::size_t n, float s) noexcept;                                              \
+  /* y[i] = exp(x[i]) for x ≤ 88.37 (beyond: +inf); below −87.34 the result flushes to 0. */          \
+  void exp(const float* x, float* y, std::size_t n) noexcept;
+
+namespace scalar {
+ATTNLAB_KERNEL_SET
+}
+#ifndef ATTNLAB_FORCE_SCALAR
+namespace simd {
+ATTNLAB_KERNEL_SET
+}
+#endif
+#undef ATTNLAB_KERNEL_SET
+
+#ifdef ATTNLAB_FORCE_SCALAR
+namespace active = scalar;
+inline constexpr bool kSimd = false;
+#else
+namespace active = simd;
+inline constexpr bool kSimd = true;
+#endif
+
+// Name of the compiled-in vector kernels; defined next to them so it reflects that file's own flags.
+const char* simd_kernel_name() noexcept;
+
+}  // namespace attnlab::kernels

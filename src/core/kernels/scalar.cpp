@@ -1,0 +1,59 @@
+// Scalar reference kernels: the plainest correct loops. They define what the SIMD kernels must match
+// and are the whole engine in ATTNLAB_FORCE_SCALAR builds (the fallback wasm module).
+#include <cfloat>
+#include <cmath>
+
+#include "kernels.h"
+
+namespace attnlab::kernels {
+
+#ifdef ATTNLAB_FORCE_SCALAR
+const char* simd_kernel_name() noexcept { return "scalar"; }
+#endif
+
+namespace scalar {
+
+void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
+          std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept {
+  for (std::size_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+    if (!accumulate)
+      for (std::size_t j = 0; j < n; ++j) ci[j] = 0.0f;
+    for (std::size_t p = 0; p < k; ++p) {
+      const float aip = a[i * lda + p];
+      const float* bp = b + p * ldb;
+      for (std::size_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+    }
+  }
+}
+
+float row_max(const float* x, std::size_t n) noexcept {
+  float m = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
+  float sum = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float e = std::exp((x[i] - shift) * mul);
+    if (out) out[i] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+void scale_add(float* x, std::size_t n, float s, const float* add) noexcept {
+  for (std::size_t i = 0; i < n; ++i) x[i] = std::fmin(x[i] * s + (add ? add[i] : 0.0f), FLT_MAX);
+}
+
+void scale(float* x, std::size_t n, float s) noexcept {
+  for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+void exp(const float* x, float* y, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+
+}  // namespace scalar
+}  // namespace attnlab::kernels

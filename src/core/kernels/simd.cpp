@@ -1,0 +1,192 @@
+// wasm SIMD128 kernels (4 float lanes). Loads and stores are unaligned; every loop has a scalar tail,
+// so any size and any leading dimension is valid.
+#include <cfloat>
+#include <cmath>
+
+#include "exp_simd.h"
+#include "kernels.h"
+#include "simd128.h"
+
+namespace attnlab::kernels {
+
+const char* simd_kernel_name() noexcept { return ATTNLAB_SIMD_NAME; }
+
+namespace simd {
+namespace {
+
+// Register block of MR rows × 8 columns (2 vectors): 2·MR accumulators live in registers across k.
+template <int MR>
+inline void block_mx8(std::size_t k, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                      float* c, std::size_t ldc, bool accumulate) noexcept {
+  v128_t c0[MR], c1[MR];
+  for (int r = 0; r < MR; ++r) c0[r] = c1[r] = wasm_f32x4_splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p) {
+    const v128_t b0 = wasm_v128_load(b + p * ldb);
+    const v128_t b1 = wasm_v128_load(b + p * ldb + 4);
+    for (int r = 0; r < MR; ++r) {
+      const v128_t ar = wasm_f32x4_splat(a[r * lda + p]);
+      c0[r] = wasm_f32x4_add(c0[r], wasm_f32x4_mul(ar, b0));
+      c1[r] = wasm_f32x4_add(c1[r], wasm_f32x4_mul(ar, b1));
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    if (accumulate) {
+      c0[r] = wasm_f32x4_add(c0[r], wasm_v128_load(cr));
+      c1[r] = wasm_f32x4_add(c1[r], wasm_v128_load(cr + 4));
+    }
+    wasm_v128_store(cr, c0[r]);
+    wasm_v128_store(cr + 4, c1[r]);
+  }
+}
+
+// MR rows × 4 columns (one vector), for a column remainder of 4..7.
+template <int MR>
+inline void block_mx4(std::size_t k, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                      float* c, std::size_t ldc, bool accumulate) noexcept {
+  v128_t c0[MR];
+  for (int r = 0; r < MR; ++r) c0[r] = wasm_f32x4_splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p) {
+    const v128_t b0 = wasm_v128_load(b + p * ldb);
+    for (int r = 0; r < MR; ++r) c0[r] = wasm_f32x4_add(c0[r], wasm_f32x4_mul(wasm_f32x4_splat(a[r * lda + p]), b0));
+  }
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * ldc;
+    if (accumulate) c0[r] = wasm_f32x4_add(c0[r], wasm_v128_load(cr));
+    wasm_v128_store(cr, c0[r]);
+  }
+}
+
+// MR rows × 1 column: the last 0..3 columns, same summation order as the vector lanes.
+template <int MR>
+inline void block_mx1(std::size_t k, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                      float* c, std::size_t ldc, bool accumulate) noexcept {
+  for (int r = 0; r < MR; ++r) {
+    float s = 0.0f;
+    for (std::size_t p = 0; p < k; ++p) s += a[r * lda + p] * b[p * ldb];
+    c[r * ldc] = accumulate ? c[r * ldc] + s : s;
+  }
+}
+
+template <int MR>
+inline void row_panel(std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
+                      std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept {
+  std::size_t j = 0;
+  for (; j + 8 <= n; j += 8) block_mx8<MR>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+  if (j + 4 <= n) {
+    block_mx4<MR>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+    j += 4;
+  }
+  for (; j < n; ++j) block_mx1<MR>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
+}
+
+inline float hmax(v128_t v) noexcept {
+  v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(v, 0);
+}
+
+inline float hsum(v128_t v) noexcept {
+  v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(v, 0);
+}
+
+}  // namespace
+
+void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
+          std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept {
+  std::size_t i = 0;
+  for (; i + 4 <= m; i += 4) row_panel<4>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate);
+  switch (m - i) {
+    case 3: row_panel<3>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 2: row_panel<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    case 1: row_panel<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
+    default: break;
+  }
+}
+
+float row_max(const float* x, std::size_t n) noexcept {
+  std::size_t i = 0;
+  float m = -__builtin_inff();
+  if (n >= 8) {
+    v128_t m0 = wasm_v128_load(x), m1 = wasm_v128_load(x + 4);
+    for (i = 8; i + 8 <= n; i += 8) {
+      m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + i));
+      m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + i + 4));
+    }
+    m = hmax(wasm_f32x4_pmax(m0, m1));
+  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
+  const v128_t vshift = wasm_f32x4_splat(shift), vmul = wasm_f32x4_splat(mul);
+  v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t e0 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
+    const v128_t e1 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul));
+    if (out) {
+      wasm_v128_store(out + i, e0);
+      wasm_v128_store(out + i + 4, e1);
+    }
+    acc0 = wasm_f32x4_add(acc0, e0);
+    acc1 = wasm_f32x4_add(acc1, e1);
+  }
+  if (i + 4 <= n) {
+    const v128_t e0 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
+    if (out) wasm_v128_store(out + i, e0);
+    acc0 = wasm_f32x4_add(acc0, e0);
+    i += 4;
+  }
+  float sum = hsum(wasm_f32x4_add(acc0, acc1));
+  if (i < n) {  // 1–3 left: run them through the same vector exp so every element gets the same rounding
+    float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4];
+    for (std::size_t t = 0; i + t < n; ++t) tail[t] = (x[i + t] - shift) * mul;
+    for (std::size_t t = n - i; t < 4; ++t) tail[t] = -__builtin_inff();
+    wasm_v128_store(e, exp_f32x4(wasm_v128_load(tail)));
+    for (std::size_t t = 0; i + t < n; ++t) {
+      if (out) out[i + t] = e[t];
+      sum += e[t];
+    }
+  }
+  return sum;
+}
+
+void scale_add(float* x, std::size_t n, float s, const float* add) noexcept {
+  const v128_t vs = wasm_f32x4_splat(s), vmax = wasm_f32x4_splat(FLT_MAX);
+  std::size_t i = 0;
+  if (add) {
+    for (; i + 4 <= n; i += 4) {
+      const v128_t y = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(x + i), vs), wasm_v128_load(add + i));
+      wasm_v128_store(x + i, wasm_f32x4_pmin(y, vmax));
+    }
+    for (; i < n; ++i) x[i] = std::fmin(x[i] * s + add[i], FLT_MAX);
+  } else {
+    for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, wasm_f32x4_pmin(wasm_f32x4_mul(wasm_v128_load(x + i), vs), vmax));
+    for (; i < n; ++i) x[i] = std::fmin(x[i] * s, FLT_MAX);
+  }
+}
+
+void scale(float* x, std::size_t n, float s) noexcept {
+  const v128_t vs = wasm_f32x4_splat(s);
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, wasm_f32x4_mul(wasm_v128_load(x + i), vs));
+  for (; i < n; ++i) x[i] *= s;
+}
+
+void exp(const float* x, float* y, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, exp_f32x4(wasm_v128_load(x + i)));
+  if (i < n) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (std::size_t j = 0; i + j < n; ++j) t[j] = x[i + j];
+    wasm_v128_store(t, exp_f32x4(wasm_v128_load(t)));
+    for (std::size_t j = 0; i + j < n; ++j) y[i + j] = t[j];
+  }
+}
+
+}  // namespace simd
+}  // namespace attnlab::kernels

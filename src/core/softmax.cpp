@@ -1,0 +1,52 @@
+#include "softmax.h"
+
+#include <cmath>
+
+#include "kernels/kernels.h"
+#include "rows.h"
+#include "validate.h"
+
+namespace attnlab {
+namespace detail {
+
+void softmax_row(const float* x, std::size_t n, float mul, bool log, float* out) noexcept {
+  namespace k = kernels::active;
+  // Three passes (max; exp and sum; normalize): subtracting the max keeps every exp argument ≤ 0,
+  // so no term overflows and the largest term is exactly 1, which bounds the sum below by 1.
+  const float m = k::row_max(x, n);
+  if (m == -INFINITY) {
+    for (std::size_t j = 0; j < n; ++j) out[j] = log ? -INFINITY : 0.0f;
+    return;
+  }
+  if (log) {
+    const float log_sum = std::log(k::exp_shifted(x, n, m, mul, nullptr));
+    for (std::size_t j = 0; j < n; ++j) out[j] = (x[j] - m) * mul - log_sum;  // -inf stays -inf
+    return;
+  }
+  const float sum = k::exp_shifted(x, n, m, mul, out);
+  k::scale(out, n, 1.0f / sum);
+}
+
+}  // namespace detail
+
+Status softmax(const SoftmaxArgs& a, std::span<float> out) {
+  using namespace detail;
+  if (auto s = check_size("cols", a.cols); !s.ok()) return s;
+  if (a.x.empty()) return Status::range_error("x", "x must hold at least one row of cols = " + std::to_string(a.cols) + " elements, got 0");
+  if (a.x.size() % a.cols != 0)
+    return Status::range_error("x", "x.length must be a multiple of cols = " + std::to_string(a.cols) + ", got " +
+                                        std::to_string(a.x.size()));
+  if (auto s = check_positive_finite("temperature", a.temperature); !s.ok()) return s;
+  if (!std::isfinite(1.0f / a.temperature))
+    return Status::range_error("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got " +
+                                                  fmt(a.temperature));
+  if (auto s = check_length("out", out.size(), a.x.size(), "x.length"); !s.ok()) return s;
+  if (auto s = check_values("x", a.x, /*allow_neg_inf=*/true); !s.ok()) return s;
+
+  const float mul = 1.0f / a.temperature;
+  const std::size_t rows = a.x.size() / a.cols;
+  for (std::size_t r = 0; r < rows; ++r) softmax_row(a.x.data() + r * a.cols, a.cols, mul, a.log, out.data() + r * a.cols);
+  return Status::success();
+}
+
+}  // namespace attnlab

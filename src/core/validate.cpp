@@ -1,0 +1,56 @@
+#include "validate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace attnlab::detail {
+
+bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept {
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return false;
+  out = a * b;
+  return true;
+}
+
+std::string fmt(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+Status check_size(const char* name, std::size_t value) {
+  if (value >= 1) return Status::success();
+  return Status::range_error(name, std::string(name) + " must be an integer >= 1, got 0");
+}
+
+Status check_length(const char* name, std::size_t got, std::size_t want, const std::string& shape) {
+  if (got == want) return Status::success();
+  return Status::range_error(name, std::string(name) + " must have " + shape + " = " + std::to_string(want) +
+                                       " elements, got " + std::to_string(got));
+}
+
+Status check_positive_finite(const char* name, double value) {
+  if (std::isfinite(value) && value > 0) return Status::success();
+  return Status::range_error(name, std::string(name) + " must be finite and > 0, got " + fmt(value));
+}
+
+Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    if (std::isfinite(v) || (allow_neg_inf && v == -INFINITY)) continue;
+    const char* allowed = allow_neg_inf ? "finite or -Infinity" : "finite";
+    return Status::range_error(name, std::string(name) + "[" + std::to_string(i) + "] is " + fmt(v) + "; values must be " +
+                                         allowed);
+  }
+  return Status::success();
+}
+
+Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out) {
+  if (checked_mul(a, b, out)) return Status::success();
+  return Status::range_error(what, std::string(what) + " is too large: " + std::to_string(a) + " x " +
+                                       std::to_string(b) + " elements do not fit in memory");
+}
+
+}  // namespace attnlab::detail

@@ -1,0 +1,26 @@
+// Argument checks shared by the ops. Each returns a Status whose message names the argument and
+// states the expected and the actual value, in the words of the JS API.
+#pragma once
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "status.h"
+
+namespace attnlab::detail {
+
+// a·b into out; false when it does not fit in size_t (wasm32: 32 bits).
+bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept;
+
+Status check_size(const char* name, std::size_t value);  // ≥ 1
+// `want` elements, described as `shape` (e.g. "nq·dk = 3·4"); a null pointer with nonzero size is rejected.
+Status check_length(const char* name, std::size_t got, std::size_t want, const std::string& shape);
+Status check_positive_finite(const char* name, double value);
+// Every element finite; -inf additionally allowed when allow_neg_inf (logits and masks).
+Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf);
+// Product of sizes that must fit, for scratch and output lengths.
+Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out);
+
+std::string fmt(double v);  // short, JS-like rendering of a number for messages
+
+}  // namespace attnlab::detail

@@ -1,0 +1,86 @@
+// The SIMD kernels against the double reference, over sizes below, at and above multiples of the
+// vector width (4) and the register block (4 rows × 8 columns).
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "testing.h"
+
+namespace kern = attnlab::kernels::active;
+
+namespace {
+std::vector<std::size_t> sweep_sizes() {
+  std::vector<std::size_t> s;
+  for (std::size_t n = 1; n <= 17; ++n) s.push_back(n);
+  for (std::size_t base : {32u, 48u, 64u}) for (int d : {-3, -1, 1, 3}) s.push_back(std::size_t(int(base) + d));
+  return s;
+}
+}  // namespace
+
+TEST_CASE("gemm: C = A·B over a size sweep, fresh and accumulating", "[kernels][gemm]") {
+  const auto sizes = sweep_sizes();
+  unsigned seed = 1;
+  for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 13u}) {
+    for (std::size_t n : sizes) {
+      for (std::size_t k : {1u, 3u, 4u, 16u, 17u, 67u}) {
+        auto a = testing::uniform(m * k, seed++), b = testing::uniform(k * n, seed++);
+        std::vector<float> c(m * n);
+        kern::gemm(m, n, k, a.data(), k, b.data(), n, c.data(), n, false);
+        INFO("m=" << m << " n=" << n << " k=" << k);
+        CHECK_BOUNDED(c, ref::gemm(a, b, m, n, k));
+      }
+    }
+  }
+}
+
+TEST_CASE("gemm: leading dimensions wider than the block, accumulate adds", "[kernels][gemm]") {
+  const std::size_t m = 6, n = 11, k = 9, lda = 13, ldb = 15, ldc = 17;
+  auto a = testing::uniform(m * lda, 11), b = testing::uniform(k * ldb, 12);
+  std::vector<float> c(m * ldc, 5.0f);
+  kern::gemm(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc, true);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < ldc; ++j) {
+      if (j >= n) {
+        CHECK(c[i * ldc + j] == 5.0f);  // padding between rows is never touched
+        continue;
+      }
+      double want = 5.0, bound = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        want += double(a[i * lda + p]) * b[p * ldb + j];
+        bound += std::fabs(double(a[i * lda + p]) * b[p * ldb + j]);
+      }
+      CHECK(std::fabs(c[i * ldc + j] - want) <= ref::gamma(double(k + 1)) * (bound + 5.0));
+    }
+}
+
+TEST_CASE("row_max: every length, -inf entries, all -inf", "[kernels]") {
+  for (std::size_t n = 1; n <= 40; ++n) {
+    auto x = testing::uniform(n, 100u + unsigned(n), -50.0f, 50.0f);
+    for (std::size_t i = 0; i < n; i += 3) x[i] = -INFINITY;
+    float want = -INFINITY;
+    for (float v : x) want = std::fmax(want, v);
+    CHECK(kern::row_max(x.data(), n) == want);
+    std::vector<float> all(n, -INFINITY);
+    CHECK(kern::row_max(all.data(), n) == -INFINITY);
+    x[n - 1] = 1e30f;  // the maximum in the scalar tail is found too
+    CHECK(kern::row_max(x.data(), n) == 1e30f);
+  }
+}
+
+TEST_CASE("scale_add: scale, add mask, saturate at FLT_MAX, keep -inf", "[kernels]") {
+  for (std::size_t n = 1; n <= 19; ++n) {
+    auto x = testing::uniform(n, 200u + unsigned(n), -4.0f, 4.0f);
+    auto mask = testing::uniform(n, 300u + unsigned(n), -1.0f, 1.0f);
+    mask[0] = -INFINITY;
+    if (n > 1) x[1] = FLT_MAX, mask[1] = FLT_MAX;  // would overflow to +inf
+    auto y = x;
+    kern::scale_add(y.data(), n, 0.5f, mask.data());
+    CHECK(y[0] == -INFINITY);
+    if (n > 1) CHECK(y[1] == FLT_MAX);
+    for (std::size_t i = 2; i < n; ++i) CHECK(y[i] == x[i] * 0.5f + mask[i]);
+    auto z = x;
+    kern::scale_add(z.data(), n, 2.0f, nullptr);
+    for (std::size_t i = 0; i < n; ++i) CHECK(z[i] == std::fmin(x[i] * 2.0f, FLT_MAX));
+  }
+}

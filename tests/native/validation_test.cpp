@@ -1,0 +1,141 @@
+// Every invalid input returns a Status naming the argument, and writes nothing.
+#include <cfloat>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnlab.h"
+#include "testing.h"
+
+using namespace attnlab;
+
+namespace {
+
+constexpr float kSentinel = 4242.0f;
+
+bool untouched(const std::vector<float>& v) {
+  for (float x : v)
+    if (x != kSentinel) return false;
+  return true;
+}
+
+void expect_error(const Status& st, const std::string& arg) {
+  INFO("message: " << st.message);
+  CHECK(st.kind == ErrorKind::range);
+  CHECK(st.arg == arg);
+  CHECK(st.message.find(arg) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("softmax: invalid arguments", "[validation]") {
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, out(6, kSentinel);
+  auto call = [&](std::vector<float> xs, std::size_t cols, float t, std::size_t out_len = 0) {
+    out.assign(out_len ? out_len : xs.size(), kSentinel);
+    return softmax(SoftmaxArgs{xs, cols, t, false}, out);
+  };
+  expect_error(call(x, 0, 1.0f), "cols");
+  expect_error(call(x, 4, 1.0f), "x");  // 6 is not a multiple of 4
+  expect_error(call({}, 3, 1.0f, 3), "x");
+  for (float t : {0.0f, -1.0f, NAN, INFINITY, -INFINITY, 1e-40f}) expect_error(call(x, 3, t), "temperature");
+  expect_error(call(x, 3, 1.0f, 5), "out");
+  for (float bad : {NAN, INFINITY}) {
+    auto xs = x;
+    xs[4] = bad;
+    const auto st = call(xs, 3, 1.0f);
+    expect_error(st, "x");
+    CHECK(st.message.find("x[4]") != std::string::npos);
+  }
+  CHECK(untouched(out));
+  // The next valid call works.
+  out.assign(6, 0.0f);
+  CHECK(softmax(SoftmaxArgs{x, 3, 1.0f, false}, out).ok());
+}
+
+TEST_CASE("attention: invalid arguments", "[validation]") {
+  const std::size_t nq = 3, nk = 4, dk = 2, dv = 5;
+  auto q = testing::normal(nq * dk, 1), k = testing::normal(nk * dk, 2), v = testing::normal(nk * dv, 3),
+       mask = std::vector<float>(nq * nk, 0.0f);
+  std::vector<float> out, w;
+  auto call = [&](std::function<void(AttentionArgs&, AttentionOutputs&)> edit) {
+    out.assign(nq * dv, kSentinel), w.assign(nq * nk, kSentinel);
+    AttentionArgs a{q, k, v, nq, nk, dk, dv};
+    AttentionOutputs o{out, {}, {}, w};
+    edit(a, o);
+    const auto st = attention(a, o);
+    CHECK(untouched(out));
+    CHECK(untouched(w));
+    return st;
+  };
+  expect_error(call([](auto& a, auto&) { a.nq = 0; }), "nq");
+  expect_error(call([](auto& a, auto&) { a.nk = 0; }), "nk");
+  expect_error(call([](auto& a, auto&) { a.dk = 0; }), "dk");
+  expect_error(call([](auto& a, auto&) { a.dv = 0; }), "dv");
+  expect_error(call([](auto& a, auto&) { a.nq = 4; }), "q");
+  expect_error(call([&](auto& a, auto&) { a.k = std::span<const float>(k).first(7); }), "k");
+  expect_error(call([&](auto& a, auto&) { a.v = std::span<const float>(v).first(19); }), "v");
+  expect_error(call([&](auto& a, auto&) { a.mask = std::span<const float>(mask).first(11); }), "mask");
+  expect_error(call([&](auto&, auto& o) { o.out = std::span<float>(out).first(14); }), "out");
+  expect_error(call([&](auto&, auto& o) { o.weights = std::span<float>(w).first(11); }), "weights");
+  for (float s : {0.0f, -2.0f, NAN, INFINITY}) expect_error(call([&](auto& a, auto&) { a.scale = s; }), "scale");
+  expect_error(call([](auto& a, auto&) { a.path = AttentionPath::streaming; }), "path");
+  auto bad_q = q, bad_k = k, bad_v = v, bad_mask = mask;
+  bad_q[1] = NAN, bad_k[2] = INFINITY, bad_v[3] = -INFINITY, bad_mask[5] = NAN;
+  expect_error(call([&](auto& a, auto&) { a.q = bad_q; }), "q");
+  expect_error(call([&](auto& a, auto&) { a.k = bad_k; }), "k");
+  expect_error(call([&](auto& a, auto&) { a.v = bad_v; }), "v");
+  expect_error(call([&](auto& a, auto&) { a.mask = bad_mask; }), "mask");
+  auto huge = q;
+  huge[0] = 3e30f;  // finite, but q·k could overflow float32
+  auto huge_k = k;
+  huge_k[0] = 3e30f;
+  expect_error(call([&](auto& a, auto&) { a.q = huge, a.k = huge_k; }), "q");
+  // A mask of -inf is allowed, and the module keeps working.
+  out.assign(nq * dv, 0.0f);
+  CHECK(attention(AttentionArgs{q, k, v, nq, nk, dk, dv}, AttentionOutputs{out}).ok());
+}
+
+TEST_CASE("multi-head: invalid arguments", "[validation]") {
+  const std::size_t n = 4, dm = 6, h = 3;
+  auto x = testing::normal(n * dm, 1), wq = testing::normal(dm * dm, 2), wk = testing::normal(dm * dm, 3),
+       wv = testing::normal(dm * dm, 4), wo = testing::normal(dm * dm, 5);
+  std::vector<float> out;
+  auto call = [&](std::function<void(MultiHeadArgs&)> edit) {
+    out.assign(n * dm, kSentinel);
+    MultiHeadArgs a{x, n, dm, h, 0, 0, 0, wq, wk, wv, wo};
+    edit(a);
+    const auto st = multi_head_attention(a, MultiHeadOutputs{out});
+    CHECK(untouched(out));
+    return st;
+  };
+  expect_error(call([](auto& a) { a.n = 0; }), "n");
+  expect_error(call([](auto& a) { a.d_model = 0; }), "dModel");
+  expect_error(call([](auto& a) { a.heads = 0; }), "heads");
+  expect_error(call([](auto& a) { a.kv_heads = 2; }), "kvHeads");  // 3 heads not divisible by 2
+  expect_error(call([](auto& a) { a.kv_heads = 6; }), "kvHeads");
+  expect_error(call([](auto& a) { a.heads = 4; }), "dk");          // 6 / 4 does not divide
+  expect_error(call([&](auto& a) { a.x = std::span<const float>(x).first(20); }), "x");
+  expect_error(call([&](auto& a) { a.wq = std::span<const float>(wq).first(30); }), "wq");
+  expect_error(call([&](auto& a) { a.wk = std::span<const float>(wk).first(30); }), "wk");
+  expect_error(call([&](auto& a) { a.wv = std::span<const float>(wv).first(30); }), "wv");
+  expect_error(call([&](auto& a) { a.wo = std::span<const float>(wo).first(30); }), "wo");
+  expect_error(call([](auto& a) { a.scale = -1.0f; }), "scale");
+  auto bad = wv;
+  bad[7] = NAN;
+  expect_error(call([&](auto& a) { a.wv = bad; }), "wv");
+  auto big = wq;
+  for (auto& w : big) w = 1e37f;  // x·wq overflows float32
+  expect_error(call([&](auto& a) { a.wq = big; }), "wq");
+  out.assign(n * dm, 0.0f);
+  CHECK(multi_head_attention(MultiHeadArgs{x, n, dm, h, 0, 0, 0, wq, wk, wv, wo}, MultiHeadOutputs{out}).ok());
+}
+
+TEST_CASE("sizes whose product overflows are rejected before any allocation", "[validation]") {
+  const std::size_t big = std::size_t(1) << (sizeof(std::size_t) * 4 + 1);  // big·big overflows size_t
+  std::vector<float> one(1), out(1, kSentinel);
+  const auto st = attention(AttentionArgs{one, one, one, big, 1, big, 1}, AttentionOutputs{out});
+  CHECK(st.kind == ErrorKind::range);
+  CHECK(st.arg == "q");
+  CHECK(untouched(out));
+}
