@@ -20,7 +20,7 @@ namespace attnlab::kernels {
   void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
-  /* y[i] = exp(x[i]) for x ≤ 88.37 (beyond: +inf); below −87.34 the result flushes to 0. */          \
+  /* y[i] = exp(x[i]); +inf above ln(FLT_MAX) ≈ 88.7228; below −87.34 the result flushes to 0. */          \
   void exp(const float* x, float* y, std::size_t n) noexcept;
 
 namespace scalar {

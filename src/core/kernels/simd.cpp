@@ -126,8 +126,8 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
   v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t e0 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
-    const v128_t e1 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul));
+    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
+    const v128_t e1 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul));
     if (out) {
       wasm_v128_store(out + i, e0);
       wasm_v128_store(out + i + 4, e1);
@@ -136,7 +136,7 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
     acc1 = wasm_f32x4_add(acc1, e1);
   }
   if (i + 4 <= n) {
-    const v128_t e0 = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
+    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
     if (out) wasm_v128_store(out + i, e0);
     acc0 = wasm_f32x4_add(acc0, e0);
     i += 4;
@@ -146,7 +146,7 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
     float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4];
     for (std::size_t t = 0; i + t < n; ++t) tail[t] = (x[i + t] - shift) * mul;
     for (std::size_t t = n - i; t < 4; ++t) tail[t] = -__builtin_inff();
-    wasm_v128_store(e, exp_f32x4(wasm_v128_load(tail)));
+    wasm_v128_store(e, exp_f32x4<true>(wasm_v128_load(tail)));
     for (std::size_t t = 0; i + t < n; ++t) {
       if (out) out[i + t] = e[t];
       sum += e[t];

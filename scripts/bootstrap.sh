@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what attnlab's builds and tests need, and nothing when it is all there (a few dpkg look-ups).
+# Debian 12: the toolchain from apt, JavaScript packages with `npm ci`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  cmake make g++ pkg-config       # native build
+  catch2 libsimde-dev             # native tests; SIMDe compiles the wasm-SIMD kernels natively
+  libbenchmark-dev                # native benchmark
+  emscripten                      # the wasm package
+  chromium                        # the explorer and the package in a real browser
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "bootstrap: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `npm test`: installs what is missing, builds native and wasm, runs every suite, fails on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs   # Emscripten's JS optimizer needs Debian's acorn
+start=$SECONDS
+step() { echo; echo "==== $1 ($((SECONDS - start)) s)"; }
+
+step "bootstrap";              bash scripts/bootstrap.sh
+step "native tests (CTest)";   bash scripts/test-native.sh
+step "wasm package build";     npm run --silent build
+step "package tests (node)";   npm run --silent test:js
+step "explorer build";         npm run --silent build:web
+step "explorer tests (Chromium)"; npm run --silent test:e2e
+step "all tests passed"
