@@ -17,10 +17,26 @@ namespace {
 
 namespace kern = kernels::active;
 
-// Kᵀ [dk×nk] so that Q·Kᵀ runs as a plain row-major GEMM with unit-stride loads along the keys.
-void transpose_keys(const AttentionProblem& p, float* kt) noexcept {
-  for (std::size_t j = 0; j < p.nk; ++j)
-    for (std::size_t d = 0; d < p.dk; ++d) kt[d * p.nk + j] = p.k[j * p.ldk + d];
+// Keys are visited in tiles of kKeyTile. Kᵀ is packed tile by tile — tile t holds [dk × kKeyTile] with
+// row stride kKeyTile — so Q·Kᵀ is a row-major GEMM with unit-stride loads along the keys, and the rows a
+// tile touches are 256 bytes apart instead of nk·4 (which, at nk = 1024, aliases onto the same cache sets).
+constexpr std::size_t kKeyTile = 64;
+
+std::size_t packed_keys_size(const AttentionProblem& p) noexcept {
+  return (p.nk + kKeyTile - 1) / kKeyTile * kKeyTile * p.dk;
+}
+
+void pack_keys(const AttentionProblem& p, float* kt) noexcept {
+  for (std::size_t j = 0; j < p.nk; ++j) {
+    float* tile = kt + (j / kKeyTile) * kKeyTile * p.dk + j % kKeyTile;
+    for (std::size_t d = 0; d < p.dk; ++d) tile[d * kKeyTile] = p.k[j * p.ldk + d];
+  }
+}
+
+// logits[rows × count] (row stride ldl) = Q[i0 …] · Kᵀ for keys j0 … j0 + count (j0 a tile start).
+void score_tile(const AttentionProblem& p, const float* kt, std::size_t i0, std::size_t rows, std::size_t j0,
+                std::size_t count, float* logits, std::size_t ldl) noexcept {
+  kern::gemm(rows, count, p.dk, p.q + i0 * p.ldq, p.ldq, kt + j0 * p.dk, kKeyTile, logits, ldl, false);
 }
 
 // Row i of the logits, in place: scale, additive mask, then -inf past the causal limit.
@@ -56,17 +72,19 @@ Status check_score_range(const AttentionProblem& p, const char* q_name, const ch
 
 Status attend_materialized(const AttentionProblem& p) {
   const std::size_t nn = p.nq * p.nk;  // callers checked that this fits
-  Scratch kt(p.dk * p.nk);
+  const std::size_t kt_size = packed_keys_size(p);
+  Scratch kt(kt_size);
   // Logits go into the caller's scores buffer when there is one; weights likewise, else scratch.
   Scratch logits_tmp(p.scores ? 0 : nn);
   Scratch weights_tmp(p.weights ? 0 : nn);
-  if (!kt.ok_for(p.dk * p.nk) || !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
+  if (!kt.ok_for(kt_size) || !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
     return Status::no_memory("the attention score matrix");
   float* logits = p.scores ? p.scores : logits_tmp.data();
   float* weights = p.weights ? p.weights : weights_tmp.data();
 
-  transpose_keys(p, kt.data());
-  kern::gemm(p.nq, p.nk, p.dk, p.q, p.ldq, kt.data(), p.nk, logits, p.nk, false);
+  pack_keys(p, kt.data());
+  for (std::size_t j0 = 0; j0 < p.nk; j0 += kKeyTile)
+    score_tile(p, kt.data(), 0, p.nq, j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0, p.nk);
   if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
   for (std::size_t i = 0; i < p.nq; ++i) {
     float* row = logits + i * p.nk;
@@ -81,14 +99,14 @@ Status attend_streaming(const AttentionProblem& p) {
   // Flash-attention style: a block of query rows walks the keys in tiles, keeping a running max m,
   // running sum l and an unnormalized output per row; earlier partial results are rescaled by
   // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
-  constexpr std::size_t kRows = 32, kKeys = 64;
-  const std::size_t tile_floats = kRows * kKeys, acc_floats = kRows * p.dv;
-  Scratch kt(p.dk * p.nk), tile(tile_floats), acc(acc_floats), stats(2 * kRows);
-  if (!kt.ok_for(p.dk * p.nk) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows))
+  constexpr std::size_t kRows = 32, kKeys = kKeyTile;
+  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv;
+  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows);
+  if (!kt.ok_for(kt_size) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows))
     return Status::no_memory("the attention tiles");
   float* const run_max = stats.data();
   float* const run_sum = stats.data() + kRows;
-  transpose_keys(p, kt.data());
+  pack_keys(p, kt.data());
 
   for (std::size_t i0 = 0; i0 < p.nq; i0 += kRows) {
     const std::size_t rows = p.nq - i0 < kRows ? p.nq - i0 : kRows;
@@ -100,7 +118,7 @@ Status attend_streaming(const AttentionProblem& p) {
     for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
       float* s = tile.data();
-      kern::gemm(rows, cols, p.dk, p.q + i0 * p.ldq, p.ldq, kt.data() + j0, p.nk, s, kKeys, false);
+      score_tile(p, kt.data(), i0, rows, j0, cols, s, kKeys);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
         mask_row(p, i0 + r, j0, cols, row);

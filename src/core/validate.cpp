@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "kernels/kernels.h"
+
 namespace attnlab::detail {
 
 bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept {
@@ -37,9 +39,9 @@ Status check_positive_finite(const char* name, double value) {
 }
 
 Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
+  const std::size_t i = kernels::active::first_invalid(values.data(), values.size(), allow_neg_inf);
+  if (i < values.size()) {
     const float v = values[i];
-    if (std::isfinite(v) || (allow_neg_inf && v == -INFINITY)) continue;
     const char* allowed = allow_neg_inf ? "finite or -Infinity" : "finite";
     return Status::range_error(name, std::string(name) + "[" + std::to_string(i) + "] is " + fmt(v) + "; values must be " +
                                          allowed);

@@ -84,3 +84,21 @@ TEST_CASE("scale_add: scale, add mask, saturate at FLT_MAX, keep -inf", "[kernel
     for (std::size_t i = 0; i < n; ++i) CHECK(z[i] == std::fmin(x[i] * 2.0f, FLT_MAX));
   }
 }
+
+TEST_CASE("first_invalid: finds the first NaN/+inf (and -inf unless allowed) at every position", "[kernels]") {
+  for (std::size_t n = 1; n <= 40; ++n) {
+    auto x = testing::uniform(n, 400u + unsigned(n), -1e30f, 1e30f);
+    CHECK(kern::first_invalid(x.data(), n, false) == n);
+    for (std::size_t at = 0; at < n; ++at) {
+      for (float bad : {NAN, INFINITY, -INFINITY}) {
+        auto y = x;
+        y[at] = bad;
+        if (at + 1 < n) y[n - 1] = NAN;  // a later bad value must not win
+        INFO("n=" << n << " at=" << at << " bad=" << bad);
+        CHECK(kern::first_invalid(y.data(), n, false) == at);
+        const std::size_t expect_allowing = bad == -INFINITY ? (at + 1 < n ? n - 1 : n) : at;
+        CHECK(kern::first_invalid(y.data(), n, true) == expect_allowing);
+      }
+    }
+  }
+}

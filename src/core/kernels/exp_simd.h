@@ -1,50 +1,60 @@
 // Vectorized float32 exp: range reduction x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in two so n·ln2_hi
 // is exact), a degree-6 polynomial for e^r (Cephes expf coefficients), and 2^n built in the exponent bits.
+// Only adds, multiplies, compares and one shift: every op maps to a single SSE/NEON instruction in V8.
 // Accuracy against double exp is measured by tests/native/exp_test.cpp.
 #pragma once
+#include "exp_constants.h"
 #include "simd128.h"
 
 namespace attnlab::kernels::simd {
 
+// The constants as vectors: build once per kernel call, outside the loops (see exp_constants.h).
+struct ExpVectors {
+  v128_t log2e, magic, ln2_hi, ln2_lo, lo_limit, hi_limit, one, p[6];
+};
+
+inline ExpVectors load_exp_vectors() noexcept {
+  const ExpConstants& c = kExpConstants;
+  ExpVectors v{wasm_f32x4_splat(c.log2e),    wasm_f32x4_splat(c.magic),    wasm_f32x4_splat(c.ln2_hi),
+               wasm_f32x4_splat(c.ln2_lo),   wasm_f32x4_splat(c.lo_limit), wasm_f32x4_splat(c.hi_limit),
+               wasm_f32x4_splat(1.0f),       {}};
+  for (int i = 0; i < 6; ++i) v.p[i] = wasm_f32x4_splat(c.p[i]);
+  return v;
+}
+
 // kNonPositive: the caller guarantees x ≤ 0 or -inf (softmax after the max is subtracted), which
 // skips the overflow handling. Otherwise the whole float range: finite up to ln(FLT_MAX) ≈ 88.7228.
 template <bool kNonPositive = false>
-inline v128_t exp_f32x4(v128_t x) noexcept {
-  const v128_t log2e = wasm_f32x4_splat(1.44269504088896341f);
-  const v128_t ln2_hi = wasm_f32x4_splat(0.693359375f);      // 8 significant bits: n·ln2_hi is exact
-  const v128_t ln2_lo = wasm_f32x4_splat(-2.12194440e-4f);
-  const v128_t hi_limit = wasm_f32x4_splat(88.72283172607421875f);  // largest float whose exp is ≤ FLT_MAX
-  const v128_t lo_limit = wasm_f32x4_splat(-87.336544750553f);   // below: result would be denormal → 0
+inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
+  const v128_t too_small = wasm_f32x4_lt(x, k.lo_limit);  // also true for -inf
+  v128_t xc = wasm_f32x4_pmax(x, k.lo_limit);
+  if constexpr (!kNonPositive) xc = wasm_f32x4_pmin(xc, k.hi_limit);
 
-  const v128_t too_small = wasm_f32x4_lt(x, lo_limit);   // also true for -inf
-  v128_t xc = wasm_f32x4_pmax(x, lo_limit);
-  if constexpr (!kNonPositive) xc = wasm_f32x4_pmin(xc, hi_limit);
+  // Round x·log2e to an integer n by adding 1.5·2²³ (+127, the exponent bias): the float addition does
+  // the rounding, and n + 127 lands in the low mantissa bits, ready to shift into the exponent field.
+  // Cheaper in wasm engines than f32x4.nearest plus i32x4.trunc_sat.
+  const v128_t biased = wasm_f32x4_add(wasm_f32x4_mul(xc, k.log2e), k.magic);
+  const v128_t n = wasm_f32x4_sub(biased, k.magic);
+  v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, k.ln2_hi));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, k.ln2_lo));
 
-  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(xc, log2e));
-  v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, ln2_hi));
-  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, ln2_lo));
-
-  v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.3981999507e-3f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
+  v128_t p = k.p[0];
+  for (int i = 1; i < 6; ++i) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k.p[i]);
   const v128_t r2 = wasm_f32x4_mul(r, r);
-  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), wasm_f32x4_splat(1.0f));
+  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), k.one);
 
-  // 2^n as (n + 127) << 23 reinterpreted as float, valid for n in [-126, 127]. Near the top n reaches
-  // 128: then scale by 2^127 and double y first (y·2 ≤ 2.9 cannot overflow on its own).
-  v128_t ni = wasm_i32x4_trunc_sat_f32x4(n);
-  if constexpr (!kNonPositive) {
-    const v128_t top = wasm_i32x4_gt(ni, wasm_i32x4_splat(127));
+  // 2^n = (n + 127) << 23 as float, valid for n in [-126, 127]. Near the top n reaches 128: then
+  // scale by 2^127 and double y first (y·2 ≤ 2.9 cannot overflow on its own).
+  v128_t biased_n = biased;
+  if constexpr (!kNonPositive) {  // the full-range variant is not on a hot path: plain constants are fine
+    const v128_t top = wasm_f32x4_gt(n, wasm_f32x4_splat(127.0f));
     y = wasm_v128_bitselect(wasm_f32x4_add(y, y), y, top);
-    ni = wasm_i32x4_min(ni, wasm_i32x4_splat(127));
+    biased_n = wasm_v128_bitselect(wasm_f32x4_sub(biased, k.one), biased, top);
   }
-  const v128_t pow2n = wasm_i32x4_shl(wasm_i32x4_add(ni, wasm_i32x4_splat(127)), 23);
+  const v128_t pow2n = wasm_i32x4_shl(biased_n, 23);
   v128_t result = wasm_v128_andnot(wasm_f32x4_mul(y, pow2n), too_small);
   if constexpr (!kNonPositive)
-    result = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), result, wasm_f32x4_gt(x, hi_limit));
+    result = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), result, wasm_f32x4_gt(x, k.hi_limit));
   return result;
 }
 

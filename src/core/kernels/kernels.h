@@ -20,6 +20,8 @@ namespace attnlab::kernels {
   void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
+  /* Index of the first NaN or +inf (and -inf unless allow_neg_inf) in x[0..n), or n when there is none. */ \
+  std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;              \
   /* y[i] = exp(x[i]); +inf above ln(FLT_MAX) ≈ 88.7228; below −87.34 the result flushes to 0. */          \
   void exp(const float* x, float* y, std::size_t n) noexcept;
 

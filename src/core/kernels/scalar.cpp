@@ -51,6 +51,12 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
+std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i]) && !(allow_neg_inf && x[i] == -INFINITY)) return i;
+  return n;
+}
+
 void exp(const float* x, float* y, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }

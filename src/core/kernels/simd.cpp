@@ -122,12 +122,13 @@ float row_max(const float* x, std::size_t n) noexcept {
 }
 
 float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
+  const ExpVectors k = load_exp_vectors();
   const v128_t vshift = wasm_f32x4_splat(shift), vmul = wasm_f32x4_splat(mul);
   v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
-    const v128_t e1 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul));
+    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul), k);
+    const v128_t e1 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul), k);
     if (out) {
       wasm_v128_store(out + i, e0);
       wasm_v128_store(out + i + 4, e1);
@@ -136,7 +137,7 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
     acc1 = wasm_f32x4_add(acc1, e1);
   }
   if (i + 4 <= n) {
-    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul));
+    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul), k);
     if (out) wasm_v128_store(out + i, e0);
     acc0 = wasm_f32x4_add(acc0, e0);
     i += 4;
@@ -146,7 +147,7 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
     float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4];
     for (std::size_t t = 0; i + t < n; ++t) tail[t] = (x[i + t] - shift) * mul;
     for (std::size_t t = n - i; t < 4; ++t) tail[t] = -__builtin_inff();
-    wasm_v128_store(e, exp_f32x4<true>(wasm_v128_load(tail)));
+    wasm_v128_store(e, exp_f32x4<true>(wasm_v128_load(tail), k));
     for (std::size_t t = 0; i + t < n; ++t) {
       if (out) out[i + t] = e[t];
       sum += e[t];
@@ -177,13 +178,32 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (; i < n; ++i) x[i] *= s;
 }
 
-void exp(const float* x, float* y, std::size_t n) noexcept {
+std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept {
+  // Non-finite ⇔ exponent bits all ones. Scan 16 at a time; on a hit, the scalar scan finds the index.
+  const v128_t exp_mask = wasm_i32x4_splat(0x7f800000), neg_inf = wasm_i32x4_splat(int(0xff800000u));
+  auto bad = [&](v128_t v) {
+    v128_t b = wasm_i32x4_eq(wasm_v128_and(v, exp_mask), exp_mask);
+    return allow_neg_inf ? wasm_v128_andnot(b, wasm_i32x4_eq(v, neg_inf)) : b;
+  };
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, exp_f32x4(wasm_v128_load(x + i)));
+  for (; i + 16 <= n; i += 16) {
+    const v128_t any = wasm_v128_or(wasm_v128_or(bad(wasm_v128_load(x + i)), bad(wasm_v128_load(x + i + 4))),
+                                    wasm_v128_or(bad(wasm_v128_load(x + i + 8)), bad(wasm_v128_load(x + i + 12))));
+    if (wasm_v128_any_true(any)) break;
+  }
+  for (; i < n; ++i)
+    if (!std::isfinite(x[i]) && !(allow_neg_inf && x[i] == -__builtin_inff())) return i;
+  return n;
+}
+
+void exp(const float* x, float* y, std::size_t n) noexcept {
+  const ExpVectors k = load_exp_vectors();
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, exp_f32x4(wasm_v128_load(x + i), k));
   if (i < n) {
     float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (std::size_t j = 0; i + j < n; ++j) t[j] = x[i + j];
-    wasm_v128_store(t, exp_f32x4(wasm_v128_load(t)));
+    wasm_v128_store(t, exp_f32x4(wasm_v128_load(t), k));
     for (std::size_t j = 0; i + j < n; ++j) y[i + j] = t[j];
   }
 }
