@@ -33,15 +33,17 @@ void pack_keys(const AttentionProblem& p, float* kt) noexcept {
   }
 }
 
-// logits[rows × count] (row stride ldl) = Q[i0 …] · Kᵀ for keys j0 … j0 + count (j0 a tile start).
-void score_tile(const AttentionProblem& p, const float* kt, std::size_t i0, std::size_t rows, std::size_t j0,
-                std::size_t count, float* logits, std::size_t ldl) noexcept {
-  kern::gemm(rows, count, p.dk, p.q + i0 * p.ldq, p.ldq, kt + j0 * p.dk, kKeyTile, logits, ldl, false);
+// logits[rows × count] (row stride ldl) = q[rows × dk] · Kᵀ for keys j0 … j0 + count (j0 a tile start).
+void score_tile(const AttentionProblem& p, const float* q, std::size_t ldq, const float* kt, std::size_t rows,
+                std::size_t j0, std::size_t count, float* logits, std::size_t ldl) noexcept {
+  kern::gemm(rows, count, p.dk, q, ldq, kt + j0 * p.dk, kKeyTile, logits, ldl, false);
 }
 
-// Row i of the logits, in place: scale, additive mask, then -inf past the causal limit.
-void mask_row(const AttentionProblem& p, std::size_t i, std::size_t j0, std::size_t count, float* row) noexcept {
-  kern::scale_add(row, count, p.scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
+// Row i of the logits, in place: times `scale` (1 when Q came pre-scaled), additive mask, then -inf past
+// the causal limit.
+void mask_row(const AttentionProblem& p, float scale, std::size_t i, std::size_t j0, std::size_t count,
+              float* row) noexcept {
+  if (p.mask || scale != 1.0f) kern::scale_add(row, count, scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
   if (p.causal) {
     const std::size_t visible = causal_keys(i, p.nq, p.nk);
     for (std::size_t j = visible > j0 ? visible - j0 : 0; j < count; ++j) row[j] = -INFINITY;
@@ -84,11 +86,11 @@ Status attend_materialized(const AttentionProblem& p) {
 
   pack_keys(p, kt.data());
   for (std::size_t j0 = 0; j0 < p.nk; j0 += kKeyTile)
-    score_tile(p, kt.data(), 0, p.nq, j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0, p.nk);
+    score_tile(p, p.q, p.ldq, kt.data(), p.nq, j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0, p.nk);
   if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
   for (std::size_t i = 0; i < p.nq; ++i) {
     float* row = logits + i * p.nk;
-    mask_row(p, i, 0, p.nk, row);
+    mask_row(p, p.scale, i, 0, p.nk, row);
     softmax_row(row, p.nk, 1.0f, false, weights + i * p.nk);
   }
   kern::gemm(p.nq, p.dv, p.nk, weights, p.nk, p.v, p.ldv, p.out, p.ldo, false);
@@ -99,10 +101,13 @@ Status attend_streaming(const AttentionProblem& p) {
   // Flash-attention style: a block of query rows walks the keys in tiles, keeping a running max m,
   // running sum l and an unnormalized output per row; earlier partial results are rescaled by
   // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
+  // Each query block is copied pre-multiplied by the scale, so the tiles need no scaling pass.
   constexpr std::size_t kRows = 32, kKeys = kKeyTile;
-  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv;
-  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows);
-  if (!kt.ok_for(kt_size) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows))
+  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv,
+                    qblock_floats = kRows * p.dk;
+  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows), qblock(qblock_floats);
+  if (!kt.ok_for(kt_size) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows) ||
+      !qblock.ok_for(qblock_floats))
     return Status::no_memory("the attention tiles");
   float* const run_max = stats.data();
   float* const run_sum = stats.data() + kRows;
@@ -113,15 +118,19 @@ Status attend_streaming(const AttentionProblem& p) {
     // Keys beyond what the block's last row may see are masked for every row: skip those tiles.
     const std::size_t key_end = p.causal ? causal_keys(i0 + rows - 1, p.nq, p.nk) : p.nk;
     std::memset(acc.data(), 0, rows * p.dv * sizeof(float));
-    for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
+    for (std::size_t r = 0; r < rows; ++r) {
+      run_max[r] = -INFINITY, run_sum[r] = 0.0f;
+      std::memcpy(qblock.data() + r * p.dk, p.q + (i0 + r) * p.ldq, p.dk * sizeof(float));
+    }
+    kern::scale(qblock.data(), rows * p.dk, p.scale);
 
     for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
       float* s = tile.data();
-      score_tile(p, kt.data(), i0, rows, j0, cols, s, kKeys);
+      score_tile(p, qblock.data(), p.dk, kt.data(), rows, j0, cols, s, kKeys);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
-        mask_row(p, i0 + r, j0, cols, row);
+        mask_row(p, 1.0f, i0 + r, j0, cols, row);
         const float tile_max = kern::row_max(row, cols);
         const float new_max = tile_max > run_max[r] ? tile_max : run_max[r];
         if (new_max == -INFINITY) {  // nothing visible yet in this row: contributes nothing

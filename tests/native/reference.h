@@ -10,7 +10,8 @@
 //      |p̃ᵢ − pᵢ| ≤ pᵢ·(|Δzᵢ| + E + Σⱼ pⱼ(|Δzⱼ| + E) + γ(n) + 2u) + 2⁻¹²⁶
 //    where 2⁻¹²⁶ covers terms below e^−87.3 that the vector exp flushes to zero (the sum is ≥ 1).
 //  * attention: score errors are |Δsᵢⱼ| ≤ scale·(γ(dk)·Σ|q||k| + propagated input errors) + 2u·|sᵢⱼ|
-//    (scale multiply, mask add); they enter the weights as above. The streaming path also rescales each
+//    (scale multiply, mask add; γ(dk + 1) on the streaming path, which scales q before the dot product);
+//    they enter the weights as above. The streaming path also rescales each
 //    partial sum once per later key tile by exp(m_old − m_new) (one exp and one multiply: ≤ 3u each).
 //    The output Σⱼ wⱼ·vⱼ then adds γ(nk + 2) on Σ|wⱼ·vⱼ| (sum, plus the final normalization).
 // The second-order terms (products of two of these) are below 1e−12 relative for every size tested and
@@ -127,11 +128,13 @@ inline AttentionRef attention(const std::vector<double>& q, const std::vector<do
       const std::size_t at = i * nk + j;
       r.raw.value[at] = s;
       r.raw.bound[at] = gamma(double(dk)) * sa + prop;
+      // The streaming path multiplies q by the scale before the dot product: one more rounding per term.
+      const double scaled_dot_err = (streaming ? gamma(double(dk + 1)) : gamma(double(dk))) * sa + prop;
       const bool hidden = causal && (i + nk < nq || j > i + nk - nq);
       const double add = mask ? double((*mask)[at]) : 0.0;
       const double sc = hidden || add == -inf ? -inf : s * scale + add;
       r.scores.value[at] = sc;
-      r.scores.bound[at] = sc == -inf ? 0.0 : r.raw.bound[at] * scale + 2 * u * (std::fabs(s * scale) + std::fabs(sc));
+      r.scores.bound[at] = sc == -inf ? 0.0 : scaled_dot_err * scale + 2 * u * (std::fabs(s * scale) + std::fabs(sc));
     }
   const double tiles = std::ceil(double(nk) / 64.0);
   r.weights = softmax_rows(r.scores.value, r.scores.bound, nk, 1.0, false, streaming ? tiles * 6 * u : 0.0);

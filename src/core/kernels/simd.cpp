@@ -121,14 +121,22 @@ float row_max(const float* x, std::size_t n) noexcept {
   return m;
 }
 
-float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
+namespace {
+
+// kScaled: multiply by `mul` after the shift; skipped when mul is 1 (attention, plain softmax).
+template <bool kScaled>
+float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
   const ExpVectors k = load_exp_vectors();
   const v128_t vshift = wasm_f32x4_splat(shift), vmul = wasm_f32x4_splat(mul);
+  auto arg = [&](v128_t v) {
+    const v128_t d = wasm_f32x4_sub(v, vshift);
+    return kScaled ? wasm_f32x4_mul(d, vmul) : d;
+  };
   v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul), k);
-    const v128_t e1 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i + 4), vshift), vmul), k);
+    const v128_t e0 = exp_f32x4<true>(arg(wasm_v128_load(x + i)), k);
+    const v128_t e1 = exp_f32x4<true>(arg(wasm_v128_load(x + i + 4)), k);
     if (out) {
       wasm_v128_store(out + i, e0);
       wasm_v128_store(out + i + 4, e1);
@@ -137,23 +145,28 @@ float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* 
     acc1 = wasm_f32x4_add(acc1, e1);
   }
   if (i + 4 <= n) {
-    const v128_t e0 = exp_f32x4<true>(wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vshift), vmul), k);
+    const v128_t e0 = exp_f32x4<true>(arg(wasm_v128_load(x + i)), k);
     if (out) wasm_v128_store(out + i, e0);
     acc0 = wasm_f32x4_add(acc0, e0);
     i += 4;
   }
   float sum = hsum(wasm_f32x4_add(acc0, acc1));
-  if (i < n) {  // 1–3 left: run them through the same vector exp so every element gets the same rounding
-    float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, e[4];
-    for (std::size_t t = 0; i + t < n; ++t) tail[t] = (x[i + t] - shift) * mul;
-    for (std::size_t t = n - i; t < 4; ++t) tail[t] = -__builtin_inff();
-    wasm_v128_store(e, exp_f32x4<true>(wasm_v128_load(tail), k));
+  if (i < n) {  // 1–3 left: through the same vector exp, padded with -inf (which gives exactly 0)
+    float tail[4] = {-__builtin_inff(), -__builtin_inff(), -__builtin_inff(), -__builtin_inff()}, e[4];
+    for (std::size_t t = 0; i + t < n; ++t) tail[t] = x[i + t];
+    wasm_v128_store(e, exp_f32x4<true>(arg(wasm_v128_load(tail)), k));
     for (std::size_t t = 0; i + t < n; ++t) {
       if (out) out[i + t] = e[t];
       sum += e[t];
     }
   }
   return sum;
+}
+
+}  // namespace
+
+float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
+  return mul == 1.0f ? exp_shifted_impl<false>(x, n, shift, mul, out) : exp_shifted_impl<true>(x, n, shift, mul, out);
 }
 
 void scale_add(float* x, std::size_t n, float s, const float* add) noexcept {
