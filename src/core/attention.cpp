@@ -33,10 +33,9 @@ void pack_keys(const AttentionProblem& p, float* kt) noexcept {
   }
 }
 
-// logits[rows × count] (row stride ldl) = q[rows × dk] · Kᵀ for keys j0 … j0 + count (j0 a tile start).
-void score_tile(const AttentionProblem& p, const float* q, std::size_t ldq, const float* kt, std::size_t rows,
-                std::size_t j0, std::size_t count, float* logits, std::size_t ldl) noexcept {
-  kern::gemm(rows, count, p.dk, q, ldq, kt + j0 * p.dk, kKeyTile, logits, ldl, false);
+// logits[nq × count] (row stride nk) = Q · Kᵀ for keys j0 … j0 + count (j0 a tile start).
+void score_tile(const AttentionProblem& p, const float* kt, std::size_t j0, std::size_t count, float* logits) noexcept {
+  kern::gemm(p.nq, count, p.dk, p.q, p.ldq, kt + j0 * p.dk, kKeyTile, logits, p.nk, false);
 }
 
 // Row i of the logits, in place: times `scale` (1 when Q came pre-scaled), additive mask, then -inf past
@@ -86,7 +85,7 @@ Status attend_materialized(const AttentionProblem& p) {
 
   pack_keys(p, kt.data());
   for (std::size_t j0 = 0; j0 < p.nk; j0 += kKeyTile)
-    score_tile(p, p.q, p.ldq, kt.data(), p.nq, j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0, p.nk);
+    score_tile(p, kt.data(), j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0);
   if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
   for (std::size_t i = 0; i < p.nq; ++i) {
     float* row = logits + i * p.nk;
@@ -103,11 +102,14 @@ Status attend_streaming(const AttentionProblem& p) {
   // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
   // Each query block is copied pre-multiplied by the scale, so the tiles need no scaling pass.
   constexpr std::size_t kRows = 32, kKeys = kKeyTile;
+  // Both GEMMs read their left operand packed (kernels::pack_rows): the query block once per block,
+  // the probabilities once per tile.
   const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv,
-                    qblock_floats = kRows * p.dk;
-  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows), qblock(qblock_floats);
+                    qblock_floats = kernels::packed_size(kRows, p.dk), ptile_floats = kernels::packed_size(kRows, kKeys);
+  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows), qblock(qblock_floats),
+      ptile(ptile_floats);
   if (!kt.ok_for(kt_size) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows) ||
-      !qblock.ok_for(qblock_floats))
+      !qblock.ok_for(qblock_floats) || !ptile.ok_for(ptile_floats))
     return Status::no_memory("the attention tiles");
   float* const run_max = stats.data();
   float* const run_sum = stats.data() + kRows;
@@ -118,16 +120,13 @@ Status attend_streaming(const AttentionProblem& p) {
     // Keys beyond what the block's last row may see are masked for every row: skip those tiles.
     const std::size_t key_end = p.causal ? causal_keys(i0 + rows - 1, p.nq, p.nk) : p.nk;
     std::memset(acc.data(), 0, rows * p.dv * sizeof(float));
-    for (std::size_t r = 0; r < rows; ++r) {
-      run_max[r] = -INFINITY, run_sum[r] = 0.0f;
-      std::memcpy(qblock.data() + r * p.dk, p.q + (i0 + r) * p.ldq, p.dk * sizeof(float));
-    }
-    kern::scale(qblock.data(), rows * p.dk, p.scale);
+    for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
+    kern::pack_rows(rows, p.dk, p.q + i0 * p.ldq, p.ldq, p.scale, qblock.data());
 
     for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
       float* s = tile.data();
-      score_tile(p, qblock.data(), p.dk, kt.data(), rows, j0, cols, s, kKeys);
+      kern::gemm_packed(rows, cols, p.dk, qblock.data(), kt.data() + j0 * p.dk, kKeyTile, s, kKeys, false);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
         mask_row(p, 1.0f, i0 + r, j0, cols, row);
@@ -142,7 +141,8 @@ Status attend_streaming(const AttentionProblem& p) {
         if (rescale != 1.0f) kern::scale(acc.data() + r * p.dv, p.dv, rescale);
         run_max[r] = new_max;
       }
-      kern::gemm(rows, p.dv, cols, s, kKeys, p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
+      kern::pack_rows(rows, cols, s, kKeys, 1.0f, ptile.data());
+      kern::gemm_packed(rows, p.dv, cols, ptile.data(), p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
     }
     for (std::size_t r = 0; r < rows; ++r) {
       float* dst = p.out + (i0 + r) * p.ldo;

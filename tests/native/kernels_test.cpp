@@ -102,3 +102,29 @@ TEST_CASE("first_invalid: finds the first NaN/+inf (and -inf unless allowed) at 
     }
   }
 }
+
+TEST_CASE("pack_rows + gemm_packed: C = (s·A)·B over a size sweep", "[kernels][gemm]") {
+  unsigned seed = 900;
+  for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 31u, 32u, 33u}) {
+    for (std::size_t n : sweep_sizes()) {
+      for (std::size_t k : {1u, 3u, 4u, 5u, 16u, 17u, 64u}) {
+        const std::size_t lda = k + 3;  // row stride wider than the row
+        auto a = testing::uniform(m * lda, seed++), b = testing::uniform(k * n, seed++);
+        std::vector<float> packed(attnlab::kernels::packed_size(m, k), -1.0f), c(m * n, 3.0f);
+        kern::pack_rows(m, k, a.data(), lda, 0.5f, packed.data());
+        kern::gemm_packed(m, n, k, packed.data(), b.data(), n, c.data(), n, true);
+        std::vector<float> scaled(m * k);
+        for (std::size_t i = 0; i < m; ++i)
+          for (std::size_t p = 0; p < k; ++p) scaled[i * k + p] = a[i * lda + p] * 0.5f;  // exact: power of two
+        auto want = ref::gemm(scaled, b, m, n, k);
+        // Accumulating adds one more term to each sum: γ(k + 1) over Σ|a·b| + |3|.
+        for (std::size_t i = 0; i < want.value.size(); ++i) {
+          want.value[i] += 3.0;
+          want.bound[i] = want.bound[i] / ref::gamma(double(k)) * ref::gamma(double(k + 1)) + ref::gamma(double(k + 1)) * 3.0;
+        }
+        INFO("m=" << m << " n=" << n << " k=" << k);
+        CHECK_BOUNDED(c, want);
+      }
+    }
+  }
+}

@@ -11,6 +11,11 @@ namespace attnlab::kernels {
   /* C[m×n] = A[m×k]·B[k×n] (or += when accumulate); row-major with leading dimensions. */             \
   void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,             \
             const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept;    \
+  /* A in panels for gemm_packed: rows i…i+3 interleaved as [⌈m/4⌉][k][4], rows past m zero, times s. */ \
+  void pack_rows(std::size_t m, std::size_t k, const float* a, std::size_t lda, float s, float* packed) noexcept; \
+  /* C[m×n] = (or +=) A·B with A from pack_rows: the hot GEMM of the streaming attention. */           \
+  void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a_packed, const float* b,  \
+                   std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept;               \
   /* max of x[0..n); -inf when every entry is -inf. n ≥ 1. */                                           \
   float row_max(const float* x, std::size_t n) noexcept;                                              \
   /* out[i] = exp((x[i] − shift)·mul) and returns Σ out[i]; out may be x, or null to only sum.        \
@@ -24,6 +29,11 @@ namespace attnlab::kernels {
   std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;              \
   /* y[i] = exp(x[i]); +inf above ln(FLT_MAX) ≈ 88.7228; below −87.34 the result flushes to 0. */          \
   void exp(const float* x, float* y, std::size_t n) noexcept;
+
+inline constexpr std::size_t kPanelRows = 4;  // rows per packed A panel
+inline constexpr std::size_t packed_size(std::size_t m, std::size_t k) {
+  return (m + kPanelRows - 1) / kPanelRows * kPanelRows * k;
+}
 
 namespace scalar {
 ATTNLAB_KERNEL_SET

@@ -27,6 +27,25 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size
   }
 }
 
+void pack_rows(std::size_t m, std::size_t k, const float* a, std::size_t lda, float s, float* packed) noexcept {
+  for (std::size_t i0 = 0; i0 < m; i0 += kPanelRows)
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t r = 0; r < kPanelRows; ++r)
+        *packed++ = i0 + r < m ? a[(i0 + r) * lda + p] * s : 0.0f;
+}
+
+void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a_packed, const float* b, std::size_t ldb,
+                 float* c, std::size_t ldc, bool accumulate) noexcept {
+  for (std::size_t i = 0; i < m; ++i) {
+    const float* panel = a_packed + (i / kPanelRows) * kPanelRows * k + i % kPanelRows;
+    float* ci = c + i * ldc;
+    if (!accumulate)
+      for (std::size_t j = 0; j < n; ++j) ci[j] = 0.0f;
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t j = 0; j < n; ++j) ci[j] += panel[p * kPanelRows] * b[p * ldb + j];
+  }
+}
+
 float row_max(const float* x, std::size_t n) noexcept {
   float m = -INFINITY;
   for (std::size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;

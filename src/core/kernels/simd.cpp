@@ -80,6 +80,29 @@ inline void row_panel(std::size_t n, std::size_t k, const float* a, std::size_t 
   for (; j < n; ++j) block_mx1<MR>(k, a, lda, b + j, ldb, c + j, ldc, accumulate);
 }
 
+// Packed-A micro-kernel: 4 rows × 8 columns. The four broadcasts read one pointer at constant offsets
+// and B advances by one pointer add, so the loop is loads and arithmetic, with almost no address math.
+template <int NV>
+inline void packed_block(std::size_t rows, std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
+                         std::size_t ldc, bool accumulate) noexcept {
+  v128_t acc[4][NV];
+  for (int r = 0; r < 4; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p, ap += 4, b += ldb) {
+    v128_t bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = wasm_v128_load(b + 4 * v);
+    for (int r = 0; r < 4; ++r) {
+      const v128_t ar = wasm_v128_load32_splat(ap + r);
+      for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_add(acc[r][v], wasm_f32x4_mul(ar, bv[v]));
+    }
+  }
+  for (std::size_t r = 0; r < rows; ++r)
+    for (int v = 0; v < NV; ++v) {
+      float* cr = c + r * ldc + 4 * v;
+      wasm_v128_store(cr, accumulate ? wasm_f32x4_add(acc[r][v], wasm_v128_load(cr)) : acc[r][v]);
+    }
+}
+
 inline float hmax(v128_t v) noexcept {
   v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
   v = wasm_f32x4_pmax(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
@@ -103,6 +126,49 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size
     case 2: row_panel<2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
     case 1: row_panel<1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, accumulate); break;
     default: break;
+  }
+}
+
+void pack_rows(std::size_t m, std::size_t k, const float* a, std::size_t lda, float s, float* packed) noexcept {
+  const v128_t vs = wasm_f32x4_splat(s);
+  for (std::size_t i0 = 0; i0 < m; i0 += kPanelRows) {
+    const std::size_t rows = m - i0 < kPanelRows ? m - i0 : kPanelRows;
+    const float* r0 = a + i0 * lda;
+    std::size_t p = 0;
+    if (rows == kPanelRows) {  // 4×4 blocks: load four rows, transpose, store as four interleaved columns
+      for (; p + 4 <= k; p += 4, packed += 16) {
+        const v128_t x0 = wasm_v128_load(r0 + p), x1 = wasm_v128_load(r0 + lda + p);
+        const v128_t x2 = wasm_v128_load(r0 + 2 * lda + p), x3 = wasm_v128_load(r0 + 3 * lda + p);
+        const v128_t t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5);
+        const v128_t t2 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+        wasm_v128_store(packed, wasm_f32x4_mul(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), vs));
+        wasm_v128_store(packed + 4, wasm_f32x4_mul(wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7), vs));
+        wasm_v128_store(packed + 8, wasm_f32x4_mul(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), vs));
+        wasm_v128_store(packed + 12, wasm_f32x4_mul(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), vs));
+      }
+    }
+    for (; p < k; ++p)
+      for (std::size_t r = 0; r < kPanelRows; ++r) *packed++ = r < rows ? r0[r * lda + p] * s : 0.0f;
+  }
+}
+
+void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a_packed, const float* b, std::size_t ldb,
+                 float* c, std::size_t ldc, bool accumulate) noexcept {
+  for (std::size_t i0 = 0; i0 < m; i0 += kPanelRows, a_packed += kPanelRows * k) {
+    const std::size_t rows = m - i0 < kPanelRows ? m - i0 : kPanelRows;
+    float* ci = c + i0 * ldc;
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) packed_block<2>(rows, k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
+    if (j + 4 <= n) {
+      packed_block<1>(rows, k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
+      j += 4;
+    }
+    for (; j < n; ++j)  // last 0–3 columns
+      for (std::size_t r = 0; r < rows; ++r) {
+        float s = 0.0f;
+        for (std::size_t p = 0; p < k; ++p) s += a_packed[p * kPanelRows + r] * b[p * ldb + j];
+        ci[r * ldc + j] = accumulate ? ci[r * ldc + j] + s : s;
+      }
   }
 }
 
