@@ -94,8 +94,11 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
   if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
 
   // All scratch first; the outputs are written only once nothing can fail.
-  Scratch qs(q_len), ks(k_len), vs(v_len), cs(c_len), outs(out_len);
-  if (!qs.ok_for(q_len) || !ks.ok_for(k_len) || !vs.ok_for(v_len) || !cs.ok_for(c_len) || !outs.ok_for(out_len))
+  // Per-head scores/weights are staged too: the output projection can still overflow after the heads ran.
+  const std::size_t s_len = o.scores.empty() ? 0 : hnn, w_len = o.weights.empty() ? 0 : hnn;
+  Scratch qs(q_len), ks(k_len), vs(v_len), cs(c_len), outs(out_len), ss(s_len), ws(w_len);
+  if (!qs.ok_for(q_len) || !ks.ok_for(k_len) || !vs.ok_for(v_len) || !cs.ok_for(c_len) || !outs.ok_for(out_len) ||
+      !ss.ok_for(s_len) || !ws.ok_for(w_len))
     return Status::no_memory("multi-head attention");
   kern::gemm(a.n, qw, a.d_model, a.x.data(), a.d_model, a.wq.data(), qw, qs.data(), qw, false);
   kern::gemm(a.n, kw, a.d_model, a.x.data(), a.d_model, a.wk.data(), kw, ks.data(), kw, false);
@@ -108,21 +111,14 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
     const std::size_t g = h / (H / G);
     return AttentionProblem{qs.data() + h * d.dk, qw, ks.data() + g * d.dk, kw, vs.data() + g * d.dv, vw,
                             a.n, a.n, d.dk, d.dv, scale, a.causal, a.mask.empty() ? nullptr : a.mask.data(),
-                            cs.data() + h * d.dv, ow, nullptr,
-                            o.scores.empty() ? nullptr : o.scores.data() + h * nn,
-                            o.weights.empty() ? nullptr : o.weights.data() + h * nn};
+                            cs.data() + h * d.dv, ow, nullptr, s_len ? ss.data() + h * nn : nullptr,
+                            w_len ? ws.data() + h * nn : nullptr};
   };
   for (std::size_t h = 0; h < H; ++h)
     if (auto s = check_score_range(head_problem(h), "wq", "wk"); !s.ok()) return s;
   for (std::size_t h = 0; h < H; ++h) {
-    // Only failure left is scratch allocation, which happens before a head writes anything; the
-    // per-head score/weight outputs of earlier heads may then already be filled, so clear them.
     const AttentionProblem p = head_problem(h);
-    if (auto s = wants_matrix ? attend_materialized(p) : attend_streaming(p); !s.ok()) {
-      if (!o.scores.empty()) std::memset(o.scores.data(), 0, o.scores.size_bytes());
-      if (!o.weights.empty()) std::memset(o.weights.data(), 0, o.weights.size_bytes());
-      return s;
-    }
+    if (auto s = wants_matrix ? attend_materialized(p) : attend_streaming(p); !s.ok()) return s;
   }
   kern::gemm(a.n, a.d_model, ow, cs.data(), ow, a.wo.data(), a.d_model, outs.data(), a.d_model, false);
   if (auto s = check_finite_result("wo", outs.data(), out_len, "concat·wo"); !s.ok()) return s;
@@ -132,6 +128,8 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
   if (!o.k.empty()) std::memcpy(o.k.data(), ks.data(), k_len * sizeof(float));
   if (!o.v.empty()) std::memcpy(o.v.data(), vs.data(), v_len * sizeof(float));
   if (!o.concat.empty()) std::memcpy(o.concat.data(), cs.data(), c_len * sizeof(float));
+  if (s_len) std::memcpy(o.scores.data(), ss.data(), s_len * sizeof(float));
+  if (w_len) std::memcpy(o.weights.data(), ws.data(), w_len * sizeof(float));
   return Status::success();
 }
 

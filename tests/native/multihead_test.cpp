@@ -74,7 +74,7 @@ MhaRef reference(const Net& m, bool streaming) {
         s += c * w, sa += std::fabs(c * w), prop += r.concat.bound[i * ow + p] * std::fabs(w);
       }
       r.out.value[i * m.d_model + j] = s;
-      r.out.bound[i * m.d_model + j] = ref::gamma(double(ow)) * sa + prop;
+      r.out.bound[i * m.d_model + j] = ref::gamma(double(ow)) * sa + prop + double(ow) * ref::underflow;
     }
   return r;
 }

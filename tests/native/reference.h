@@ -14,6 +14,8 @@
 //    they enter the weights as above. The streaming path also rescales each
 //    partial sum once per later key tile by exp(m_old − m_new) (one exp and one multiply: ≤ 3u each).
 //    The output Σⱼ wⱼ·vⱼ then adds γ(nk + 2) on Σ|wⱼ·vⱼ| (sum, plus the final normalization).
+//  * Underflow: a product below float32's normal range rounds with an absolute error up to 2⁻¹⁵⁰ instead
+//    of a relative one, so every sum of k products gets k·2⁻¹⁴⁹ more (a product of two 1e−26 is already 0).
 // The second-order terms (products of two of these) are below 1e−12 relative for every size tested and
 // are covered by adding ε² to each relative bound.
 #pragma once
@@ -27,6 +29,7 @@ namespace ref {
 
 constexpr double u = 0x1p-24;
 constexpr double flush_floor = 0x1p-126;
+constexpr double underflow = 0x1p-149;  // per product, absolute (see above)
 inline double gamma(double n) { return n * u / (1.0 - n * u); }
 
 // Relative error spec of the exp used by the build's kernels (measured and enforced by exp_test.cpp).
@@ -51,7 +54,7 @@ inline Bounded gemm(const std::vector<float>& a, const std::vector<float>& b, st
         s += t, sa += std::fabs(t);
       }
       r.value[i * n + j] = s;
-      r.bound[i * n + j] = gamma(double(k)) * sa;
+      r.bound[i * n + j] = gamma(double(k)) * sa + double(k) * underflow;
     }
   return r;
 }
@@ -119,22 +122,26 @@ inline AttentionRef attention(const std::vector<double>& q, const std::vector<do
   r.scores = r.raw;
   for (std::size_t i = 0; i < nq; ++i)
     for (std::size_t j = 0; j < nk; ++j) {
-      double s = 0, sa = 0, prop = 0;
+      double s = 0, sa = 0, prop = 0, ksum = 0;
       for (std::size_t d = 0; d < dk; ++d) {
         const double qv = q[i * dk + d], kv = k[j * dk + d];
-        s += qv * kv, sa += std::fabs(qv * kv);
+        s += qv * kv, sa += std::fabs(qv * kv), ksum += std::fabs(kv);
         prop += dq[i * dk + d] * std::fabs(kv) + std::fabs(qv) * dk_err[j * dk + d];
       }
       const std::size_t at = i * nk + j;
       r.raw.value[at] = s;
-      r.raw.bound[at] = gamma(double(dk)) * sa + prop;
-      // The streaming path multiplies q by the scale before the dot product: one more rounding per term.
-      const double scaled_dot_err = (streaming ? gamma(double(dk + 1)) : gamma(double(dk))) * sa + prop;
+      r.raw.bound[at] = gamma(double(dk)) * sa + prop + double(dk) * underflow;
+      // Materialized: (q·k)·scale, so the dot product's underflow is scaled too. Streaming: (q·scale)·k,
+      // one more rounding per term, and underflow both in q·scale (times |k|) and in each product.
+      const double scaled_err =
+          streaming ? scale * (gamma(double(dk + 1)) * sa + prop) + underflow * (double(dk) + ksum)
+                    : scale * (gamma(double(dk)) * sa + prop + double(dk) * underflow);
       const bool hidden = causal && (i + nk < nq || j > i + nk - nq);
       const double add = mask ? double((*mask)[at]) : 0.0;
       const double sc = hidden || add == -inf ? -inf : s * scale + add;
       r.scores.value[at] = sc;
-      r.scores.bound[at] = sc == -inf ? 0.0 : scaled_dot_err * scale + 2 * u * (std::fabs(s * scale) + std::fabs(sc));
+      r.scores.bound[at] =
+          sc == -inf ? 0.0 : scaled_err + 2 * u * (std::fabs(s * scale) + std::fabs(sc)) + 2 * underflow;
     }
   const double tiles = std::ceil(double(nk) / 64.0);
   r.weights = softmax_rows(r.scores.value, r.scores.bound, nk, 1.0, false, streaming ? tiles * 6 * u : 0.0);
@@ -148,9 +155,20 @@ inline AttentionRef attention(const std::vector<double>& q, const std::vector<do
         err += r.weights.bound[i * nk + j] * std::fabs(vv) + w * (std::fabs(vv) * gamma(double(nk + 2)) + dv_err[j * dv + c]);
       }
       r.out.value[i * dv + c] = o;
-      r.out.bound[i * dv + c] = err;
+      r.out.bound[i * dv + c] = err + double(nk + 1) * underflow;
     }
   return r;
+}
+
+// A float32 result may be ±inf where the exact value lies beyond float32's range (it rounds there).
+inline bool overflows_float(double value, double bound) {
+  return std::fabs(value) - bound > 3.4028234663852886e38;
+}
+
+// |got − want| ≤ bound, with infinities matched exactly or by overflow.
+inline bool within(float got, double want, double bound) {
+  if (std::isinf(want) || std::isinf(got)) return double(got) == want || (std::isinf(got) && overflows_float(want, bound) && (got > 0) == (want > 0));
+  return std::fabs(double(got) - want) <= bound;
 }
 
 inline std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }

@@ -43,7 +43,7 @@ inline Comparison compare(std::span<const float> got, const ref::Bounded& r) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], want = r.value[i];
     if (std::isinf(want) || std::isinf(g) || std::isnan(g)) {
-      if (!(g == want)) c.violations += (c.violations == 0 ? (c.first_bad = i, 1) : 1);
+      if (!ref::within(got[i], want, r.bound[i])) c.violations += (c.violations == 0 ? (c.first_bad = i, 1) : 1);
       continue;
     }
     const double err = std::fabs(g - want);

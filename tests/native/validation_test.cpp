@@ -139,3 +139,17 @@ TEST_CASE("sizes whose product overflows are rejected before any allocation", "[
   CHECK(st.arg == "q");
   CHECK(untouched(out));
 }
+
+TEST_CASE("multi-head: an overflow in the output projection writes no intermediate either", "[validation]") {
+  // Found by fuzz_multihead: the heads run fine, then concat·wo overflows float32.
+  const std::size_t n = 2, dm = 2, h = 1;
+  std::vector<float> x = {1, 2, 3, 4}, w = {1, 0, 0, 1}, wo = {3e38f, 3e38f, 3e38f, 3e38f};
+  std::vector<float> out(n * dm, kSentinel), weights(h * n * n, kSentinel), concat(n * dm, kSentinel);
+  MultiHeadOutputs o{out};
+  o.weights = weights, o.concat = concat;
+  const auto st = multi_head_attention(MultiHeadArgs{x, n, dm, h, 0, 0, 0, w, w, w, wo}, o);
+  expect_error(st, "wo");
+  CHECK(untouched(out));
+  CHECK(untouched(weights));
+  CHECK(untouched(concat));
+}
