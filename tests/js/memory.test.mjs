@@ -1,0 +1,73 @@
+// Wasm memory: tensors that force it to grow several times still come back right (no stale heap views),
+// and a long run of small calls never grows it again (everything allocated per call is freed, on error too).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { backends, init } from './support/load.mjs';
+import { rng } from './support/random.mjs';
+import { attentionRef, softmaxRows, assertWithin } from './support/reference.mjs';
+
+for (const { name, simd } of backends) {
+  describe(`memory (${name})`, () => {
+    test('inputs that grow memory several times give correct results', async () => {
+      const lab = await init({ simd }); // fresh instance: memory starts at its initial size
+      const r = rng(40);
+      const sizes = [lab.memoryBytes];
+      // Only weights requested: the engine's own nq×nk logits scratch grows memory during the call,
+      // after the wrapper copied the inputs (a heap view taken before the call would be stale).
+      {
+        const [nq, nk, dk, dv] = [1024, 1024, 4, 4];
+        const c = { q: r.array(nq * dk), k: r.array(nk * dk), v: r.array(nk * dv), nq, nk, dk, dv, returnWeights: true };
+        const got = lab.attention(c);
+        sizes.push(lab.memoryBytes);
+        const ref = attentionRef(c);
+        assertWithin(got.output, ref.out, 'output, memory grown inside the call');
+        assertWithin(got.weights, ref.weights, 'weights, memory grown inside the call');
+      }
+      // softmax over ever larger inputs: 8, 16, 32 and 96 MiB in and out. Every row is checked.
+      for (const rows of [1 << 11, 1 << 12, 1 << 13, 3 << 13]) {
+        const cols = 1024;
+        const x = r.array(rows * cols, -8, 8);
+        const p = lab.softmax(x, { cols });
+        sizes.push(lab.memoryBytes);
+        for (let row = 0; row < rows; row += 1) {
+          const slice = x.subarray(row * cols, (row + 1) * cols);
+          assertWithin(p.subarray(row * cols, (row + 1) * cols), softmaxRows(slice, null, cols), `rows=${rows} row ${row}`);
+        }
+      }
+      const growths = sizes.filter((s, i) => i > 0 && s > sizes[i - 1]).length;
+      assert.ok(growths >= 5, `memory grew ${growths} times: ${sizes.join(' → ')}`);
+    });
+
+    test('100 000 small calls (results and errors) do not grow memory after the first', async () => {
+      const lab = await init({ simd });
+      const r = rng(41);
+      const x = r.array(24);
+      const att = { q: r.array(8), k: r.array(12), v: r.array(6), nq: 2, nk: 3, dk: 4, dv: 2, causal: true, returnWeights: true };
+      const mha = { x: r.array(12), n: 3, dModel: 4, heads: 2, kvHeads: 1, wq: r.array(16), wk: r.array(8), wv: r.array(8), wo: r.array(16), returnIntermediates: true };
+      const want = [lab.softmax(x, { cols: 6 }), lab.attention(att), lab.multiHeadAttention(mha)];
+      const before = lab.memoryBytes;
+      for (let i = 0; i < 100_000; ++i) {
+        switch (i % 5) {
+          case 0: lab.softmax(x, { cols: 6, temperature: 0.5 }); break;
+          case 1: lab.attention(att); break;
+          case 2: lab.multiHeadAttention(mha); break;
+          case 3: assert.throws(() => lab.attention({ ...att, v: Object.assign(att.v.slice(), { 1: NaN }) }), RangeError); break;
+          case 4: assert.throws(() => lab.softmax(Object.assign(x.slice(), { 3: Infinity })), RangeError); break;
+        }
+      }
+      assert.equal(lab.memoryBytes, before, `memory grew from ${before} to ${lab.memoryBytes} bytes`);
+      // Memory starts at 1 MiB: one leaked allocation per call (≥ 16 bytes with its header) would have grown it.
+      assert.ok(before <= 2 ** 21, `initial memory ${before}`);
+      assert.deepEqual([lab.softmax(x, { cols: 6 }), lab.attention(att), lab.multiHeadAttention(mha)], want);
+    });
+
+    test('a call too large for wasm32 memory throws and the instance keeps working', async () => {
+      const lab = await init({ simd });
+      const q = new Float32Array(70000), k = new Float32Array(70000), v = new Float32Array(70000);
+      // nq·nk = 4.9e9 weights cannot exist in a 32-bit address space
+      assert.throws(() => lab.attention({ q, k, v, dk: 1, returnWeights: true }), (e) => e instanceof RangeError && /weights/.test(e.message));
+      assert.deepEqual(lab.attention({ q: q.subarray(0, 4), k: k.subarray(0, 4), v: v.subarray(0, 4), dk: 1 }).output, new Float32Array(4));
+    });
+  });
+}

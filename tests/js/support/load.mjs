@@ -1,0 +1,26 @@
+// Loads the built package from dist/ (what `npm run build` produces) and one instance per backend.
+// A missing build fails every test file with the same clear message instead of skipping.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const repo = fileURLToPath(new URL('../../../', import.meta.url));
+export const dist = `${repo}dist/`;
+export const packageJson = JSON.parse(readFileSync(`${repo}package.json`, 'utf8'));
+
+export const distFiles = ['index.js', 'index.d.ts', 'attnlab-simd.mjs', 'attnlab-simd.wasm', 'attnlab-scalar.mjs', 'attnlab-scalar.wasm'];
+const missing = distFiles.filter((f) => !existsSync(dist + f));
+if (missing.length) {
+  throw new Error(`dist/ is missing ${missing.join(', ')}: run \`npm run build\` (scripts/build-wasm.sh) before the package tests`);
+}
+
+export const { init, simdSupported } = await import(pathToFileURL(`${dist}index.js`).href);
+
+// Both modules are tested in every suite: SIMD (what init() picks here) and the scalar fallback.
+export const backends = [
+  { name: 'wasm-simd', simd: true },
+  { name: 'wasm', simd: false },
+];
+
+export async function loadLabs() {
+  return Promise.all(backends.map(async (b) => ({ ...b, lab: await init({ simd: b.simd }) })));
+}
