@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// A small dependency-free static file server for the built explorer (web/dist by default).
+//   node scripts/serve.mjs [--port N] [--host H] [--root DIR]      (or PORT / HOST env; port 0 = any free port)
+// Sends a strict Content-Security-Policy: everything from 'self', plus 'wasm-unsafe-eval' so the engine's
+// WebAssembly can compile. No 'unsafe-eval', no inline scripts or styles, no other origin.
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
+};
+
+/** The policy's directives; the page's own <meta> copy (added at build) leaves out frame-ancestors. */
+export const CSP_DIRECTIVES = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  // KaTeX sets inline sizes through the CSSOM (element.style), which CSP does not restrict,
+  // so no 'unsafe-inline' is needed for styles either.
+  "style-src 'self'",
+  "font-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+];
+export const CSP = [...CSP_DIRECTIVES, "frame-ancestors 'none'"].join('; ');
+
+const HEADERS = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/** Starts the server; resolves with { server, url } once it listens. */
+export function startServer({ root, port = 8080, host = '127.0.0.1' } = {}) {
+  const base = resolve(root ?? fileURLToPath(new URL('../web/dist/', import.meta.url)));
+  const server = createServer(async (req, res) => {
+    try {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { Allow: 'GET, HEAD', ...HEADERS }).end();
+        return;
+      }
+      let path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+      if (path.endsWith('/')) path += 'index.html';
+      const file = resolve(join(base, path));
+      // Never serve outside the root (../ and encoded variants resolve outside `base`).
+      if (file !== base && !file.startsWith(base + sep)) {
+        res.writeHead(403, HEADERS).end('Forbidden');
+        return;
+      }
+      let info = await stat(file).catch(() => undefined);
+      let target = file;
+      if (info?.isDirectory()) {
+        target = join(file, 'index.html');
+        info = await stat(target).catch(() => undefined);
+      }
+      if (!info?.isFile()) {
+        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...HEADERS }).end('Not found');
+        return;
+      }
+      res.writeHead(200, {
+        'Content-Type': MIME[extname(target).toLowerCase()] ?? 'application/octet-stream',
+        'Content-Length': info.size,
+        'Cache-Control': 'no-cache',
+        ...HEADERS,
+      });
+      if (req.method === 'HEAD') res.end();
+      else createReadStream(target).pipe(res);
+    } catch {
+      if (!res.headersSent) res.writeHead(400, HEADERS);
+      res.end();
+    }
+  });
+  return new Promise((resolveStart, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const addr = server.address();
+      const shownHost = host === '127.0.0.1' || host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      resolveStart({ server, url: `http://${shownHost}:${addr.port}/` });
+    });
+  });
+}
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i++) {
+    const [k, inline] = argv[i].split('=', 2);
+    const val = inline ?? argv[++i];
+    if (k === '--port') out.port = Number(val);
+    else if (k === '--host') out.host = val;
+    else if (k === '--root') out.root = val;
+    else throw new Error(`unknown argument ${argv[i]}`);
+  }
+  return out;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = parseArgs(process.argv.slice(2));
+  const port = args.port ?? (process.env.PORT !== undefined ? Number(process.env.PORT) : 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`serve.mjs: bad port ${port}`);
+    process.exit(2);
+  }
+  startServer({ root: args.root, port, host: args.host ?? process.env.HOST ?? '127.0.0.1' })
+    .then(({ url }) => console.log(`attnlab explorer: ${url}`))
+    .catch((err) => {
+      console.error(`serve.mjs: ${err.message}`);
+      process.exit(1);
+    });
+}

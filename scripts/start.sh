@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `npm start`: install what is missing, build the package if it is stale, build the explorer, serve it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -f scripts/bootstrap.sh ]]; then
+  bash scripts/bootstrap.sh
+elif [[ ! -d node_modules/vite ]]; then
+  npm ci
+fi
+
+# The package is stale when any engine/binding/wrapper source or its build script is newer than dist/index.js.
+stale=1
+if [[ -f dist/index.js ]]; then
+  newer=$(find src scripts/build-wasm.sh CMakeLists.txt -newer dist/index.js -type f 2>/dev/null | head -n 1 || true)
+  [[ -z "$newer" ]] && stale=0
+fi
+if [[ $stale -eq 1 ]]; then
+  npm run build
+fi
+
+npm run build:web
+exec node scripts/serve.mjs --port "${PORT:-8080}"

@@ -1,0 +1,233 @@
+// Editing the attention lab changes its tables as the math says. The weights and outputs on the page are
+// compared with a float64 reference computed here from the page's own X and W tables (exact float32 values
+// from data-value), within a float32 error bound derived in reference.mjs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, readMatrix, settle } from './helpers.mjs';
+import { attentionReference, weightTolerance, rowSumTolerance, outputTolerance, matmul, U } from './reference.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+async function pageScale(page, dk) {
+  const { sc, tau } = await page.evaluate(() => {
+    const p = new URLSearchParams(location.search);
+    return { sc: p.get('sc'), tau: p.get('tau') };
+  });
+  return (sc === '0' ? 1 : 1 / Math.sqrt(dk)) / (tau === null ? 1 : Number(tau));
+}
+
+/** Checks every weight, row sum, mask and output cell against the reference; returns the worst error ratio. */
+async function checkAgainstReference(page, { causal }) {
+  await settle(page);
+  const X = (await readMatrix(page, 'X')).values;
+  const Wq = (await readMatrix(page, 'Wq')).values;
+  const Wk = (await readMatrix(page, 'Wk')).values;
+  const Wv = (await readMatrix(page, 'Wv')).values;
+  const W = (await readMatrix(page, 'weights')).values;
+  const O = (await readMatrix(page, 'output')).values;
+  const M = (await readMatrix(page, 'masked')).values;
+  const scale = await pageScale(page, Wq[0].length);
+  const ref = attentionReference({ X, Wq, Wk, Wv, scale, causal });
+  const n = X.length;
+  assert.equal(W.length, n);
+  let worst = 0;
+  for (let i = 0; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < n; j++) {
+      const w = W[i][j];
+      sum += w;
+      if (causal && j > i) {
+        assert.equal(w, 0, `causal: weight (${i},${j}) must be exactly 0`);
+        assert.equal(M[i][j], -Infinity, `causal: masked score (${i},${j}) must be −∞`);
+        continue;
+      }
+      assert.ok(Number.isFinite(M[i][j]), `score (${i},${j}) is finite`);
+      const tol = weightTolerance(ref, i, j, n) + 1e-37; // floor: float32 flushes weights below ~1e-38 to 0
+      const err = Math.abs(w - ref.weights[i][j]);
+      worst = Math.max(worst, err / tol);
+      assert.ok(err <= tol, `weight (${i},${j}) = ${w}, reference ${ref.weights[i][j]}, |err| ${err} > tol ${tol}`);
+    }
+    assert.ok(Math.abs(sum - 1) <= rowSumTolerance(n), `row ${i} sums to ${sum}`);
+    for (let k = 0; k < O[0].length; k++) {
+      const tol = outputTolerance(ref, X, Wv, i, k) + 1e-30;
+      const err = Math.abs(O[i][k] - ref.output[i][k]);
+      assert.ok(err <= tol, `output (${i},${k}) = ${O[i][k]}, reference ${ref.output[i][k]}, |err| ${err} > tol ${tol}`);
+    }
+  }
+  return { worst, ref, X, Wq, Wk, Wv, W };
+}
+
+test('default view matches the float64 reference, and a wrong reference is caught', async () => {
+  const { page, context, log } = await openPage(env, '');
+  const { ref, X, Wq, Wk, Wv, W } = await checkAgainstReference(page, { causal: false });
+  // The check can fail: the same weights against a reference without the 1/√d_k factor do not match.
+  const wrong = attentionReference({ X, Wq, Wk, Wv, scale: 1, causal: false });
+  const mismatches = W.flat().filter((w, idx) => Math.abs(w - wrong.weights[Math.floor(idx / X.length)][idx % X.length]) > 1e-4);
+  assert.ok(mismatches.length > 0, 'an unscaled reference must disagree with the scaled page');
+  assert.ok(ref.weights.length === 7, 'the default sentence has 7 tokens');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('causal toggle zeroes the upper triangle exactly; scaling toggle changes the scale', async () => {
+  const { page, context, log } = await openPage(env, '');
+  const before = (await readMatrix(page, 'weights')).values;
+  await page.check('input[data-control="causal"]');
+  await checkAgainstReference(page, { causal: true });
+  const after = (await readMatrix(page, 'weights')).values;
+  assert.notDeepEqual(after, before, 'causal mask changed the weights');
+  assert.equal(after[0][0], 1, 'the first token can only attend to itself');
+
+  // √d_k off: scaled scores equal the raw scores (scale 1), and the weights follow the unscaled reference.
+  await page.uncheck('input[data-control="scaled"]');
+  await settle(page);
+  const raw = (await readMatrix(page, 'QKt')).values;
+  const scaled = (await readMatrix(page, 'scaled')).values;
+  assert.deepEqual(scaled, raw, 'without scaling, the scaled step equals QKᵀ');
+  await checkAgainstReference(page, { causal: true });
+  await page.check('input[data-control="scaled"]');
+  await settle(page);
+  const raw2 = (await readMatrix(page, 'QKt')).values;
+  const scaled2 = (await readMatrix(page, 'scaled')).values;
+  const s = 1 / Math.sqrt(2);
+  raw2.forEach((row, i) => row.forEach((r, j) => {
+    assert.ok(Math.abs(scaled2[i][j] - r * s) <= 4 * U * Math.abs(r * s) + 1e-30, `scaled (${i},${j})`);
+  }));
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('editing the text, an X cell, a W cell, the preset and d_k recompute correctly', async () => {
+  const { page, context, log } = await openPage(env, '');
+  await page.fill('input[data-control="text"]', 'Houston, we have a problem!');
+  await settle(page);
+  const x = await readMatrix(page, 'X');
+  assert.equal(x.rows, 5, 'five words; punctuation dropped');
+  const labels = await page.$$eval('table[data-matrix="X"] tbody th', (ths) => ths.map((t) => t.textContent));
+  assert.deepEqual(labels, ['0 houston', '1 we', '2 have', '3 a', '4 problem']);
+  await checkAgainstReference(page, { causal: false });
+
+  // X cell: every occurrence of a word moves together.
+  await page.fill('input[data-control="text"]', 'I ate a banana and an apple and a pear');
+  await settle(page);
+  const cell = 'table[data-matrix="X"] input[data-r="6"][data-c="0"]'; // "apple", fruit axis
+  await page.fill(cell, '-2.5');
+  await settle(page);
+  const X2 = (await readMatrix(page, 'X')).values;
+  assert.equal(X2[6][0], -2.5);
+  assert.ok(await page.$('table[data-matrix="X"] td.edited'), 'the edited cell is marked');
+  const xa = (await readMatrix(page, 'X')).values;
+  assert.equal(xa[2][0], xa[8][0], 'both "a" rows share one embedding');
+  await checkAgainstReference(page, { causal: false });
+
+  // W_K cell, then the asymmetric preset: QKᵀ stops being symmetric.
+  await page.fill('table[data-matrix="Wk"] input[data-r="0"][data-c="1"]', '0.8');
+  await settle(page);
+  assert.equal((await readMatrix(page, 'Wk')).values[0][1], Number(Math.fround(0.8)));
+  await checkAgainstReference(page, { causal: false });
+  await page.click('button[data-control="preset-asym"]');
+  await settle(page);
+  const S = (await readMatrix(page, 'QKt')).values;
+  assert.ok(S.some((row, i) => row.some((v, j) => Math.abs(v - S[j][i]) > 1e-3)), 'asymmetric W_Q, W_K give QKᵀ ≠ (QKᵀ)ᵀ');
+  await checkAgainstReference(page, { causal: false });
+
+  // Random weights with d_model 8, d_k 3, d_v 5, temperature 0.5.
+  await page.click('button[data-control="preset-rnd"]');
+  await page.selectOption('select[data-control="dmodel"]', '8');
+  await page.selectOption('select[data-control="dk"]', '3');
+  await page.selectOption('select[data-control="dv"]', '5');
+  await page.$eval('input[data-control="attn-temp"]', (el) => { el.value = String(Math.log10(0.5)); el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  const wq = await readMatrix(page, 'Wq');
+  assert.deepEqual([wq.rows, wq.cols], [8, 3]);
+  assert.equal((await readMatrix(page, 'output')).cols, 5);
+  await checkAgainstReference(page, { causal: false });
+  await page.check('input[data-control="causal"]');
+  await checkAgainstReference(page, { causal: true });
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('the one-query walk-through sums weighted values into the output row', async () => {
+  const { page, context } = await openPage(env, '');
+  await page.selectOption('select[data-control="query"]', '3');
+  await settle(page);
+  const ctx = await page.$eval('td[data-context]', (td) => td.textContent);
+  const O = (await readMatrix(page, 'output')).values;
+  const shown = ctx.replace(/[[\]]/g, '').split(',').map(Number);
+  shown.forEach((v, k) => assert.ok(Math.abs(v - O[3][k]) < 1e-3, `context vector ${k}`));
+  const highlighted = await page.$eval('table[data-matrix="weights"] tr.highlight th', (th) => th.textContent);
+  assert.equal(highlighted, '3 banana');
+  await context.close();
+});
+
+test('matrix cells are reachable and movable with the keyboard', async () => {
+  const { page, context } = await openPage(env, '');
+  await page.focus('table[data-matrix="QKt"] td[tabindex="0"]');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowDown');
+  const pos = await page.evaluate(() => [document.activeElement.dataset.r, document.activeElement.dataset.c]);
+  assert.deepEqual(pos, ['1', '1']);
+  // Exactly one tab stop per table.
+  const stops = await page.$$eval('table[data-matrix="QKt"] [tabindex="0"]', (els) => els.length);
+  assert.equal(stops, 1);
+  await context.close();
+});
+
+test('multi-head: per-head weights are distributions and the output has X’s shape', async () => {
+  const { page, context, log } = await openPage(env, '');
+  await page.selectOption('select[data-control="heads"]', '3');
+  await page.selectOption('select[data-control="head-dim"]', '2');
+  await settle(page);
+  const X = (await readMatrix(page, 'mh-X')).values;
+  const out = await readMatrix(page, 'mh-output');
+  assert.deepEqual([out.rows, out.cols], [X.length, 6]);
+  const concat = await readMatrix(page, 'mh-concat');
+  assert.deepEqual([concat.rows, concat.cols], [X.length, 6]);
+  // Reference: per-head attention from the page's X and weight tables, concat, W_O.
+  const Wq = (await readMatrix(page, 'mh-Wq')).values;
+  const Wk = (await readMatrix(page, 'mh-Wk')).values;
+  const Wv = (await readMatrix(page, 'mh-Wv')).values;
+  const Wo = (await readMatrix(page, 'mh-Wo')).values;
+  const cols = (M, from, to) => M.map((r) => r.slice(from, to));
+  const concatRef = X.map(() => []);
+  for (let h = 0; h < 3; h++) {
+    const ref = attentionReference({ X, Wq: cols(Wq, 2 * h, 2 * h + 2), Wk: cols(Wk, 2 * h, 2 * h + 2), Wv: cols(Wv, 2 * h, 2 * h + 2), scale: 1 / Math.sqrt(2), causal: false });
+    const W = (await readMatrix(page, `mh-head${h + 1}-weights`)).values;
+    W.forEach((row, i) => {
+      assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) <= rowSumTolerance(row.length), `head ${h + 1} row ${i}`);
+      row.forEach((w, j) => assert.ok(Math.abs(w - ref.weights[i][j]) <= 1e-5, `head ${h + 1} weight (${i},${j})`));
+    });
+    ref.output.forEach((r, i) => concatRef[i].push(...r));
+  }
+  const outRef = matmul(concatRef, Wo);
+  // Loose bound here: the single-head test above does the tight float32 analysis.
+  out.values.forEach((r, i) => r.forEach((v, k) => assert.ok(Math.abs(v - outRef[i][k]) <= 1e-4, `output (${i},${k})`)));
+  // Editing W_O changes the output.
+  await page.click('.weights-details summary');
+  await page.fill('table[data-matrix="mh-Wo"] input[data-r="0"][data-c="0"]', '3');
+  await settle(page);
+  assert.notDeepEqual((await readMatrix(page, 'mh-output')).values, out.values);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('edge cases: no words, one word, more than 32 words', async () => {
+  const { page, context, log } = await openPage(env, '');
+  await page.fill('input[data-control="text"]', '  ,.!  ');
+  await settle(page);
+  assert.match(await page.textContent('.tokens'), /No words yet/);
+  await page.fill('input[data-control="text"]', 'apple');
+  await settle(page);
+  const W = (await readMatrix(page, 'weights')).values;
+  assert.deepEqual(W, [[1]], 'a single token attends only to itself');
+  await page.fill('input[data-control="text"]', Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '));
+  await settle(page);
+  assert.equal((await readMatrix(page, 'X')).rows, 32);
+  assert.match(await page.textContent('#attention'), /Only the first 32 words are used/);
+  await checkAgainstReference(page, { causal: false });
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -1,0 +1,78 @@
+// Shared setup for the explorer's e2e tests: serve web/dist with scripts/serve.mjs on a free port and drive
+// Debian's Chromium through playwright-core. Tests fail (not skip) when the build or the browser is missing.
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.mjs';
+
+export const repo = fileURLToPath(new URL('../../', import.meta.url));
+export const distDir = `${repo}web/dist`;
+export const shotsDir = `${repo}artifacts/screenshots`;
+
+export async function setup() {
+  if (!existsSync(`${distDir}/index.html`)) {
+    throw new Error('web/dist/index.html is missing: run `npm run build` and `npm run build:web` first');
+  }
+  const { server, url } = await startServer({ root: distDir, port: 0 });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+  const origin = new URL(url).origin;
+  return {
+    url,
+    origin,
+    browser,
+    async close() {
+      await browser.close();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/**
+ * Opens the page and records console errors, page errors, dialogs and every request's URL.
+ * Waits until the labs are mounted (body[data-ready="true"]).
+ */
+export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce' } = {}) {
+  const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const log = { errors: [], requests: [], dialogs: [] };
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') log.errors.push(`${m.type()}: ${m.text()}`); });
+  page.on('pageerror', (e) => log.errors.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => log.requests.push(r.url()));
+  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  await page.goto(`${env.url}${query}`);
+  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+  const ready = await page.getAttribute('body', 'data-ready');
+  if (ready !== 'true') throw new Error(`page failed to start: ${log.errors.join('\n')}`);
+  return { page, context, log };
+}
+
+/** Reads a matrix table (data-matrix=name) as { rows, cols, values: number[][] } from its exact data-value attributes. */
+export async function readMatrix(page, name) {
+  return page.$eval(`table[data-matrix="${name}"]`, (t) => {
+    const rows = Number(t.dataset.rows);
+    const cols = Number(t.dataset.cols);
+    const values = [];
+    for (let r = 0; r < rows; r++) {
+      const row = [];
+      for (let c = 0; c < cols; c++) {
+        const td = t.querySelector(`td[data-r="${r}"][data-c="${c}"]`);
+        row.push(Number(td.dataset.value));
+      }
+      values.push(row);
+    }
+    return { rows, cols, values };
+  });
+}
+
+/** Waits until the page's state has settled into the URL (the store writes it 120 ms after the last edit). */
+export async function settle(page) {
+  await page.waitForTimeout(200);
+}
+
+export function ensureShotsDir() {
+  mkdirSync(shotsDir, { recursive: true });
+}

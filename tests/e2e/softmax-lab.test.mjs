@@ -1,0 +1,83 @@
+// The softmax lab shows the seeds' worked numbers and follows edits, temperature and add/remove.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, settle } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+const probs = (page) => page.$$eval('table[data-table="softmax"] tbody td[data-value]', (tds) => tds.map((td) => Number(td.dataset.value)));
+
+function softmax64(x, T = 1) {
+  const m = Math.max(...x);
+  const e = x.map((v) => Math.exp((v - m) / T));
+  const s = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / s);
+}
+
+test('presets reproduce the seeds’ numbers', async () => {
+  const { page, context, log } = await openPage(env, '');
+  const cases = [
+    ['[1, 1.1]', [0.475, 0.525], 5e-4],
+    ['[10, 11]', [0.269, 0.731], 5e-4],
+    ['[100, 110]', [0.000045, 0.999955], 5e-7],
+    ['[4, −1, 2.1]', [0.8648, 0.0058, 0.1294], 5e-5],
+    ['[3, 2, 1]', [0.665, 0.244, 0.090], 1e-3], // the seed truncates 0.2447,
+    ['[30, 20, 10]', [9.99954600e-01, 4.53978686e-05, 2.06106005e-09], 1e-6],
+  ];
+  for (const [label, expected, tol] of cases) {
+    await page.click(`button[data-control="sm-preset-${label}"]`);
+    await settle(page);
+    const p = await probs(page);
+    assert.equal(p.length, expected.length, label);
+    p.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= tol, `${label}[${i}] = ${v}, seed says ${expected[i]}`));
+  }
+  // [100, 110]: the overflow note explains why the max is subtracted only when it matters.
+  await page.click('button[data-control="sm-preset-[100, 110]"]');
+  await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = String(Math.log10(0.5)); el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  assert.match(await page.textContent('.callout.warn'), /88\.72/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('typing, adding and removing logits and the temperature recompute', async () => {
+  const { page, context } = await openPage(env, '');
+  await page.fill('input[data-control="sm-logit-1"]', '3.5');
+  await page.click('button[data-control="sm-add"]');
+  await page.fill('input[data-control="sm-logit-3"]', '-2');
+  await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = String(Math.log10(2)); el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  const x = [4, 3.5, 2.1, -2];
+  const ref = softmax64(x, 2);
+  const p = await probs(page);
+  assert.equal(p.length, 4);
+  // float32 softmax of modest logits: a few ulps (relative 1e-6 is ~8 ulps).
+  p.forEach((v, i) => assert.ok(Math.abs(v - ref[i]) <= 1e-6 * ref[i] + 1e-9, `p[${i}] = ${v} vs ${ref[i]}`));
+  await page.click('button[aria-label="remove logit 4"]');
+  await settle(page);
+  assert.equal((await probs(page)).length, 3);
+  await context.close();
+});
+
+test('dragging a logit bar changes the logit and the probabilities', async () => {
+  const { page, context, log } = await openPage(env, '');
+  const before = await probs(page);
+  const bar = await page.$('#softmax .bars-svg g.bar rect.bar-rect'); // first logit bar (x₁ = 4)
+  await bar.scrollIntoViewIfNeeded();
+  const box = await bar.boundingBox();
+  await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width - 60, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  await settle(page);
+  const x1 = Number(await page.$eval('input[data-control="sm-logit-0"]', (i) => i.value));
+  assert.ok(x1 < 4, `dragging left lowered x₁ (now ${x1})`);
+  const after = await probs(page);
+  assert.ok(after[0] < before[0], 'p₁ fell with x₁');
+  const ref = softmax64([x1, -1, 2.1]);
+  after.forEach((v, i) => assert.ok(Math.abs(v - ref[i]) <= 1e-6 * ref[i] + 1e-9));
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

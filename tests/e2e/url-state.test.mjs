@@ -1,0 +1,90 @@
+// The whole state lives in the URL: a round trip restores the same view, and a hostile URL renders inert.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, settle } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+/** Everything the view shows that state determines: every matrix cell, the probabilities and the controls. */
+async function snapshot(page) {
+  return page.evaluate(() => ({
+    tables: [...document.querySelectorAll('table[data-matrix]')].map((t) => [t.dataset.matrix, [...t.querySelectorAll('td[data-value]')].map((td) => td.dataset.value)]),
+    softmax: [...document.querySelectorAll('table[data-table="softmax"] td[data-value]')].map((td) => td.dataset.value),
+    text: document.querySelector('input[data-control="text"]').value,
+    causal: document.querySelector('input[data-control="causal"]').checked,
+    scaled: document.querySelector('input[data-control="scaled"]').checked,
+    query: document.querySelector('select[data-control="query"]').value,
+    heads: document.querySelector('select[data-control="heads"]').value,
+  }));
+}
+
+test('a URL round trip restores the same view', async () => {
+  const { page, context } = await openPage(env, '');
+  await page.click('button[data-control="sm-preset-[10, 11]"]');
+  await page.fill('input[data-control="sm-logit-0"]', '9.5');
+  await page.fill('input[data-control="text"]', 'I got a new phone from apple');
+  await page.selectOption('select[data-control="dmodel"]', '4');
+  await page.click('button[data-control="preset-rnd"]');
+  await page.fill('table[data-matrix="X"] input[data-r="4"][data-c="1"]', '3.25');
+  await page.fill('table[data-matrix="Wq"] input[data-r="1"][data-c="0"]', '-0.5');
+  await page.check('input[data-control="causal"]');
+  await page.uncheck('input[data-control="scaled"]');
+  await page.selectOption('select[data-control="query"]', '6');
+  await page.selectOption('select[data-control="heads"]', '3');
+  await page.check('input[data-control="mh-causal"]');
+  await settle(page);
+  const url = page.url();
+  const before = await snapshot(page);
+  assert.match(url, /[?&]t=/);
+  assert.match(url, /[?&]xe=phone\.1%3A3\.25/);
+
+  const again = await openPage(env, url.slice(env.url.length));
+  const after = await snapshot(again.page);
+  assert.deepEqual(after, before);
+  assert.equal(await again.page.isHidden('#notice'), true, 'a valid URL raises no notice');
+  assert.equal(again.page.url(), url, 'the restored page writes the same URL');
+  await again.context.close();
+  await context.close();
+});
+
+test('a hostile URL renders inert and falls back to defaults with a notice', async () => {
+  const payload = '<img src=x onerror="window.__pwned=1;alert(1)">';
+  const names = ['sx', 'st', 't', 'dm', 'es', 'xe', 'wp', 'ws', 'wq', 'wk', 'wv', 'dk', 'dv', 'c', 'sc', 'tau', 'qi', 'h', 'hd', 'ms', 'mc', 'wo', payload];
+  const query = `?${names.map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(payload)}`).join('&')}#${encodeURIComponent(payload)}`;
+  const { page, context, log } = await openPage(env, query);
+  await settle(page);
+  const result = await page.evaluate(() => ({
+    imgs: document.querySelectorAll('img').length,
+    pwned: window.__pwned,
+    onerror: document.querySelectorAll('[onerror]').length,
+    notice: document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent,
+    text: document.querySelector('input[data-control="text"]').value,
+    dm: document.querySelector('select[data-control="dmodel"]').value,
+  }));
+  assert.equal(result.imgs, 0, 'no <img> from the payload');
+  assert.equal(result.onerror, 0, 'no element with an onerror attribute');
+  assert.equal(result.pwned, undefined, 'no script ran');
+  assert.deepEqual(log.dialogs, [], 'no dialog opened');
+  assert.match(result.notice, /reset to their defaults/);
+  assert.match(result.notice, /\bdm\b/);
+  assert.match(result.notice, /unknown parameter/);
+  assert.doesNotMatch(result.notice, /<img/, 'the notice names parameters, it does not echo values');
+  assert.equal(result.dm, '2', 'invalid d_model fell back to the default');
+  // Free text is data, not markup: it may hold "<img …>", shown as plain text and split into words.
+  assert.equal(result.text, '<img src=x onerror="window.__pwned=1;alert(1)">');
+  const tokens = await page.$$eval('.tokens .token', (b) => b.map((x) => x.textContent));
+  assert.ok(tokens.some((t) => t.endsWith('img')));
+  assert.deepEqual(log.errors, [], 'no console errors (nothing was blocked by the CSP either)');
+  await context.close();
+});
+
+test('a malformed URL falls back without breaking the page', async () => {
+  const { page, context, log } = await openPage(env, '?sx=1,,2&st=0&dm=5&qi=-1&xe=apple.0:1e999&c=yes&h=9&%E0%A4%A=1');
+  const notice = await page.textContent('#notice');
+  for (const n of ['sx', 'st', 'dm', 'qi', 'xe', 'c', 'h']) assert.match(notice, new RegExp(`\\b${n}\\b`));
+  assert.equal(await page.getAttribute('body', 'data-ready'), 'true');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -1,0 +1,45 @@
+// Attention lab: text → tokens → embeddings → Q, K, V → scores → weights → output, every step live.
+import type { Lab, LabContext } from './lab';
+import { el } from '../ui/dom';
+import { tex } from '../ui/katex';
+import { runPipeline } from '../model/pipeline';
+import { AttentionControls } from './attention-controls';
+import { AttentionSteps } from './attention-steps';
+import { QueryWalkthrough } from './query-walkthrough';
+import type { AppState } from '../state/app-state';
+
+const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
+
+export const attentionLab: Lab = {
+  id: 'attention',
+  nav: 'Attention',
+  mount(section: HTMLElement, ctx: LabContext) {
+    const controls = new AttentionControls(ctx);
+    const steps = new AttentionSteps(ctx);
+    const walk = new QueryWalkthrough(ctx);
+    const empty = el('p', { class: 'callout', text: 'Type a sentence above to see its attention.' });
+    const body = el('div', {}, el('h3', { class: 'pipeline-title', text: 'The pipeline' }), steps.root, walk.root);
+    section.append(
+      el('h2', { text: 'Self-attention, step by step' }),
+      el('p', { class: 'intro', text: 'Every token asks two questions of every other token: how much do I care about you, and what do you mean? Queries and keys answer the first with a dot product, softmax turns the answers into weights, and the values carry the meaning. Edit the text, any embedding, any weight, and every step below recomputes.' }),
+      tex(String.raw`\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d_k}} + M\Big)\,V`, true),
+      controls.root, empty, body,
+    );
+
+    const render = () => {
+      const t0 = performance.now();
+      const s = ctx.store.state;
+      const p = runPipeline(ctx.engine, s);
+      controls.sync(s, p);
+      empty.hidden = !!p;
+      body.hidden = !p;
+      if (p) {
+        steps.update(s, p);
+        walk.update(s, p);
+      }
+      ctx.reportTiming('attention', performance.now() - t0);
+    };
+    ctx.store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(); });
+    render();
+  },
+};

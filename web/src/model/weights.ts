@@ -1,0 +1,62 @@
+// Projection matrices W_Q, W_K, W_V (d_model × d_k or d_v, row-major) from a preset plus hand edits.
+// These are inputs to the engine, like the embeddings: generating them is not the math under study.
+import type { Overrides, WeightPreset } from '../state/app-state';
+import { gaussians, hashString } from '../text/random';
+
+export const PRESETS: { id: WeightPreset; label: string; help: string }[] = [
+  { id: 'id', label: 'identity',
+    help: 'Q = K = V = X (first d_k columns): attention is softmax(XXᵀ/√d)·X, as in seeds 001 and 003.' },
+  { id: 'rnd', label: 'seeded random',
+    help: 'Gaussian weights with standard deviation 1/√d_model, like a freshly initialised layer.' },
+  { id: 'asym', label: 'asymmetric pair',
+    help: 'W_Q = I, W_K turns the key space by 45°: A pulls B no longer equals B pulls A (seed 003’s bride and ring).' },
+];
+
+export type Which = 'q' | 'k' | 'v';
+
+/** Rectangular identity: row i has a 1 in column i when i < cols. */
+function identity(rows: number, cols: number): Float32Array {
+  const m = new Float32Array(rows * cols);
+  for (let i = 0; i < Math.min(rows, cols); i++) m[i * cols + i] = 1;
+  return m;
+}
+
+/** Identity with each pair of dimensions (0,1), (2,3), … turned by `deg` degrees, then cut to `cols`. */
+function rotation(rows: number, cols: number, deg: number): Float32Array {
+  const c = Math.round(Math.cos((deg * Math.PI) / 180) * 100) / 100;
+  const s = Math.round(Math.sin((deg * Math.PI) / 180) * 100) / 100;
+  const m = identity(rows, cols);
+  for (let i = 0; i + 1 < rows; i += 2) {
+    const set = (r: number, col: number, v: number) => { if (col < cols) m[r * cols + col] = v; };
+    set(i, i, c); set(i, i + 1, s);
+    set(i + 1, i, -s); set(i + 1, i + 1, c);
+  }
+  return m;
+}
+
+export function presetMatrix(preset: WeightPreset, which: Which, dModel: number, cols: number, seed: number): Float32Array {
+  if (preset === 'rnd') {
+    return Float32Array.from(gaussians(hashString(`w${which}:${seed}`), dModel * cols, 1 / Math.sqrt(dModel)));
+  }
+  if (preset === 'asym' && which === 'k') return rotation(dModel, cols, 45);
+  return identity(dModel, cols);
+}
+
+/** Applies "row.col" edits that fall inside the matrix; returns the matrix and which cells were edited. */
+export function applyEdits(m: Float32Array, rows: number, cols: number, edits: Overrides): { m: Float32Array; edited: boolean[] } {
+  const out = Float32Array.from(m);
+  const edited: boolean[] = new Array(rows * cols).fill(false);
+  for (const [key, v] of edits) {
+    const [r, c] = key.split('.').map(Number);
+    if (r < rows && c < cols) {
+      out[r * cols + c] = v;
+      edited[r * cols + c] = true;
+    }
+  }
+  return { m: out, edited };
+}
+
+/** Seeded weights for the multi-head lab: W_Q, W_K, W_V are d_model × heads·d_k, W_O is heads·d_v × d_model. */
+export function seededMatrix(tag: string, rows: number, cols: number, seed: number): Float32Array {
+  return Float32Array.from(gaussians(hashString(`${tag}:${seed}`), rows * cols, 1 / Math.sqrt(rows)));
+}

@@ -1,0 +1,128 @@
+// AppState <-> URL query string. Parsing is strict: every parameter is validated on its own, and an invalid
+// one falls back to its default and is reported by name (the page shows the names with textContent only).
+import { type AppState, type Overrides, type WeightPreset, LIMITS, defaultState } from './app-state';
+
+export interface ParseResult {
+  state: AppState;
+  /** Names of known parameters whose values were rejected. */
+  rejected: string[];
+  /** How many parameters were not ours (ignored). */
+  unknown: number;
+}
+
+const NUM = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?$/;
+const INT = /^\d{1,6}$/;
+const WORD_KEY = /^([\p{L}\p{N}']{1,24})\.(\d{1,2})$/u;
+const CELL_KEY = /^(\d{1,2})\.(\d{1,2})$/;
+
+function num(s: string, min: number, max: number): number | undefined {
+  if (!NUM.test(s)) return undefined;
+  const v = Number(s);
+  return Number.isFinite(v) && v >= min && v <= max ? v : undefined;
+}
+function int(s: string, min: number, max: number): number | undefined {
+  if (!INT.test(s)) return undefined;
+  const v = Number(s);
+  return v >= min && v <= max ? v : undefined;
+}
+function bool(s: string): boolean | undefined {
+  return s === '1' ? true : s === '0' ? false : undefined;
+}
+function overrides(s: string, key: RegExp): Overrides | undefined {
+  const out: Overrides = new Map();
+  if (s === '') return out;
+  const parts = s.split(',');
+  if (parts.length > LIMITS.edits) return undefined;
+  for (const p of parts) {
+    const i = p.lastIndexOf(':');
+    if (i < 0 || !key.test(p.slice(0, i))) return undefined;
+    const v = num(p.slice(i + 1), -LIMITS.cell, LIMITS.cell);
+    if (v === undefined) return undefined;
+    out.set(p.slice(0, i), v);
+  }
+  return out;
+}
+
+type Field = {
+  [K in keyof AppState]: { param: string; key: K; parse(s: string): AppState[K] | undefined; write(v: AppState[K]): string };
+}[keyof AppState];
+
+const fmt = (v: number) => String(Math.round(v * 1e6) / 1e6);
+const writeOverrides = (m: Overrides) => [...m].map(([k, v]) => `${k}:${fmt(v)}`).join(',');
+const f = <K extends keyof AppState>(
+  param: string, key: K, parse: (s: string) => AppState[K] | undefined, write: (v: AppState[K]) => string,
+): Field => ({ param, key, parse, write }) as unknown as Field;
+
+/** The parameter table; its order is the order parameters are written in. Documented in web/URL_STATE.md. */
+export const FIELDS: Field[] = [
+  f('sx', 'logits', (s) => {
+    const xs = s.split(',').map((p) => num(p, -LIMITS.logits.abs, LIMITS.logits.abs));
+    const ok = xs.length >= LIMITS.logits.min && xs.length <= LIMITS.logits.max && xs.every((x) => x !== undefined);
+    return ok ? (xs as number[]) : undefined;
+  }, (v) => v.map(fmt).join(',')),
+  f('st', 'smTemp', (s) => num(s, LIMITS.temp.min, LIMITS.temp.max), fmt),
+  f('t', 'text', (s) => (s.length <= LIMITS.textChars && !/\p{Cc}/u.test(s) ? s : undefined), (v) => v),
+  f('dm', 'dModel', (s) => {
+    const v = int(s, 1, 64);
+    return v !== undefined && (LIMITS.dModel as readonly number[]).includes(v) ? v : undefined;
+  }, String),
+  f('es', 'embSeed', (s) => int(s, 0, 999999), String),
+  f('xe', 'xEdits', (s) => overrides(s, WORD_KEY), writeOverrides),
+  f('wp', 'preset', (s) => (['id', 'rnd', 'asym'].includes(s) ? (s as WeightPreset) : undefined), (v) => v),
+  f('ws', 'wSeed', (s) => int(s, 0, 999999), String),
+  f('wq', 'wqEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
+  f('wk', 'wkEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
+  f('wv', 'wvEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
+  f('dk', 'dk', (s) => int(s, LIMITS.dProj.min, LIMITS.dProj.max), String),
+  f('dv', 'dv', (s) => int(s, LIMITS.dProj.min, LIMITS.dProj.max), String),
+  f('c', 'causal', bool, (v) => (v ? '1' : '0')),
+  f('sc', 'scaled', bool, (v) => (v ? '1' : '0')),
+  f('tau', 'attnTemp', (s) => num(s, LIMITS.temp.min, LIMITS.temp.max), fmt),
+  f('qi', 'query', (s) => int(s, 0, LIMITS.tokens - 1), String),
+  f('h', 'heads', (s) => int(s, LIMITS.heads.min, LIMITS.heads.max), String),
+  f('hd', 'headDim', (s) => int(s, LIMITS.headDim.min, LIMITS.headDim.max), String),
+  f('ms', 'mhSeed', (s) => int(s, 0, 999999), String),
+  f('mc', 'mhCausal', bool, (v) => (v ? '1' : '0')),
+  f('wo', 'woEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
+];
+
+export function parseQuery(search: string): ParseResult {
+  const state = defaultState();
+  const rejected: string[] = [];
+  let unknown = 0;
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(search);
+  } catch {
+    return { state, rejected: ['(whole query)'], unknown: 0 };
+  }
+  const byParam = new Map(FIELDS.map((fl) => [fl.param, fl]));
+  const seen = new Set<string>();
+  for (const [name, value] of params) {
+    const field = byParam.get(name);
+    if (!field) { unknown++; continue; }
+    if (seen.has(name)) { rejected.push(name); continue; } // a repeated parameter is ambiguous: keep the default
+    seen.add(name);
+    const v = field.parse(value);
+    if (v === undefined) rejected.push(name);
+    else (state as unknown as Record<string, unknown>)[field.key] = v;
+  }
+  // A parameter rejected for repetition must not keep the first copy's value either.
+  for (const name of rejected) {
+    const field = byParam.get(name);
+    if (field) (state as unknown as Record<string, unknown>)[field.key] = defaultState()[field.key];
+  }
+  return { state, rejected: [...new Set(rejected)], unknown };
+}
+
+/** Writes only what differs from the defaults, so shared links stay short. */
+export function toQuery(state: AppState): string {
+  const d = defaultState();
+  const params = new URLSearchParams();
+  for (const fl of FIELDS) {
+    const w = (fl.write as (v: unknown) => string)(state[fl.key]);
+    if (w !== (fl.write as (v: unknown) => string)(d[fl.key])) params.set(fl.param, w);
+  }
+  const q = params.toString();
+  return q ? `?${q}` : '';
+}

@@ -1,0 +1,86 @@
+// Form controls used by the labs: labelled selects, switches, log sliders and button groups.
+import { el, nextId } from './dom';
+
+export function field(label: string, control: HTMLElement, help?: string): HTMLElement {
+  const id = control.id || nextId('f');
+  control.id = id;
+  const helpId = help ? `${id}-help` : undefined;
+  if (helpId) control.setAttribute('aria-describedby', helpId);
+  return el('div', { class: 'field' },
+    el('label', { for: id, text: label }),
+    control,
+    help ? el('p', { class: 'help', id: helpId, text: help }) : null);
+}
+
+export function select(options: { value: string; label: string }[], value: string, onChange: (v: string) => void, name: string): HTMLSelectElement {
+  const s = el('select', { 'data-control': name });
+  for (const o of options) s.appendChild(el('option', { value: o.value, text: o.label }));
+  s.value = value;
+  s.addEventListener('change', () => onChange(s.value));
+  return s;
+}
+
+/** A checkbox styled as a switch (still a native checkbox for keyboards and screen readers). */
+export function toggle(label: string, checked: boolean, onChange: (v: boolean) => void, name: string, help?: string): { root: HTMLElement; input: HTMLInputElement } {
+  const input = el('input', { type: 'checkbox', role: 'switch', 'data-control': name });
+  input.checked = checked;
+  input.addEventListener('change', () => onChange(input.checked));
+  const root = el('label', { class: 'switch' }, input, el('span', { class: 'switch-track', 'aria-hidden': 'true' }), el('span', { text: label }));
+  return { root: help ? el('div', { class: 'field' }, root, el('p', { class: 'help', text: help })) : root, input };
+}
+
+/** A slider on a log scale (temperature): the thumb moves in log10 units. */
+export function logSlider(min: number, max: number, value: number, onChange: (v: number) => void, name: string, label: string): { root: HTMLElement; input: HTMLInputElement; set(v: number): void } {
+  const input = el('input', {
+    type: 'range', min: Math.log10(min), max: Math.log10(max), step: 0.01, 'data-control': name,
+  });
+  const out = el('output', { class: 'slider-value' });
+  const set = (v: number) => {
+    input.value = String(Math.log10(v));
+    out.textContent = formatTemp(v);
+    input.setAttribute('aria-valuetext', formatTemp(v));
+  };
+  set(value);
+  input.addEventListener('input', () => {
+    // Snap near 1 so the neutral temperature is easy to hit.
+    let v = 10 ** Number(input.value);
+    v = Math.abs(Math.log10(v)) < 0.02 ? 1 : Number(v.toPrecision(3));
+    out.textContent = formatTemp(v);
+    input.setAttribute('aria-valuetext', formatTemp(v));
+    onChange(v);
+  });
+  const id = nextId('slider');
+  input.id = id;
+  const root = el('div', { class: 'field slider' }, el('label', { for: id, text: label }), el('div', { class: 'slider-row' }, input, out));
+  return { root, input, set };
+}
+
+export function formatTemp(v: number): string {
+  return v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toPrecision(2);
+}
+
+export function buttonGroup(label: string, items: { label: string; title?: string; onClick: () => void; pressed?: boolean; name?: string }[]): HTMLElement {
+  const g = el('div', { class: 'button-group', role: 'group', 'aria-label': label });
+  for (const it of items) {
+    const b = el('button', { type: 'button', class: 'chip', title: it.title, 'data-control': it.name });
+    b.textContent = it.label;
+    if (it.pressed !== undefined) b.setAttribute('aria-pressed', String(it.pressed));
+    b.addEventListener('click', it.onClick);
+    g.appendChild(b);
+  }
+  return g;
+}
+
+export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string }, onChange: (v: number) => void): HTMLInputElement {
+  const input = el('input', {
+    type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: 'decimal',
+  });
+  input.value = String(value);
+  input.addEventListener('input', () => {
+    const v = Number(input.value);
+    const ok = input.value.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
+    input.toggleAttribute('aria-invalid', !ok);
+    if (ok) onChange(v);
+  });
+  return input;
+}

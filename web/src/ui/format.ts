@@ -1,0 +1,29 @@
+// Number formatting for display. Tables keep ASCII minus signs so copied numbers paste into spreadsheets.
+
+/** Compact display: 3 decimals for everyday magnitudes, exponent notation for tiny or huge ones. */
+export function fmt(v: number, digits = 3): string {
+  if (v === Number.NEGATIVE_INFINITY) return '−∞';
+  if (v === Number.POSITIVE_INFINITY) return '∞';
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a < 10 ** -digits || a >= 1e5) return v.toExponential(2).replace('e+', 'e');
+  return v.toFixed(digits).replace(/\.?0+$/, '') || '0';
+}
+
+/** Probabilities get enough digits to tell 0.999955 from 1 (seed 000's [100, 110] example). */
+export function fmtProb(p: number): string {
+  if (p === 0) return '0';
+  if (p < 1e-4) return p.toExponential(2);
+  if (p > 0.9999 && p < 1) return p.toFixed(6);
+  return p.toFixed(4);
+}
+
+/** Exact text of a float32 value for data-value attributes (round-trips through Number()). */
+export function exact(v: number): string {
+  return String(v);
+}
+
+export function shape(rows: number, cols: number): string {
+  return `${rows} × ${cols}`;
+}
