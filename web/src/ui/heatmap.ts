@@ -52,7 +52,8 @@ export class Heatmap {
     const labelW = Math.min(120, 10 + longest * 7);
     const cell = Math.max(12, Math.min(spec.maxCell ?? 46, Math.floor(520 / Math.max(n, m, 1))));
     this.cell = cell;
-    const width = labelW + m * cell + 4;
+    // The last column's label, rotated by -55°, reaches cos(55°) ≈ 0.58 of its length past its cell's centre.
+    const width = labelW + m * cell + 4 + Math.max(0, Math.ceil(labelW * 0.58 - cell / 2));
     const height = labelW + n * cell + 4;
 
     select(this.root).selectAll('svg').remove();
