@@ -68,17 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Accepted: compare the output with the double reference, carrying the projections' error bounds.
   std::vector<double> concat(n * H * DV), concat_err(n * H * DV);
   const double scale = double(1.0f / std::sqrt(float(DK)));
-  auto cols = [](const std::vector<double>& a, std::size_t rows, std::size_t width, std::size_t c0, std::size_t w) {
-    std::vector<double> r(rows * w);
-    for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t j = 0; j < w; ++j) r[i * w + j] = a[i * width + c0 + j];
-    return r;
-  };
   for (std::size_t h = 0; h < H; ++h) {
     const std::size_t g = h / (H / G);
-    const auto head = ref::attention(cols(Q.value, n, H * DK, h * DK, DK), cols(Q.bound, n, H * DK, h * DK, DK),
-                                     cols(K.value, n, G * DK, g * DK, DK), cols(K.bound, n, G * DK, g * DK, DK),
-                                     cols(V.value, n, G * DV, g * DV, DV), cols(V.bound, n, G * DV, g * DV, DV), n, n, DK,
+    const auto head = ref::attention(ref::columns(Q.value, n, H * DK, h * DK, DK), ref::columns(Q.bound, n, H * DK, h * DK, DK),
+                                     ref::columns(K.value, n, G * DK, g * DK, DK), ref::columns(K.bound, n, G * DK, g * DK, DK),
+                                     ref::columns(V.value, n, G * DV, g * DV, DV), ref::columns(V.bound, n, G * DV, g * DV, DV), n, n, DK,
                                      DV, scale, causal, nullptr, !intermediates);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t c = 0; c < DV; ++c) {

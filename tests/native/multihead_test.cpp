@@ -32,14 +32,6 @@ MultiHeadArgs args_of(const Net& m) {
   return {m.x, m.n, m.d_model, m.heads, m.kv_heads, m.dk, m.dv, m.wq, m.wk, m.wv, m.wo, std::nullopt, m.causal, {}};
 }
 
-// Columns [c0, c0 + w) of a row-major [rows × cols] matrix.
-std::vector<double> cols_of(const std::vector<double>& a, std::size_t rows, std::size_t cols, std::size_t c0, std::size_t w) {
-  std::vector<double> r(rows * w);
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < w; ++j) r[i * w + j] = a[i * cols + c0 + j];
-  return r;
-}
-
 struct MhaRef {
   ref::Bounded q, k, v, concat, out;
   std::vector<ref::AttentionRef> heads;
@@ -55,9 +47,9 @@ MhaRef reference(const Net& m, bool streaming) {
   const double scale = double(1.0f / std::sqrt(float(m.dk)));
   for (std::size_t h = 0; h < m.heads; ++h) {
     const std::size_t g = h / (m.heads / m.kv_heads);
-    r.heads.push_back(ref::attention(cols_of(r.q.value, m.n, qw, h * m.dk, m.dk), cols_of(r.q.bound, m.n, qw, h * m.dk, m.dk),
-                                     cols_of(r.k.value, m.n, kw, g * m.dk, m.dk), cols_of(r.k.bound, m.n, kw, g * m.dk, m.dk),
-                                     cols_of(r.v.value, m.n, vw, g * m.dv, m.dv), cols_of(r.v.bound, m.n, vw, g * m.dv, m.dv),
+    r.heads.push_back(ref::attention(ref::columns(r.q.value, m.n, qw, h * m.dk, m.dk), ref::columns(r.q.bound, m.n, qw, h * m.dk, m.dk),
+                                     ref::columns(r.k.value, m.n, kw, g * m.dk, m.dk), ref::columns(r.k.bound, m.n, kw, g * m.dk, m.dk),
+                                     ref::columns(r.v.value, m.n, vw, g * m.dv, m.dv), ref::columns(r.v.bound, m.n, vw, g * m.dv, m.dv),
                                      m.n, m.n, m.dk, m.dv, scale, m.causal, nullptr, streaming));
     for (std::size_t i = 0; i < m.n; ++i)
       for (std::size_t c = 0; c < m.dv; ++c) {

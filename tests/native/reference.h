@@ -171,6 +171,15 @@ inline bool within(float got, double want, double bound) {
   return std::fabs(double(got) - want) <= bound;
 }
 
+// Columns [c0, c0 + w) of a row-major [rows × cols] matrix (one head's slice of a projection).
+inline std::vector<double> columns(const std::vector<double>& a, std::size_t rows, std::size_t cols, std::size_t c0,
+                                   std::size_t w) {
+  std::vector<double> r(rows * w);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < w; ++j) r[i * w + j] = a[i * cols + c0 + j];
+  return r;
+}
+
 inline std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 inline std::vector<double> zeros(std::size_t n) { return std::vector<double>(n, 0.0); }
 
