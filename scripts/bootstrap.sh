@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libbenchmark-dev                # native benchmark
   emscripten                      # the wasm package
   chromium                        # the explorer and the package in a real browser
+  clang libclang-rt-14-dev        # libFuzzer harnesses (npm run fuzz; a short pass in npm test)
 )
 
 missing=()
