@@ -33,11 +33,6 @@ void pack_keys(const AttentionProblem& p, float* kt) noexcept {
   }
 }
 
-// logits[nq × count] (row stride nk) = Q · Kᵀ for keys j0 … j0 + count (j0 a tile start).
-void score_tile(const AttentionProblem& p, const float* kt, std::size_t j0, std::size_t count, float* logits) noexcept {
-  kern::gemm(p.nq, count, p.dk, p.q, p.ldq, kt + j0 * p.dk, kKeyTile, logits, p.nk, false);
-}
-
 // Row i of the logits, in place: times `scale` (1 when Q came pre-scaled), additive mask, then -inf past
 // the causal limit.
 void mask_row(const AttentionProblem& p, float scale, std::size_t i, std::size_t j0, std::size_t count,
@@ -72,27 +67,37 @@ Status check_score_range(const AttentionProblem& p, const char* q_name, const ch
 }
 
 Status attend_materialized(const AttentionProblem& p) {
+  // Same packed GEMM as the streaming path: Q packed once, then each 4-row panel of the weights is
+  // packed just before weights·V (rows of nk floats are too far apart to read as broadcasts).
   const std::size_t nn = p.nq * p.nk;  // callers checked that this fits
-  const std::size_t kt_size = packed_keys_size(p);
-  Scratch kt(kt_size);
+  const std::size_t kt_size = packed_keys_size(p), q_size = kernels::packed_size(p.nq, p.dk),
+                    panel_size = kernels::packed_size(kernels::kPanelRows, p.nk);
+  Scratch kt(kt_size), qp(q_size), panel(panel_size);
   // Logits go into the caller's scores buffer when there is one; weights likewise, else scratch.
   Scratch logits_tmp(p.scores ? 0 : nn);
   Scratch weights_tmp(p.weights ? 0 : nn);
-  if (!kt.ok_for(kt_size) || !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
+  if (!kt.ok_for(kt_size) || !qp.ok_for(q_size) || !panel.ok_for(panel_size) ||
+      !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
     return Status::no_memory("the attention score matrix");
   float* logits = p.scores ? p.scores : logits_tmp.data();
   float* weights = p.weights ? p.weights : weights_tmp.data();
 
   pack_keys(p, kt.data());
+  kern::pack_rows(p.nq, p.dk, p.q, p.ldq, 1.0f, qp.data());  // unscaled: raw scores are QKᵀ itself
   for (std::size_t j0 = 0; j0 < p.nk; j0 += kKeyTile)
-    score_tile(p, kt.data(), j0, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, logits + j0);
+    kern::gemm_packed(p.nq, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, p.dk, qp.data(), kt.data() + j0 * p.dk,
+                      kKeyTile, logits + j0, p.nk, false);
   if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
   for (std::size_t i = 0; i < p.nq; ++i) {
     float* row = logits + i * p.nk;
     mask_row(p, p.scale, i, 0, p.nk, row);
     softmax_row(row, p.nk, 1.0f, false, weights + i * p.nk);
   }
-  kern::gemm(p.nq, p.dv, p.nk, weights, p.nk, p.v, p.ldv, p.out, p.ldo, false);
+  for (std::size_t i0 = 0; i0 < p.nq; i0 += kernels::kPanelRows) {
+    const std::size_t rows = p.nq - i0 < kernels::kPanelRows ? p.nq - i0 : kernels::kPanelRows;
+    kern::pack_rows(rows, p.nk, weights + i0 * p.nk, p.nk, 1.0f, panel.data());
+    kern::gemm_packed(rows, p.dv, p.nk, panel.data(), p.v, p.ldv, p.out + i0 * p.ldo, p.ldo, false);
+  }
   return Status::success();
 }
 
