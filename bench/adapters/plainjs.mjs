@@ -1,0 +1,17 @@
+// The plain-JS baseline (bench/lib/plainjs.mjs) behind the same adapter interface.
+import { attention, softmax } from '../lib/plainjs.mjs';
+
+export async function create() {
+  return {
+    info: {
+      library: 'plain JS', version: process.version,
+      how: 'Float32Array, 4×4 register blocks, key tiles of 64 with online softmax, causal blocks stop at the diagonal (bench/lib/plainjs.mjs)',
+    },
+    attention({ q, k, v, n, d, causal, scale }) {
+      return { run: () => attention(q, k, v, n, n, d, d, causal, scale) };
+    },
+    softmax({ x, cols }) {
+      return { run: () => softmax(x, cols) };
+    },
+  };
+}
