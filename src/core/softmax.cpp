@@ -4,16 +4,20 @@
 
 #include "kernels/kernels.h"
 #include "rows.h"
+#include "scratch.h"
 #include "validate.h"
 
 namespace attnlab {
 namespace detail {
 
 void softmax_row(const float* x, std::size_t n, float mul, bool log, float* out) noexcept {
+  softmax_row_shifted(x, n, kernels::active::row_max(x, n), mul, log, out);
+}
+
+void softmax_row_shifted(const float* x, std::size_t n, float m, float mul, bool log, float* out) noexcept {
   namespace k = kernels::active;
   // Three passes (max; exp and sum; normalize): subtracting the max keeps every exp argument ≤ 0,
   // so no term overflows and the largest term is exactly 1, which bounds the sum below by 1.
-  const float m = k::row_max(x, n);
   if (m == -INFINITY) {
     for (std::size_t j = 0; j < n; ++j) out[j] = log ? -INFINITY : 0.0f;
     return;
@@ -41,11 +45,19 @@ Status softmax(const SoftmaxArgs& a, std::span<float> out) {
     return Status::range_error("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got " +
                                                   fmt(a.temperature));
   if (auto s = check_length("out", out.size(), a.x.size(), "x.length"); !s.ok()) return s;
-  if (auto s = check_values("x", a.x, /*allow_neg_inf=*/true); !s.ok()) return s;
 
+  // Pass 1 finds each row's max and checks the values in the same read; only when every row is valid
+  // does pass 2 write (out may alias x, and an error must leave out untouched).
   const float mul = 1.0f / a.temperature;
   const std::size_t rows = a.x.size() / a.cols;
-  for (std::size_t r = 0; r < rows; ++r) softmax_row(a.x.data() + r * a.cols, a.cols, mul, a.log, out.data() + r * a.cols);
+  Scratch maxes(rows);
+  if (!maxes.ok_for(rows)) return Status::no_memory("softmax row maxima");
+  bool invalid = false;
+  for (std::size_t r = 0; r < rows && !invalid; ++r)
+    maxes.data()[r] = kernels::active::row_max_checked(a.x.data() + r * a.cols, a.cols, &invalid);
+  if (invalid) return check_values("x", a.x, /*allow_neg_inf=*/true);  // names the first bad element
+  for (std::size_t r = 0; r < rows; ++r)
+    softmax_row_shifted(a.x.data() + r * a.cols, a.cols, maxes.data()[r], mul, a.log, out.data() + r * a.cols);
   return Status::success();
 }
 

@@ -128,3 +128,21 @@ TEST_CASE("pack_rows + gemm_packed: C = (s·A)·B over a size sweep", "[kernels]
     }
   }
 }
+
+TEST_CASE("row_max_checked: same max as row_max, flags NaN and +inf but not -inf", "[kernels]") {
+  for (std::size_t n = 1; n <= 40; ++n) {
+    auto x = testing::uniform(n, 500u + unsigned(n), -100.0f, 100.0f);
+    bool invalid = true;
+    CHECK(kern::row_max_checked(x.data(), n, &invalid) == kern::row_max(x.data(), n));
+    CHECK_FALSE(invalid);
+    for (std::size_t at = 0; at < n; ++at) {
+      for (float v : {NAN, INFINITY, -INFINITY}) {
+        auto y = x;
+        y[at] = v;
+        kern::row_max_checked(y.data(), n, &invalid);
+        INFO("n=" << n << " at=" << at << " v=" << v);
+        CHECK(invalid == (v != -INFINITY));
+      }
+    }
+  }
+}

@@ -18,6 +18,8 @@ namespace attnlab::kernels {
                    std::size_t ldb, float* c, std::size_t ldc, bool accumulate) noexcept;               \
   /* max of x[0..n); -inf when every entry is -inf. n ≥ 1. */                                           \
   float row_max(const float* x, std::size_t n) noexcept;                                              \
+  /* row_max and a validity check in one pass: *invalid is set when x holds NaN or +inf (-inf is fine). */ \
+  float row_max_checked(const float* x, std::size_t n, bool* invalid) noexcept;                       \
   /* out[i] = exp((x[i] − shift)·mul) and returns Σ out[i]; out may be x, or null to only sum.        \
      Requires (x[i] − shift)·mul ≤ 0 or -inf, as in softmax after the max is subtracted. */           \
   float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept;     \

@@ -52,6 +52,11 @@ float row_max(const float* x, std::size_t n) noexcept {
   return m;
 }
 
+float row_max_checked(const float* x, std::size_t n, bool* invalid) noexcept {
+  *invalid = first_invalid(x, n, true) < n;
+  return row_max(x, n);
+}
+
 float exp_shifted(const float* x, std::size_t n, float shift, float mul, float* out) noexcept {
   float sum = 0.0f;
   for (std::size_t i = 0; i < n; ++i) {

@@ -187,6 +187,34 @@ float row_max(const float* x, std::size_t n) noexcept {
   return m;
 }
 
+float row_max_checked(const float* x, std::size_t n, bool* invalid) noexcept {
+  // NaN or +inf ⇔ exponent bits all ones and not exactly -inf.
+  const v128_t exp_mask = wasm_i32x4_splat(0x7f800000), neg_inf = wasm_i32x4_splat(int(0xff800000u));
+  v128_t bad = wasm_i32x4_splat(0);
+  float m = -__builtin_inff();
+  std::size_t i = 0;
+  if (n >= 8) {
+    v128_t m0 = wasm_v128_load(x), m1 = wasm_v128_load(x + 4);
+    for (; i + 8 <= n; i += 8) {
+      const v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
+      m0 = wasm_f32x4_pmax(m0, a);
+      m1 = wasm_f32x4_pmax(m1, b);
+      const v128_t ea = wasm_i32x4_eq(wasm_v128_and(a, exp_mask), exp_mask);
+      const v128_t eb = wasm_i32x4_eq(wasm_v128_and(b, exp_mask), exp_mask);
+      bad = wasm_v128_or(bad, wasm_v128_or(wasm_v128_andnot(ea, wasm_i32x4_eq(a, neg_inf)),
+                                           wasm_v128_andnot(eb, wasm_i32x4_eq(b, neg_inf))));
+    }
+    m = hmax(wasm_f32x4_pmax(m0, m1));
+  }
+  bool tail_bad = false;
+  for (; i < n; ++i) {
+    m = x[i] > m ? x[i] : m;
+    tail_bad |= std::isnan(x[i]) || x[i] == __builtin_inff();
+  }
+  *invalid = tail_bad || wasm_v128_any_true(bad);
+  return m;
+}
+
 namespace {
 
 // kScaled: multiply by `mul` after the shift; skipped when mul is 1 (attention, plain softmax).
