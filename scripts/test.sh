@@ -11,6 +11,7 @@ step "native tests (CTest)";   bash scripts/test-native.sh
 step "fuzz (short bounded pass)"; bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 step "wasm package build";     npm run --silent build
 step "package tests (node)";   npm run --silent test:js
+step "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)"; bash scripts/test-js-debug.sh
 step "explorer build";         npm run --silent build:web
 step "explorer tests (Chromium)"; npm run --silent test:e2e
 step "all tests passed"

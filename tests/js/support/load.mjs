@@ -1,16 +1,24 @@
 // Loads the built package from dist/ (what `npm run build` produces) and one instance per backend.
 // A missing build fails every test file with the same clear message instead of skipping.
+// ATTNLAB_DIST=dist-debug (a folder relative to the repo, or absolute) runs the same tests against another
+// build of the package: scripts/test-js-debug.sh uses it for the -sASSERTIONS=2 -sSAFE_HEAP=1 modules.
 import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repo = fileURLToPath(new URL('../../../', import.meta.url));
-export const dist = `${repo}dist/`;
+const distDir = (process.env.ATTNLAB_DIST || 'dist').replace(/\/+$/, '');
+export const dist = isAbsolute(distDir) ? `${distDir}/` : `${repo}${distDir}/`;
+/** True when the tests run against a build other than dist/ (the debug modules). */
+export const altDist = dist !== `${repo}dist/`;
 export const packageJson = JSON.parse(readFileSync(`${repo}package.json`, 'utf8'));
 
 export const distFiles = ['index.js', 'index.d.ts', 'attnlab-simd.mjs', 'attnlab-simd.wasm', 'attnlab-scalar.mjs', 'attnlab-scalar.wasm'];
 const missing = distFiles.filter((f) => !existsSync(dist + f));
 if (missing.length) {
-  throw new Error(`dist/ is missing ${missing.join(', ')}: run \`npm run build\` (scripts/build-wasm.sh) before the package tests`);
+  throw new Error(altDist
+    ? `${dist} (ATTNLAB_DIST) is missing ${missing.join(', ')}: run scripts/build-wasm-debug.sh first`
+    : `dist/ is missing ${missing.join(', ')}: run \`npm run build\` (scripts/build-wasm.sh) before the package tests`);
 }
 
 export const { init, simdSupported } = await import(pathToFileURL(`${dist}index.js`).href);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Debug build of the npm package for the JS suite: both wasm modules linked with Emscripten's
+# -sASSERTIONS=2 -sSAFE_HEAP=1 -sSTACK_OVERFLOW_CHECK=2 at -O1 -g (presets wasm-debug, wasm-debug-scalar),
+# assembled in dist-debug/ with the same file names as dist/, so the unchanged src/js/index.js loads them.
+# Never shipped; scripts/test-js-debug.sh runs the tests against it (ATTNLAB_DIST=dist-debug).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs   # Debian's Emscripten 3.1.6 finds acorn (its JS optimizer) only through this
+
+command -v emcc >/dev/null || { echo "emcc not found: run scripts/bootstrap.sh (Debian package 'emscripten')" >&2; exit 1; }
+
+for preset in wasm-debug wasm-debug-scalar; do
+  if [[ ! -f build/$preset/CMakeCache.txt ]]; then
+    cmake --preset "$preset" >/dev/null
+  fi
+  cmake --build "build/$preset" -j2 | { grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)' || true; }
+done
+
+mkdir -p dist-debug
+copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }
+copy src/js/index.js dist-debug/index.js
+copy src/js/index.d.ts dist-debug/index.d.ts
+for ext in mjs wasm; do
+  copy "build/wasm-debug/src/wasm/attnlab-simd.$ext" "dist-debug/attnlab-simd.$ext"
+  copy "build/wasm-debug-scalar/src/wasm/attnlab-scalar.$ext" "dist-debug/attnlab-scalar.$ext"
+done
+# Proof that this is the checked build: SAFE_HEAP's and the assertions' helpers are in the glue.
+grep -q SAFE_HEAP dist-debug/attnlab-simd.mjs && grep -q SAFE_HEAP dist-debug/attnlab-scalar.mjs \
+  || { echo "dist-debug/: the glue has no SAFE_HEAP checks; was it linked with ATTNLAB_WASM_DEBUG=ON?" >&2; exit 1; }
+echo "dist-debug/ (debug wasm: ASSERTIONS=2, SAFE_HEAP=1):"
+for f in dist-debug/*; do printf '  %-26s %8d\n' "${f#dist-debug/}" "$(wc -c <"$f")"; done

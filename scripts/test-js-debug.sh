@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The package's JS tests against the debug wasm build (Emscripten -sASSERTIONS=2 -sSAFE_HEAP=1
+# -sSTACK_OVERFLOW_CHECK=2, -O1 -g; both modules): every load and store the engine makes is checked for null,
+# out-of-heap and misaligned addresses, and Embind checks every argument's range. Builds dist-debug/ first
+# (scripts/build-wasm-debug.sh, incremental), proves the checks are live (tests/js/support/debug-build.mjs),
+# then runs the suites that exercise the module: results, errors, memory growth and leaks, loading, soak.
+# Left out: browser.test.mjs (Chromium loads dist/ through its own page), pack.test.mjs and types.test.mjs
+# (the tarball and the .d.ts, not the module). ~1.5 min on 2 cores after the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs
+
+bash scripts/build-wasm-debug.sh
+
+export ATTNLAB_DIST=dist-debug
+node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 \
+  tests/js/support/debug-build.mjs \
+  tests/js/softmax.test.mjs tests/js/attention.test.mjs tests/js/multihead.test.mjs tests/js/errors.test.mjs \
+  tests/js/memory.test.mjs tests/js/loading.test.mjs tests/js/soak.test.mjs
