@@ -5,11 +5,11 @@ import { init } from 'attnlab';
 /** The subset of the package API the explorer uses (checked against the package's own types at build). */
 export interface Engine {
   backend: string;
-  softmax(x: Float32Array, opts: { cols: number; temperature?: number }): Float32Array;
+  softmax(x: Float32Array, opts: { cols: number; temperature?: number; log?: boolean }): Float32Array;
   attention(opts: {
     q: Float32Array; k: Float32Array; v: Float32Array;
     nq: number; nk: number; dk: number; dv: number;
-    causal?: boolean; scale?: number;
+    causal?: boolean; scale?: number; mask?: Float32Array | null;
     returnScores?: boolean; returnWeights?: boolean; returnRawScores?: boolean;
   }): { output: Float32Array; scores?: Float32Array; weights?: Float32Array; rawScores?: Float32Array };
   multiHeadAttention(opts: {

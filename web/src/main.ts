@@ -10,9 +10,16 @@ import type { Lab, LabContext } from './labs/lab';
 import { softmaxLab } from './labs/softmax-lab';
 import { attentionLab } from './labs/attention-lab';
 import { multiheadLab } from './labs/multihead-lab';
+import { kvLookupLab } from './labs/kv-lookup-lab';
+import { pullLab } from './labs/pull-lab';
+import { sqrtDkLab } from './labs/sqrt-dk-lab';
+import { stabilityLab } from './labs/stability-lab';
+import { causalLab } from './labs/causal-lab';
+import { asymLab } from './labs/asym-lab';
+import { spacesLab } from './labs/spaces-lab';
 
 /** The labs, in page order. Later sections (issue 5's figures, issue 6's tools) register here. */
-const LABS: Lab[] = [softmaxLab, attentionLab, multiheadLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;

@@ -31,6 +31,33 @@ export interface AppState {
   mhSeed: number;
   mhCausal: boolean;
   woEdits: Overrides;
+  // soft key-value lookup (seed 004): query vector, keys apple/banana/chair (row-major 3 × 2), their values
+  kvQuery: number[];
+  kvKeys: number[];
+  kvValues: number[];
+  /** The word looked up exactly in the dictionary, for contrast. */
+  kvWord: string;
+  // words pulling words (seed 003)
+  pullSentence: number;
+  pullWord: number;
+  pullEdits: Overrides;
+  pullIters: number;
+  // why √d_k
+  rootDk: number;
+  rootSeed: number;
+  // numerical stability
+  stabLogits: number[];
+  // causal mask figure and per-cell trace: the traced weight cell (query row, key column)
+  traceRow: number;
+  traceCol: number;
+  // asymmetric pull (bride/ring): separate W_Q, W_K or one shared space
+  asymSeparate: boolean;
+  asymWq: number[];
+  asymWk: number[];
+  // transformed spaces: 2 × 2 W_Q, W_K, W_V (row-major) and the pulled word
+  spWq: number[];
+  spWk: number[];
+  spWv: number[];
 }
 
 export const LIMITS = {
@@ -44,6 +71,10 @@ export const LIMITS = {
   headDim: { min: 1, max: 8 },
   cell: 1000, // |edited matrix value|
   edits: 512, // edited cells per matrix
+  kvAbs: 100, // |query, key or value entry| in the lookup figure
+  pullIters: 20,
+  rootDk: 512,
+  stab: { min: 2, max: 8, abs: 1000 },
 } as const;
 
 export function defaultState(): AppState {
@@ -70,5 +101,24 @@ export function defaultState(): AppState {
     mhSeed: 3,
     mhCausal: false,
     woEdits: new Map(),
+    kvQuery: [1, 0.2],
+    kvKeys: [1.2, 0.4, 0.9, 0.3, -1, 0.5],
+    kvValues: [10, 5, 2],
+    kvWord: 'fruit',
+    pullSentence: 0,
+    pullWord: 6,
+    pullEdits: new Map(),
+    pullIters: 0,
+    rootDk: 64,
+    rootSeed: 1,
+    stabLogits: [90, 100, 110],
+    traceRow: 6,
+    traceCol: 3,
+    asymSeparate: true,
+    asymWq: [1, 0, 0, 1],
+    asymWk: [0.5, 0.87, -0.87, 0.5],
+    spWq: [1, 0, 0, 1],
+    spWk: [1, 0, 0, 1],
+    spWv: [1.5, 0, 0, 0.6],
   };
 }

@@ -43,6 +43,12 @@ function overrides(s: string, key: RegExp): Overrides | undefined {
   return out;
 }
 
+/** A fixed- or bounded-length list of numbers, each |x| ≤ abs. */
+function numList(s: string, min: number, max: number, abs: number): number[] | undefined {
+  const xs = s.split(',').map((p) => num(p, -abs, abs));
+  return xs.length >= min && xs.length <= max && xs.every((x) => x !== undefined) ? (xs as number[]) : undefined;
+}
+
 type Field = {
   [K in keyof AppState]: { param: string; key: K; parse(s: string): AppState[K] | undefined; write(v: AppState[K]): string };
 }[keyof AppState];
@@ -84,6 +90,28 @@ export const FIELDS: Field[] = [
   f('ms', 'mhSeed', (s) => int(s, 0, 999999), String),
   f('mc', 'mhCausal', bool, (v) => (v ? '1' : '0')),
   f('wo', 'woEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
+  f('kq', 'kvQuery', (s) => numList(s, 2, 2, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('kk', 'kvKeys', (s) => numList(s, 6, 6, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('kv', 'kvValues', (s) => numList(s, 3, 3, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('kw', 'kvWord', (s) => (/^[\p{L}\p{N}' -]{0,24}$/u.test(s) ? s : undefined), (v) => v),
+  f('ps', 'pullSentence', (s) => int(s, 0, 2), String),
+  f('pw', 'pullWord', (s) => int(s, 0, LIMITS.tokens - 1), String),
+  f('pe', 'pullEdits', (s) => {
+    const o = overrides(s, WORD_KEY);
+    return o && [...o.values()].every((v) => v >= -1.5 && v <= 3) ? o : undefined; // inside the drawn plane
+  }, writeOverrides),
+  f('pi', 'pullIters', (s) => int(s, 0, LIMITS.pullIters), String),
+  f('rk', 'rootDk', (s) => int(s, 1, LIMITS.rootDk), String),
+  f('rs', 'rootSeed', (s) => int(s, 0, 999999), String),
+  f('ci', 'traceRow', (s) => int(s, 0, LIMITS.tokens - 1), String),
+  f('cj', 'traceCol', (s) => int(s, 0, LIMITS.tokens - 1), String),
+  f('as', 'asymSeparate', bool, (v) => (v ? '1' : '0')),
+  f('aq', 'asymWq', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('ak', 'asymWk', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('tq', 'spWq', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('tk', 'spWk', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('tv', 'spWv', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
+  f('nx', 'stabLogits', (s) => numList(s, LIMITS.stab.min, LIMITS.stab.max, LIMITS.stab.abs), (v) => v.map(fmt).join(',')),
 ];
 
 export function parseQuery(search: string): ParseResult {

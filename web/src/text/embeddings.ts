@@ -32,7 +32,8 @@ export interface Embedded {
 }
 
 export function wordVector(word: string, dModel: number, seed: number): number[] {
-  const toy = TOY_EMBEDDINGS[word];
+  // hasOwn: "constructor" or "__proto__" are words, not the table's prototype members.
+  const toy = Object.hasOwn(TOY_EMBEDDINGS, word) ? TOY_EMBEDDINGS[word] : undefined;
   if (toy) return Array.from({ length: dModel }, (_, i) => (i < 2 ? toy[i] : 0));
   // The prefix does not depend on dModel, so growing d_model keeps the first coordinates.
   return gaussians(hashString(`${seed}:${word}`), dModel, SEEDED_STD);
@@ -50,5 +51,5 @@ export function embed(words: string[], dModel: number, seed: number, edits: Over
       edited[r * dModel + c] = e !== undefined;
     }
   });
-  return { x, source: words.map((w) => (TOY_EMBEDDINGS[w] ? 'toy' : 'seeded')), edited };
+  return { x, source: words.map((w) => (Object.hasOwn(TOY_EMBEDDINGS, w) ? 'toy' : 'seeded')), edited };
 }

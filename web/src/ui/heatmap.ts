@@ -5,7 +5,7 @@
 import { select, type Selection } from 'd3';
 import { el } from './dom';
 import { fmt } from './format';
-import { makeScale } from './palette';
+import { makeScale, type Palette } from './palette';
 
 export interface HeatmapSpec {
   name: string;
@@ -21,6 +21,8 @@ export interface HeatmapSpec {
   onSelectRow?: (r: number) => void;
   /** Largest cell side in px. */
   maxCell?: number;
+  /** 'seq' (weights in [0, 1], the default) or 'div' (signed values such as A − Aᵀ, symmetric around 0). */
+  palette?: Palette;
 }
 
 interface Cell { i: number; j: number }
@@ -111,7 +113,8 @@ export class Heatmap {
   private fill(spec: HeatmapSpec): void {
     const svg = this.svg;
     if (!svg) return;
-    const scale = makeScale('seq', spec.values, 1);
+    const div = spec.palette === 'div';
+    const scale = div ? makeScale('div', spec.values) : makeScale('seq', spec.values, 1);
     const hatch = `url(#hatch-${spec.name})`;
     const { m } = spec;
     const value = (d: Cell) => spec.values[d.i * m + d.j];
@@ -123,6 +126,7 @@ export class Heatmap {
       .text((d) => {
         if (masked(d)) return '';
         const v = value(d);
+        if (div) return Math.abs(v) < 0.005 ? '0' : v.toFixed(2).replace(/^(-?)0\./, '$1.');
         return v < 0.005 ? '≈0' : v >= 0.995 ? '1' : v.toFixed(2).replace(/^0\./, '.');
       });
     svg.attr('aria-label', `${spec.label}: ${spec.n} × ${spec.m} heatmap; the table of the same numbers follows.`);
