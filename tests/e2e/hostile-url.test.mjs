@@ -16,7 +16,7 @@ before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
 // An edit must be answered within this (the page recomputes in a few ms; the bound is for a loaded CI machine).
-const ANSWER_MS = 3000;
+const ANSWER_MS = 10000;  // a hang detector, not a speed test: a loaded CI machine must not fail it
 // A hostile page must still be ready within this (a clean one takes well under a second).
 const READY_MS = 15000;
 
