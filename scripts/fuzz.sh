@@ -15,7 +15,7 @@ for name in softmax attention multihead; do
   (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1 "./tests/fuzz/fuzz_$name" -max_total_time="$SECONDS_EACH" \
       -max_len=4096 -print_final_stats=1 "corpus/$name" "../../tests/fuzz/corpus/$name") >"$log" 2>&1 || {
     tail -40 "$log"; echo "fuzz_$name FAILED (log: $log)"; exit 1; }
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')
+  runs=$(grep -aoE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')  # -a: the log holds raw input bytes
   echo "   $runs executions, 0 crashes"
   total=$((total + runs))
 done
