@@ -17,7 +17,8 @@
 //  * Underflow: a product below float32's normal range rounds with an absolute error up to 2⁻¹⁵⁰ instead
 //    of a relative one, so every sum of k products gets k·2⁻¹⁴⁹ more (a product of two 1e−26 is already 0).
 // The second-order terms (products of two of these) are below 1e−12 relative for every size tested and
-// are covered by adding ε² to each relative bound.
+// are covered by adding ε² to each relative bound. Where the first-order relative bound of a probability
+// reaches 1 (logits so large that their own rounding moves them by more than 1), the bound is 1.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -100,7 +101,10 @@ inline Bounded softmax_rows(const std::vector<double>& x, const std::vector<doub
         const double p = std::exp(z) / sum;
         const double rel = dz[j] + exp_rel_error + sum_err + 2 * u + extra_rel;
         r.value[at] = p;
-        r.bound[at] = p * (rel + rel * rel) + flush_floor;
+        // e^ε − 1 ≤ ε + ε² while ε < 1. Beyond that the row is ill-conditioned: the inputs' own float32
+        // errors move the logits by more than 1 (huge projections), and any probability in [0, 1] is an honest
+        // float32 answer, so the bound is 1.
+        r.bound[at] = rel < 1.0 ? p * (rel + rel * rel) + flush_floor : 1.0;
       }
     }
   }
