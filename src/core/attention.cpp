@@ -119,6 +119,10 @@ Status attend_streaming(const AttentionProblem& p) {
   float* const run_max = stats.data();
   float* const run_sum = stats.data() + kRows;
   pack_keys(p, kt.data());
+  // q·scale is the cheaper place to apply the scale, unless it could overflow where q·k·scale does not
+  // (huge q against zero keys): then the tiles are scaled instead.
+  const bool prescale = max_row_norm(p.q, p.nq, p.dk, p.ldq) * p.scale <= 1e37;
+  const float q_scale = prescale ? p.scale : 1.0f, tile_scale = prescale ? 1.0f : p.scale;
 
   for (std::size_t i0 = 0; i0 < p.nq; i0 += kRows) {
     const std::size_t rows = p.nq - i0 < kRows ? p.nq - i0 : kRows;
@@ -126,7 +130,7 @@ Status attend_streaming(const AttentionProblem& p) {
     const std::size_t key_end = p.causal ? causal_keys(i0 + rows - 1, p.nq, p.nk) : p.nk;
     std::memset(acc.data(), 0, rows * p.dv * sizeof(float));
     for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
-    kern::pack_rows(rows, p.dk, p.q + i0 * p.ldq, p.ldq, p.scale, qblock.data());
+    kern::pack_rows(rows, p.dk, p.q + i0 * p.ldq, p.ldq, q_scale, qblock.data());
 
     for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
@@ -134,7 +138,7 @@ Status attend_streaming(const AttentionProblem& p) {
       kern::gemm_packed(rows, cols, p.dk, qblock.data(), kt.data() + j0 * p.dk, kKeyTile, s, kKeys, false);
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
-        mask_row(p, 1.0f, i0 + r, j0, cols, row);
+        mask_row(p, tile_scale, i0 + r, j0, cols, row);
         const float tile_max = kern::row_max(row, cols);
         const float new_max = tile_max > run_max[r] ? tile_max : run_max[r];
         if (new_max == -INFINITY) {  // nothing visible yet in this row: contributes nothing

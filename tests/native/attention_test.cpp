@@ -194,3 +194,16 @@ TEST_CASE("attention: automatic path streams unless the matrix is wanted", "[att
   REQUIRE(attnlab::attention(a, AttentionOutputs{out_stream}).ok());
   CHECK(out_auto == out_stream);
 }
+
+TEST_CASE("attention: a huge q with a huge scale against zero keys (found by fuzzing)", "[attention]") {
+  // q·scale alone overflows float32 although every score q·k·scale is 0: the output is the mean of V.
+  const std::vector<float> q = {1.7476e30f, 1.7476e30f}, k = {0.0f, 0.0f, 0.0f}, v = {1.0f, 2.0f, 6.0f};
+  for (auto path : {AttentionPath::materialized, AttentionPath::streaming}) {
+    std::vector<float> out(2, -1.0f);
+    AttentionArgs a{q, k, v, 2, 3, 1, 1, 1.7476e30f};
+    a.path = path;
+    REQUIRE(attnlab::attention(a, AttentionOutputs{out}).ok());
+    CHECK(out[0] == Approx(3.0).epsilon(1e-6));
+    CHECK(out[1] == Approx(3.0).epsilon(1e-6));
+  }
+}

@@ -137,9 +137,11 @@ inline AttentionRef attention(const std::vector<double>& q, const std::vector<do
       r.raw.bound[at] = gamma(double(dk)) * sa + prop + double(dk) * underflow;
       // Materialized: (q·k)·scale, so the dot product's underflow is scaled too. Streaming: (q·scale)·k,
       // one more rounding per term, and underflow both in q·scale (times |k|) and in each product.
+      // (The streaming path falls back to the materialized order when q·scale could overflow: take both.)
+      const double materialized_err = scale * (gamma(double(dk)) * sa + prop + double(dk) * underflow);
       const double scaled_err =
-          streaming ? scale * (gamma(double(dk + 1)) * sa + prop) + underflow * (double(dk) + ksum)
-                    : scale * (gamma(double(dk)) * sa + prop + double(dk) * underflow);
+          streaming ? std::fmax(materialized_err, scale * (gamma(double(dk + 1)) * sa + prop) + underflow * (double(dk) + ksum))
+                    : materialized_err;
       const bool hidden = causal && (i + nk < nq || j > i + nk - nq);
       const double add = mask ? double((*mask)[at]) : 0.0;
       const double sc = hidden || add == -inf ? -inf : s * scale + add;
