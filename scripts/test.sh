@@ -8,7 +8,7 @@ step() { echo; echo "==== $1 ($((SECONDS - start)) s)"; }
 
 step "bootstrap";              bash scripts/bootstrap.sh
 step "native tests (CTest)";   bash scripts/test-native.sh
-step "fuzz (short bounded pass)"; bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+step "fuzz (bounded, deterministic pass)"; bash scripts/fuzz.sh --ci
 step "wasm package build";     npm run --silent build
 step "package tests (node)";   npm run --silent test:js
 step "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)"; bash scripts/test-js-debug.sh
