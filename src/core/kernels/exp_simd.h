@@ -10,54 +10,40 @@ namespace attnlab::kernels::simd {
 
 // The constants as vectors: build once per kernel call, outside the loops (see exp_constants.h).
 struct ExpVectors {
-  v128_t log2e, magic, ln2_hi, ln2_lo, lo_limit, hi_limit, one, p[6];
+  v128_t log2e, magic, ln2_hi, ln2_lo, lo_limit, one, p[6];
 };
 
 inline ExpVectors load_exp_vectors() noexcept {
   const ExpConstants& c = kExpConstants;
   ExpVectors v{wasm_f32x4_splat(c.log2e),    wasm_f32x4_splat(c.magic),    wasm_f32x4_splat(c.ln2_hi),
-               wasm_f32x4_splat(c.ln2_lo),   wasm_f32x4_splat(c.lo_limit), wasm_f32x4_splat(c.hi_limit),
-               wasm_f32x4_splat(1.0f),       {}};
+               wasm_f32x4_splat(c.ln2_lo),   wasm_f32x4_splat(c.lo_limit), wasm_f32x4_splat(1.0f),
+               {}};
   for (int i = 0; i < 6; ++i) v.p[i] = wasm_f32x4_splat(c.p[i]);
   return v;
 }
 
-// kNonPositive: the caller guarantees x ≤ 0 or -inf (softmax after the max is subtracted), which
-// skips the overflow handling. Otherwise the whole float range: finite up to ln(FLT_MAX) ≈ 88.7228.
-template <bool kNonPositive = false>
+// For x ≤ 0 or -inf, the only inputs softmax produces once the row max is subtracted: no overflow case.
 inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
   // Lanes below the cutoff (and -inf) compute garbage that the final AND with `keep` turns into exactly 0,
-  // so x needs no clamp at the bottom; at the top it is clamped so that n stays ≤ 128.
+  // so x needs no clamp.
   const v128_t keep = wasm_f32x4_ge(x, k.lo_limit);
-  v128_t xc = x;
-  if constexpr (!kNonPositive) xc = wasm_f32x4_pmin(xc, k.hi_limit);
 
   // Round x·log2e to an integer n by adding 1.5·2²³ (+127, the exponent bias): the float addition does
   // the rounding, and n + 127 lands in the low mantissa bits, ready to shift into the exponent field.
   // Cheaper in wasm engines than f32x4.nearest plus i32x4.trunc_sat.
-  const v128_t biased = wasm_f32x4_add(wasm_f32x4_mul(xc, k.log2e), k.magic);
+  const v128_t biased = wasm_f32x4_add(wasm_f32x4_mul(x, k.log2e), k.magic);
   const v128_t n = wasm_f32x4_sub(biased, k.magic);
-  v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(n, k.ln2_hi));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, k.ln2_hi));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, k.ln2_lo));
 
   v128_t p = k.p[0];
   for (int i = 1; i < 6; ++i) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k.p[i]);
   const v128_t r2 = wasm_f32x4_mul(r, r);
-  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), k.one);
+  const v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), k.one);
 
-  // 2^n = (n + 127) << 23 as float, valid for n in [-126, 127]. Near the top n reaches 128: then
-  // scale by 2^127 and double y first (y·2 ≤ 2.9 cannot overflow on its own).
-  v128_t biased_n = biased;
-  if constexpr (!kNonPositive) {  // the full-range variant is not on a hot path: plain constants are fine
-    const v128_t top = wasm_f32x4_gt(n, wasm_f32x4_splat(127.0f));
-    y = wasm_v128_bitselect(wasm_f32x4_add(y, y), y, top);
-    biased_n = wasm_v128_bitselect(wasm_f32x4_sub(biased, k.one), biased, top);
-  }
-  const v128_t pow2n = wasm_i32x4_shl(biased_n, 23);
-  v128_t result = wasm_v128_and(wasm_f32x4_mul(y, pow2n), keep);  // v128.and: one instruction in V8
-  if constexpr (!kNonPositive)
-    result = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), result, wasm_f32x4_gt(x, k.hi_limit));
-  return result;
+  // 2^n = (n + 127) << 23 as float; n ∈ [-126, 0] here, already in biased's low mantissa bits.
+  const v128_t pow2n = wasm_i32x4_shl(biased, 23);
+  return wasm_v128_and(wasm_f32x4_mul(y, pow2n), keep);  // v128.and: one instruction in V8
 }
 
 }  // namespace attnlab::kernels::simd

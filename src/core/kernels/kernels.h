@@ -28,9 +28,7 @@ namespace attnlab::kernels {
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
   /* Index of the first NaN or +inf (and -inf unless allow_neg_inf) in x[0..n), or n when there is none. */ \
-  std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;              \
-  /* y[i] = exp(x[i]); +inf above ln(FLT_MAX) ≈ 88.7228; below −87.34 the result flushes to 0. */          \
-  void exp(const float* x, float* y, std::size_t n) noexcept;
+  std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;
 
 inline constexpr std::size_t kPanelRows = 4;  // rows per packed A panel
 inline constexpr std::size_t packed_size(std::size_t m, std::size_t k) {

@@ -81,9 +81,5 @@ std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noe
   return n;
 }
 
-void exp(const float* x, float* y, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
-}
-
 }  // namespace scalar
 }  // namespace attnlab::kernels

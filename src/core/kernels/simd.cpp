@@ -229,8 +229,8 @@ float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, fl
   v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t e0 = exp_f32x4<true>(arg(wasm_v128_load(x + i)), k);
-    const v128_t e1 = exp_f32x4<true>(arg(wasm_v128_load(x + i + 4)), k);
+    const v128_t e0 = exp_f32x4(arg(wasm_v128_load(x + i)), k);
+    const v128_t e1 = exp_f32x4(arg(wasm_v128_load(x + i + 4)), k);
     if (out) {
       wasm_v128_store(out + i, e0);
       wasm_v128_store(out + i + 4, e1);
@@ -239,7 +239,7 @@ float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, fl
     acc1 = wasm_f32x4_add(acc1, e1);
   }
   if (i + 4 <= n) {
-    const v128_t e0 = exp_f32x4<true>(arg(wasm_v128_load(x + i)), k);
+    const v128_t e0 = exp_f32x4(arg(wasm_v128_load(x + i)), k);
     if (out) wasm_v128_store(out + i, e0);
     acc0 = wasm_f32x4_add(acc0, e0);
     i += 4;
@@ -248,7 +248,7 @@ float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, fl
   if (i < n) {  // 1–3 left: through the same vector exp, padded with -inf (which gives exactly 0)
     float tail[4] = {-__builtin_inff(), -__builtin_inff(), -__builtin_inff(), -__builtin_inff()}, e[4];
     for (std::size_t t = 0; i + t < n; ++t) tail[t] = x[i + t];
-    wasm_v128_store(e, exp_f32x4<true>(arg(wasm_v128_load(tail)), k));
+    wasm_v128_store(e, exp_f32x4(arg(wasm_v128_load(tail)), k));
     for (std::size_t t = 0; i + t < n; ++t) {
       if (out) out[i + t] = e[t];
       sum += e[t];
@@ -301,18 +301,6 @@ std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noe
   for (; i < n; ++i)
     if (!std::isfinite(x[i]) && !(allow_neg_inf && x[i] == -__builtin_inff())) return i;
   return n;
-}
-
-void exp(const float* x, float* y, std::size_t n) noexcept {
-  const ExpVectors k = load_exp_vectors();
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, exp_f32x4(wasm_v128_load(x + i), k));
-  if (i < n) {
-    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (std::size_t j = 0; i + j < n; ++j) t[j] = x[i + j];
-    wasm_v128_store(t, exp_f32x4(wasm_v128_load(t), k));
-    for (std::size_t j = 0; i + j < n; ++j) y[i + j] = t[j];
-  }
 }
 
 }  // namespace simd
