@@ -45,6 +45,22 @@ export const CSP_DIRECTIVES = [
 ];
 export const CSP = [...CSP_DIRECTIVES, "frame-ancestors 'none'"].join('; ');
 
+// The offline single file (web/dist/attnlab-explorer.html, opened from file://) has no origin to call 'self':
+// its one inline script and one inline style are allowed by hash (appended at build), fonts, the favicon and
+// the .wasm come from data: URLs, the labs' workers from blob: URLs made from inline code.
+export const SINGLE_FILE_CSP_DIRECTIVES = [
+  "default-src 'none'",
+  "script-src 'wasm-unsafe-eval'",
+  'style-src',
+  'font-src data:',
+  'img-src data: blob:',
+  'connect-src data:',
+  'worker-src blob:',
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+];
+
 const HEADERS = {
   'Content-Security-Policy': CSP,
   'X-Content-Type-Options': 'nosniff',

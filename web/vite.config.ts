@@ -1,14 +1,17 @@
 // Vite config for the explorer. Run from the repo root (`npm run dev`, `npm run build:web`).
+// `--mode single` builds the offline copy: one HTML file with every script, style, font, worker and .wasm inside.
 import { defineConfig, type Plugin } from 'vite';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 // @ts-expect-error: a plain .mjs script without type declarations
-import { CSP_DIRECTIVES } from '../scripts/serve.mjs';
+import { CSP_DIRECTIVES, SINGLE_FILE_CSP_DIRECTIVES } from '../scripts/serve.mjs';
 
 const webDir = fileURLToPath(new URL('.', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
 
 // KaTeX's CSS lists woff2, woff and ttf for every face. Every browser that runs wasm SIMD reads woff2,
-// so drop the other two: the build then ships (and the single-file build later inlines) a third of the fonts.
+// so drop the other two: the build then ships (and the single-file build inlines) a third of the fonts.
 function katexWoff2Only(): Plugin {
   return {
     name: 'katex-woff2-only',
@@ -22,30 +25,96 @@ function katexWoff2Only(): Plugin {
 
 // The built page carries the same policy as a <meta> tag, so any static host serves it protected.
 // (Build only: the dev server injects styles inline for hot reload. frame-ancestors is header-only.)
-function cspMeta(): Plugin {
+// The single file gets its policy later, once the hashes of its inline script and style are known.
+function cspMeta(single: boolean): Plugin {
   return {
     name: 'csp-meta',
     apply: 'build',
     transformIndexHtml: () => [
-      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: (CSP_DIRECTIVES as string[]).join('; ') }, injectTo: 'head-prepend' },
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: single ? '__CSP__' : (CSP_DIRECTIVES as string[]).join('; ') }, injectTo: 'head-prepend' },
     ],
   };
 }
 
-export default defineConfig({
-  root: webDir,
-  base: './', // relative URLs: the folder works from any path on any static host
-  plugins: [katexWoff2Only(), cspMeta()],
-  resolve: {
-    // The package as built by `npm run build`; Vite bundles its .wasm files as assets.
-    alias: { attnlab: `${repoDir}dist/index.js` },
-  },
-  build: {
-    outDir: `${webDir}dist`,
-    emptyOutDir: true,
-    target: 'es2022',
-    assetsInlineLimit: 0, // no data: URLs, so the CSP can stay 'self'-only
-    chunkSizeWarningLimit: 600,
-  },
-  server: { port: 5173 },
+const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+// The offline single file. Workers are bundled inline (a `?worker` import becomes `?worker&inline`, started
+// from a Blob), assets become data: URLs (assetsInlineLimit below), and the one script and one stylesheet
+// are written into index.html. Inline code needs no 'unsafe-inline': the policy allows exactly their hashes.
+function singleFile(): Plugin[] {
+  const rewrite: Plugin = {
+    name: 'single-file-sources',
+    apply: 'build',
+    enforce: 'pre',
+    transform(code, id) {
+      // The Emscripten glue names its .wasm as a default that init() always overrides (locateFile):
+      // drop it, or the file would carry every .wasm twice.
+      if (/dist[\\/]attnlab-(simd|scalar)\.mjs$/.test(id)) {
+        const out = code.replace(/new URL\("attnlab-(simd|scalar)\.wasm",import\.meta\.url\)\.toString\(\)/, '""');
+        if (out === code) throw new Error(`single-file: the glue's default .wasm URL was not found in ${id}`);
+        return out;
+      }
+      if (!id.startsWith(`${webDir}src`) || !code.includes('?worker')) return null;
+      return code.replace(/\?worker(['"])/g, '?worker&inline$1');
+    },
+  };
+  const inline: Plugin = {
+    name: 'single-file',
+    apply: 'build',
+    enforce: 'post',
+    // order 'post': after Vite's own generateBundle steps (its import analysis fills in dynamic-import preloads there).
+    generateBundle: { order: 'post', handler(_, bundle) {
+      const html = bundle['index.html'];
+      if (!html || html.type !== 'asset') throw new Error('single-file: index.html is missing from the bundle');
+      let page = String(html.source);
+      const chunks = Object.values(bundle).filter((f) => f.type === 'chunk');
+      if (chunks.length !== 1) throw new Error(`single-file: expected one script chunk, got ${chunks.map((c) => c.fileName).join(', ')}`);
+      const styles = Object.values(bundle).filter((f) => f.type === 'asset' && f.fileName.endsWith('.css'));
+      // "</script" and "</style" inside the code would end the element early; "<\/" means the same in JS strings.
+      const script = (chunks[0] as { code: string }).code.replace(/<\/(script)/gi, '<\\/$1');
+      const style = styles.map((s) => String((s as { source: string | Uint8Array }).source)).join('\n').replace(/<\/(style)/gi, '<\\/$1');
+      page = page.replace(/<script type="module"[^>]*src="[^"]*"[^>]*><\/script>\s*/, '');
+      page = page.replace(/<link rel="stylesheet"[^>]*>\s*/g, '');
+      page = page.replace(/<link rel="modulepreload"[^>]*>\s*/g, '');
+      // The offline copy has nothing to download: its link paragraph says what it is instead.
+      page = page.replace(/<!-- offline-link -->[\s\S]*?<!-- \/offline-link -->/, '<p data-offline-copy>This is the offline copy of the explorer: one file, no server, no network.</p>');
+      const icon = readFileSync(`${webDir}public/favicon.svg`).toString('base64');
+      page = page.replace(/href="\.\/favicon\.svg"/, `href="data:image/svg+xml;base64,${icon}"`);
+      page = page.replace('</head>', () => `<style>${style}</style>\n</head>`);
+      page = page.replace('</body>', () => `<script type="module">${script}</script>\n</body>`);
+      const csp = [...(SINGLE_FILE_CSP_DIRECTIVES as string[])];
+      csp[csp.findIndex((d) => d.startsWith('script-src'))] += ` ${sha256(script)}`;
+      csp[csp.findIndex((d) => d.startsWith('style-src'))] += ` ${sha256(style)}`;
+      page = page.replace('__CSP__', csp.join('; '));
+      html.source = page;
+      for (const name of Object.keys(bundle)) if (name !== 'index.html') delete bundle[name];
+    } },
+  };
+  return [rewrite, inline];
+}
+
+export default defineConfig(({ mode }) => {
+  const single = mode === 'single';
+  return {
+    root: webDir,
+    base: './', // relative URLs: the folder works from any path on any static host
+    plugins: [katexWoff2Only(), cspMeta(single), ...(single ? singleFile() : [])],
+    resolve: {
+      // The package as built by `npm run build`; Vite bundles its .wasm files as assets.
+      alias: { attnlab: `${repoDir}dist/index.js` },
+    },
+    build: {
+      outDir: single ? `${repoDir}artifacts/single` : `${webDir}dist`,
+      emptyOutDir: true,
+      target: 'es2022',
+      // The served page: no data: URLs, so the CSP can stay 'self'-only. The single file: everything inline.
+      assetsInlineLimit: single ? () => true : 0,
+      copyPublicDir: !single,
+      chunkSizeWarningLimit: single ? 4096 : 600,
+      rolldownOptions: single ? { output: { codeSplitting: false } } : {},
+    },
+    // Module workers: the labs' workers import the package (and its .wasm) like the page does.
+    worker: { format: 'es' },
+    server: { port: 5173 },
+  };
 });

@@ -6,7 +6,8 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
-export const distDir = `${repo}web/dist`;
+// ATTNLAB_WEB_DIST points the tests at another build of the page (e.g. a scratch build while developing).
+export const distDir = process.env.ATTNLAB_WEB_DIST ?? `${repo}web/dist`;
 export const shotsDir = `${repo}artifacts/screenshots`;
 
 export async function setup() {

@@ -1,0 +1,94 @@
+// The offline copy (web/dist/attnlab-explorer.html) is one self-contained file: copied alone into an empty
+// folder and opened from file://, it boots the wasm engine, computes the same numbers as the served page and
+// loads nothing but itself (every other URL it uses is data: or blob:). The served page links to it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { setup, openPage, readMatrix, settle, distDir } from './helpers.mjs';
+
+let env;
+let folder;
+let fileUrl;
+before(async () => {
+  env = await setup();
+  folder = mkdtempSync(join(tmpdir(), 'attnlab-offline-'));
+  copyFileSync(join(distDir, 'attnlab-explorer.html'), join(folder, 'attnlab-explorer.html'));
+  fileUrl = pathToFileURL(join(folder, 'attnlab-explorer.html')).href;
+});
+after(async () => {
+  await env?.close();
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+/** Opens the copy from disk, recording every request and console message. */
+async function openFile(query = '', { width = 1280 } = {}) {
+  const context = await env.browser.newContext({ viewport: { width, height: 900 }, reducedMotion: 'reduce', deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const log = { errors: [], requests: [] };
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') log.errors.push(`${m.type()}: ${m.text()}`); });
+  page.on('pageerror', (e) => log.errors.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => log.requests.push(r.url()));
+  await page.goto(`${fileUrl}${query}`);
+  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+  assert.equal(await page.getAttribute('body', 'data-ready'), 'true', `the offline copy failed to start: ${log.errors.join('\n')}`);
+  return { page, context, log };
+}
+
+test('the file is self-contained: one HTML document, a strict hash-based CSP, no external references', () => {
+  const html = readFileSync(join(folder, 'attnlab-explorer.html'), 'utf8');
+  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 2_000_000, 'under 2 MB');
+  // Nothing is fetched from a path: no src= or href= other than data: URLs and in-page anchors.
+  const markup = html.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '').replace(/<style>[\s\S]*?<\/style>/g, '');
+  const refs = [...markup.matchAll(/\s(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
+  const external = refs.filter((r) => !r.startsWith('data:') && !r.startsWith('#'));
+  assert.deepEqual(external, [], 'no src/href outside the file');
+  const style = html.match(/<style>([\s\S]*?)<\/style>/)?.[1] ?? '';
+  assert.match(style, /url\(data:font\/woff2;base64,/, 'the fonts are inside');
+  assert.doesNotMatch(style, /url\((?!["']?data:)[^)]*\)/, 'every CSS url() is a data: URL');
+  const csp = html.match(/http-equiv="Content-Security-Policy" content="([^"]*)"/)?.[1];
+  assert.ok(csp, 'the policy is in a meta tag');
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'wasm-unsafe-eval' 'sha256-[A-Za-z0-9+/=]+'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|'unsafe-eval'|\*|https?:/);
+  assert.equal((html.match(/<script/g) ?? []).length, 1, 'one inline script');
+});
+
+test('opened from file:// it boots the engine and matches the served page number for number', async () => {
+  const query = '?text=The+cat+sat+on+the+mat&causal=1';
+  const served = await openPage(env, query);
+  const offline = await openFile(query);
+  const { page, log } = offline;
+
+  assert.equal(await page.getAttribute('body', 'data-backend'), 'wasm-simd');
+  assert.match(await page.textContent('#engine-status'), /SIMD128/);
+  assert.ok(await page.$('[data-offline-copy]'), 'the copy says it is the offline copy');
+  assert.equal(await page.$('a[data-control="offline-download"]'), null, 'and offers no download of itself');
+  for (const name of ['Q', 'weights', 'output']) {
+    assert.deepEqual(await readMatrix(page, name), await readMatrix(served.page, name), `${name} equal to the served page`);
+  }
+  // The softmax lab recomputes from file:// too (a seed's numbers: [4, −1, 2.1] → 0.8648, 0.0058, 0.1294).
+  await page.click('button[data-control="sm-preset-[4, −1, 2.1]"]');
+  await settle(page);
+  const p = await page.$$eval('table[data-table="softmax"] tbody td[data-value]', (tds) => tds.map((td) => Number(td.dataset.value)));
+  [0.8648, 0.0058, 0.1294].forEach((v, i) => assert.ok(Math.abs(p[i] - v) <= 5e-5, `softmax[${i}] = ${p[i]}`));
+
+  const elsewhere = log.requests.filter((u) => !(u === fileUrl || u.startsWith(`${fileUrl}?`) || u.startsWith('data:') || u.startsWith('blob:')));
+  assert.deepEqual(elsewhere, [], 'nothing loaded but the file itself, data: and blob: URLs');
+  assert.deepEqual(log.errors, [], 'no console errors (CSP violations would show here)');
+  await served.context.close();
+  await offline.context.close();
+});
+
+test('the served page links to the offline copy, and the server sends it', async () => {
+  const { page, context } = await openPage(env, '');
+  const href = await page.getAttribute('a[data-control="offline-download"]', 'href');
+  assert.equal(href, './attnlab-explorer.html');
+  const res = await page.request.get(new URL(href, env.url).href);
+  assert.equal(res.status(), 200);
+  assert.match(res.headers()['content-type'], /^text\/html/);
+  assert.equal((await res.body()).length, statSync(join(distDir, 'attnlab-explorer.html')).size);
+  await context.close();
+});
