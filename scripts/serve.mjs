@@ -5,7 +5,8 @@
 // WebAssembly can compile. No 'unsafe-eval', no inline scripts or styles, no other origin.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -69,6 +70,17 @@ const HEADERS = {
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
+const COMPRESSIBLE = /^(text\/|application\/(json|wasm)|image\/svg)/;
+const gzipCache = new Map(); // path -> { mtimeMs, body }: each file is compressed once per change
+
+async function gzipped(path, mtimeMs) {
+  const hit = gzipCache.get(path);
+  if (hit?.mtimeMs === mtimeMs) return hit.body;
+  const body = gzipSync(await readFile(path), { level: 9 });
+  gzipCache.set(path, { mtimeMs, body });
+  return body;
+}
+
 /** Starts the server; resolves with { server, url } once it listens. */
 export function startServer({ root, port = 8080, host = '127.0.0.1' } = {}) {
   const base = resolve(root ?? fileURLToPath(new URL('../web/dist/', import.meta.url)));
@@ -96,12 +108,17 @@ export function startServer({ root, port = 8080, host = '127.0.0.1' } = {}) {
         res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...HEADERS }).end('Not found');
         return;
       }
-      res.writeHead(200, {
-        'Content-Type': MIME[extname(target).toLowerCase()] ?? 'application/octet-stream',
-        'Content-Length': info.size,
-        'Cache-Control': 'no-cache',
-        ...HEADERS,
-      });
+      const type = MIME[extname(target).toLowerCase()] ?? 'application/octet-stream';
+      const common = { 'Content-Type': type, 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding', ...HEADERS };
+      // gzip what compresses (text and .wasm; not woff2 or images, already compressed), as static hosts do,
+      // so the transfer sizes the browser sees are the real ones.
+      if (COMPRESSIBLE.test(type) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+        const body = await gzipped(target, info.mtimeMs);
+        res.writeHead(200, { ...common, 'Content-Encoding': 'gzip', 'Content-Length': body.length });
+        res.end(req.method === 'HEAD' ? undefined : body);
+        return;
+      }
+      res.writeHead(200, { ...common, 'Content-Length': info.size });
       if (req.method === 'HEAD') res.end();
       else createReadStream(target).pipe(res);
     } catch {
