@@ -58,6 +58,11 @@ export interface SoftmaxOptions {
   temperature?: number;
   /** Return log-softmax instead (numerically stable; −Infinity where the probability is 0). Default false. */
   log?: boolean;
+  /**
+   * Write the result into this buffer (length `x.length`, may be `x` itself) and return it, instead of a new
+   * array. Reusing one buffer across calls saves an allocation per call; untouched when the call throws.
+   */
+  out?: Float32Array | null;
 }
 
 /** Options of {@link Lab.attention}: `output = softmax(mask(scale · Q·Kᵀ)) · V`. */
@@ -88,6 +93,8 @@ export interface AttentionOptions {
   returnWeights?: boolean;
   /** Also return `rawScores` (`Q·Kᵀ` before scale and mask). Default false. */
   returnRawScores?: boolean;
+  /** Write `output` into this buffer (length `nq·dv`) instead of a new array; untouched when the call throws. */
+  out?: Float32Array | null;
 }
 
 /** Result of {@link Lab.attention}; the optional matrices are present when requested. */
@@ -134,6 +141,8 @@ export interface MultiHeadAttentionOptions {
   mask?: Float32Array | null;
   /** Also return the projections, the per-head matrices and the concatenation. Default false. */
   returnIntermediates?: boolean;
+  /** Write `output` into this buffer (length `n·dModel`) instead of a new array; untouched when the call throws. */
+  out?: Float32Array | null;
 }
 
 /** One head's intermediates in {@link MultiHeadAttentionResult.heads}. */

@@ -131,6 +131,15 @@ function length(fn, name, v, want, shape) {
   if (v.length !== want) throw new RangeError(`${fn}: ${name} must have ${shape} = ${want} elements, got ${v.length}`);
 }
 
+// An optional caller-provided output buffer: a Float32Array of exactly the output's length. Reusing one
+// across calls skips allocating (and, in browsers, page-faulting in) a fresh output array every call.
+function outBuffer(fn, v, want, shape) {
+  if (v === undefined || v === null) return undefined;
+  if (!isF32(v)) throw new TypeError(`${fn}: out must be a Float32Array, got ${describe(v)}`);
+  if (v.length !== want) throw new RangeError(`${fn}: out must have ${shape} = ${want} elements, got ${v.length}`);
+  return v;
+}
+
 function options(fn, opts) {
   if (opts === null || typeof opts !== 'object') throw new TypeError(`${fn}: expected an options object, got ${describe(opts)}`);
   return opts;
@@ -166,6 +175,12 @@ function makeLab(m) {
       at: (i) => (parts[i].length ? base + offsets[i] * 4 : 0),
       // The call may have grown memory too: read through the current view.
       read: (i) => m.HEAPF32.slice((base >>> 2) + offsets[i], (base >>> 2) + offsets[i] + parts[i].length),
+      // Output i into the caller's buffer, or a new copy when there is none.
+      readInto: (i, out) => {
+        if (!out) return m.HEAPF32.slice((base >>> 2) + offsets[i], (base >>> 2) + offsets[i] + parts[i].length);
+        out.set(m.HEAPF32.subarray((base >>> 2) + offsets[i], (base >>> 2) + offsets[i] + parts[i].length));
+        return out;
+      },
       free: () => m._free(base),
     };
   }
@@ -183,15 +198,16 @@ function makeLab(m) {
     const fn = 'softmax';
     tensor(fn, 'x', x);
     options(fn, opts);
-    checkKeys(fn, opts, ['cols', 'temperature', 'log']);
+    checkKeys(fn, opts, ['cols', 'temperature', 'log', 'out']);
     const cols = opts.cols === undefined ? x.length : size(fn, 'cols', opts.cols);
     quotient(fn, 'x', x.length, cols, 'cols');
     const temperature = opts.temperature === undefined ? 1 : positive(fn, 'temperature', opts.temperature);
     const log = flag(fn, 'log', opts.log);
+    const out = outBuffer(fn, opts.out, x.length, 'x.length');
     const a = arena(fn, [{ name: 'x', length: x.length, data: x }, { name: 'output', length: x.length }]);
     try {
       check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(1)));
-      return a.read(1);
+      return a.readInto(1, out); // out may be x itself: x was copied in before the call
     } finally {
       a.free();
     }
@@ -200,7 +216,7 @@ function makeLab(m) {
   function attention(opts) {
     const fn = 'attention';
     options(fn, opts);
-    checkKeys(fn, opts, ['q', 'k', 'v', 'nq', 'nk', 'dk', 'dv', 'causal', 'scale', 'mask', 'returnScores', 'returnWeights', 'returnRawScores']);
+    checkKeys(fn, opts, ['q', 'k', 'v', 'nq', 'nk', 'dk', 'dv', 'causal', 'scale', 'mask', 'returnScores', 'returnWeights', 'returnRawScores', 'out']);
     const q = tensor(fn, 'q', opts.q), k = tensor(fn, 'k', opts.k), v = tensor(fn, 'v', opts.v);
     const mask = optionalTensor(fn, 'mask', opts.mask);
     // Sizes: any left out are inferred from the lengths, dk first (from nq or nk when it is not given).
@@ -224,6 +240,7 @@ function makeLab(m) {
     const wantScores = flag(fn, 'returnScores', opts.returnScores);
     const wantWeights = flag(fn, 'returnWeights', opts.returnWeights);
     const wantRaw = flag(fn, 'returnRawScores', opts.returnRawScores);
+    const out = outBuffer(fn, opts.out, nq * dv, `nq·dv = ${nq}·${dv}`);
     // nq·nk only matters (and only has to fit) when one of the score matrices is wanted.
     const nn = wantScores || wantWeights || wantRaw ? nq * nk : 0;
 
@@ -241,7 +258,7 @@ function makeLab(m) {
       check(fn, m.attention(nq, nk, dk, dv, scale !== undefined, scale ?? 0, causal,
         a.at(0), q.length, a.at(1), k.length, a.at(2), v.length, a.at(3), mask ? mask.length : 0,
         a.at(4), nq * dv, a.at(5), a.at(6), a.at(7), nn));
-      const result = { output: a.read(4) };
+      const result = { output: a.readInto(4, out) };
       if (wantScores) result.scores = a.read(6);
       if (wantWeights) result.weights = a.read(7);
       if (wantRaw) result.rawScores = a.read(5);
@@ -254,7 +271,7 @@ function makeLab(m) {
   function multiHeadAttention(opts) {
     const fn = 'multiHeadAttention';
     options(fn, opts);
-    checkKeys(fn, opts, ['x', 'n', 'dModel', 'heads', 'kvHeads', 'dk', 'dv', 'wq', 'wk', 'wv', 'wo', 'causal', 'scale', 'mask', 'returnIntermediates']);
+    checkKeys(fn, opts, ['x', 'n', 'dModel', 'heads', 'kvHeads', 'dk', 'dv', 'wq', 'wk', 'wv', 'wo', 'causal', 'scale', 'mask', 'returnIntermediates', 'out']);
     const x = tensor(fn, 'x', opts.x);
     const wq = tensor(fn, 'wq', opts.wq), wk = tensor(fn, 'wk', opts.wk), wv = tensor(fn, 'wv', opts.wv), wo = tensor(fn, 'wo', opts.wo);
     const mask = optionalTensor(fn, 'mask', opts.mask);
@@ -284,6 +301,7 @@ function makeLab(m) {
     const scale = opts.scale === undefined ? undefined : positive(fn, 'scale', opts.scale);
     const causal = flag(fn, 'causal', opts.causal);
     const inter = flag(fn, 'returnIntermediates', opts.returnIntermediates);
+    const out = outBuffer(fn, opts.out, n * dModel, `n·dModel = ${n}·${dModel}`);
 
     const qLen = n * heads * dk, kLen = n * kvHeads * dk, vLen = n * kvHeads * dv, cLen = n * heads * dv, hnn = heads * n * n;
     const a = arena(fn, [
@@ -308,7 +326,7 @@ function makeLab(m) {
         a.at(5), mask ? mask.length : 0, a.at(6), n * dModel,
         a.at(7), inter ? qLen : 0, a.at(8), inter ? kLen : 0, a.at(9), inter ? vLen : 0,
         a.at(10), a.at(11), inter ? hnn : 0, a.at(12), inter ? cLen : 0));
-      result = { output: a.read(6) };
+      result = { output: a.readInto(6, out) };
       if (!inter) return result;
       Object.assign(result, { q: a.read(7), k: a.read(8), v: a.read(9), concat: a.read(12) });
       result.heads = splitHeads(result, a.read(10), a.read(11), { n, heads, kvHeads, dk, dv });

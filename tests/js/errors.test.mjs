@@ -41,6 +41,8 @@ const cases = [
   ['softmax', 'x with NaN', [withNaN(good.softmax[0], 7)], RangeError, 'x'],
   ['softmax', 'x with +Infinity', [withInf(good.softmax[0])], RangeError, 'x'],
   ['softmax', 'log not a boolean', [good.softmax[0], { log: 1 }], TypeError, 'log'],
+  ['softmax', 'out a plain array', [good.softmax[0], { out: new Array(12).fill(0) }], TypeError, 'out'],
+  ['softmax', 'out too short', [good.softmax[0], { out: new Float32Array(11) }], RangeError, 'out'],
 
   ['attention', 'options missing', [undefined], TypeError, 'options'],
   ['attention', 'q missing', [{ ...good.attention, q: undefined }], TypeError, 'q'],
@@ -71,6 +73,8 @@ const cases = [
   ['attention', 'q and k so large the scores overflow', [{ ...good.attention, q: new Float32Array(6).fill(1e20), k: new Float32Array(9).fill(1e20) }], RangeError, 'q'],
   ['attention', 'causal not a boolean', [{ ...good.attention, causal: 1 }], TypeError, 'causal'],
   ['attention', 'returnWeights not a boolean', [{ ...good.attention, returnWeights: 'yes' }], TypeError, 'returnWeights'],
+  ['attention', 'out a Float64Array', [{ ...good.attention, out: new Float64Array(4) }], TypeError, 'out'],
+  ['attention', 'out too long', [{ ...good.attention, out: new Float32Array(5) }], RangeError, 'out'],
 
   ['multiHeadAttention', 'x missing', [{ ...good.multiHeadAttention, x: undefined }], TypeError, 'x'],
   ['multiHeadAttention', 'wq a plain array', [{ ...good.multiHeadAttention, wq: new Array(16).fill(0) }], TypeError, 'wq'],
@@ -90,6 +94,7 @@ const cases = [
   ['multiHeadAttention', 'x with +Infinity', [{ ...good.multiHeadAttention, x: withInf(good.multiHeadAttention.x) }], RangeError, 'x'],
   ['multiHeadAttention', 'x·wq overflows float32', [{ ...good.multiHeadAttention, x: new Float32Array(12).fill(1e30), wq: new Float32Array(16).fill(1e30) }], RangeError, 'wq'],
   ['multiHeadAttention', 'returnIntermediates not a boolean', [{ ...good.multiHeadAttention, returnIntermediates: 1 }], TypeError, 'returnIntermediates'],
+  ['multiHeadAttention', 'out wrong length', [{ ...good.multiHeadAttention, out: new Float32Array(13) }], RangeError, 'out'],
 ];
 
 const call = (lab, fn, args) => (fn === 'softmax' ? lab.softmax(...args) : lab[fn](...args));
