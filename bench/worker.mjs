@@ -7,6 +7,7 @@ import { measurePeak, measureFreshMemory } from './lib/peak.mjs';
 const id = process.argv[2];
 const factories = {
   'attnlab-simd': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: true })),
+  'attnlab-simd-out': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: true, reuseOut: true })),
   'attnlab-scalar': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: false })),
   'ort-graph-kt': () => import('./adapters/ort.mjs').then((m) => m.create({ variant: 'graph-kt' })),
   'ort-graph-transpose': () => import('./adapters/ort.mjs').then((m) => m.create({ variant: 'graph-transpose' })),

@@ -4,6 +4,7 @@ import { LIBRARIES, fmtGf } from './report.mjs';
 
 const STYLE = {
   'attnlab-simd': { color: '#c62828', width: 3.2, dash: '' },
+  'attnlab-simd-out': { color: '#7f0000', width: 2, dash: '2 3' },
   'attnlab-scalar': { color: '#ef9a9a', width: 2, dash: '6 4' },
   'ort-graph-kt': { color: '#1565c0', width: 2, dash: '' },
   'ort-graph-transpose': { color: '#64b5f6', width: 2, dash: '6 4' },

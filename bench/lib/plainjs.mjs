@@ -5,9 +5,8 @@
 
 const TILE = 64;
 
-/** Scaled dot-product attention; returns a new Float32Array [nq × dv]. */
-export function attention(q, k, v, nq, nk, dk, dv, causal, scale) {
-  const out = new Float32Array(nq * dv);
+/** Scaled dot-product attention into out [nq × dv] (a new Float32Array unless one is passed); returns out. */
+export function attention(q, k, v, nq, nk, dk, dv, causal, scale, out = new Float32Array(nq * dv)) {
   const s = new Float64Array(4 * TILE);          // scores, then probabilities, of the 4 rows × tile
   const acc = new Float64Array(4 * dv);          // un-normalized outputs of the 4 rows
   const m = new Float64Array(4), l = new Float64Array(4);
@@ -111,14 +110,14 @@ export function attention(q, k, v, nq, nk, dk, dv, causal, scale) {
   return out;
 }
 
-/** Row softmax of x [rows × cols]; returns a new Float32Array. Three passes: max, exp + sum, scale. */
-export function softmax(x, cols) {
-  const out = new Float32Array(x.length);
+/** Row softmax of x [rows × cols] into out (a new Float32Array unless one is passed); returns out.
+ *  Three passes: max, exp + sum, scale. */
+export function softmax(x, cols, out = new Float32Array(x.length)) {
   for (let base = 0; base < x.length; base += cols) {
     const end = base + cols;
     let max = -Infinity;
     for (let j = base; j < end; ++j) if (x[j] > max) max = x[j];
-    if (max === -Infinity) continue;                 // all −inf: a row of zeros
+    if (max === -Infinity) { out.fill(0, base, end); continue; } // all −inf: a row of zeros
     let sum = 0;
     for (let j = base; j < end; ++j) { const e = Math.exp(x[j] - max); out[j] = e; sum += e; }
     const inv = 1 / sum;

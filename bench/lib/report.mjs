@@ -3,6 +3,7 @@
 /** Every library the bench knows; `peer` = counts for "fastest peer"; `softmax` = also measured on softmax. */
 export const LIBRARIES = [
   { id: 'attnlab-simd', family: 'attnlab', label: 'attnlab, wasm SIMD128', short: 'attnlab SIMD', softmax: true },
+  { id: 'attnlab-simd-out', family: 'attnlab', label: 'attnlab, wasm SIMD128, `out` buffer reused', short: 'attnlab SIMD +out', softmax: true },
   { id: 'attnlab-scalar', family: 'attnlab', label: 'attnlab, scalar wasm', short: 'attnlab scalar', softmax: true },
   { id: 'ort-graph-kt', family: 'ort', label: 'onnxruntime-web, MatMul graph, Kᵀ input', short: 'ORT graph Kᵀ', peer: true, softmax: true },
   { id: 'ort-graph-transpose', family: 'ort', label: 'onnxruntime-web, graph with Transpose', short: 'ORT graph +T', peer: true },
