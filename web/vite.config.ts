@@ -113,8 +113,13 @@ export default defineConfig(({ mode }) => {
       chunkSizeWarningLimit: single ? 4096 : 600,
       rolldownOptions: single ? { output: { codeSplitting: false } } : {},
     },
-    // Module workers: the labs' workers import the package (and its .wasm) like the page does.
-    worker: { format: 'es' },
+    // Module workers: the labs' workers import the package (and its .wasm) like the page does. The single file's
+    // inline workers are classic scripts in one chunk each: Chromium refuses module workers from blob: URLs on
+    // a file:// page (an opaque origin), and a split-off chunk would be a file the offline copy does not have.
+    // Worker bundles do not run the page's plugins: they get the glue rewrite (one copy of each .wasm) here.
+    worker: single
+      ? { format: 'iife', plugins: () => [singleFile()[0]], rolldownOptions: { output: { codeSplitting: false } } }
+      : { format: 'es' },
     server: { port: 5173 },
   };
 });

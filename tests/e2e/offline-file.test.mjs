@@ -82,6 +82,27 @@ test('opened from file:// it boots the engine and matches the served page number
   await offline.context.close();
 });
 
+test('from file:// the labs’ workers run too (inline, started from blob: URLs): the measured curve and the speed lab', async () => {
+  const { page, context, log } = await openFile('');
+  await page.selectOption('select[data-control="cost-max-n"]', '256');
+  await page.click('button[data-control="cost-measure"]');
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
+  const points = await page.$$eval('table[data-table="cost-curve"] tbody tr', (trs) => trs.length);
+  assert.ok(points >= 4, `curve points measured offline: ${points}`);
+
+  await page.selectOption('select[data-control="speed-sizes"]', 'quick');
+  await page.click('button[data-control="speed-run"]');
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000 });
+  assert.equal(await page.getAttribute('section#speed', 'data-state'), 'done', await page.textContent('.bench-progress-text'));
+  const simdCells = await page.$$eval('table[data-table="speed"] [data-simd="true"]', (c) => c.length);
+  assert.ok(simdCells > 0, 'the worker ran the SIMD engine offline');
+  const elsewhere = log.requests.filter((u) => !(u.startsWith(fileUrl) || u.startsWith('data:') || u.startsWith('blob:')));
+  assert.deepEqual(elsewhere, []);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test('the served page links to the offline copy, and the server sends it', async () => {
   const { page, context } = await openPage(env, '');
   const href = await page.getAttribute('a[data-control="offline-download"]', 'href');
