@@ -17,9 +17,11 @@ import { stabilityLab } from './labs/stability-lab';
 import { causalLab } from './labs/causal-lab';
 import { asymLab } from './labs/asym-lab';
 import { spacesLab } from './labs/spaces-lab';
+import { costLab } from './labs/cost-lab';
+import { benchLab } from './labs/bench-lab';
 
 /** The labs, in page order. Later sections (issue 5's figures, issue 6's tools) register here. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, costLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;

@@ -1,0 +1,251 @@
+// The cost-of-attention lab: the calculator against independent BigInt arithmetic (including seed 000's
+// ≈ 4.5 PB ideal tensor), and the measured curve run in a Web Worker at a small largest n: progress to the end,
+// points for both paths, materialized memory above streaming, a responsive main thread, and Cancel.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+// ---- an independent reference ----
+
+/** Everything the calculator shows, from the textbook formulas (tile: 32 rows × 64 keys, as in the engine). */
+function reference({ n, d, heads, layers, bytes }) {
+  const [N, D, H, L, B] = [n, d, heads, layers, bytes].map(BigInt);
+  const dh = D / H;
+  const head = N * N * B;
+  const tile = (32n * 64n + 32n * dh + 2n * 32n) * B;
+  const qkvo = 4n * N * D * B;
+  return {
+    'scores-head': { naive: head, stream: tile },
+    'scores-layer': { naive: H * head, stream: H * tile },
+    'scores-all': { naive: L * H * head, stream: L * H * tile },
+    'qkvo-all': { naive: L * qkvo, stream: L * qkvo },
+    'total-all': { naive: L * (H * head + qkvo), stream: L * (H * tile + qkvo) },
+    flops: {
+      proj: { layer: 8n * N * D * D, all: L * 8n * N * D * D },
+      attn: { layer: 4n * N * N * D, all: L * 4n * N * N * D },
+    },
+    ideal: N * N * D * D * B,
+    crossover: 2 * d,
+  };
+}
+
+/** Decimal units, 3 significant digits, "≈ " when rounded: written differently from the page (Number maths). */
+function decimal(v, unit, kilo = 'K') {
+  if (v < 1000n) return `${v} ${unit}`;
+  const k = Math.floor((v.toString().length - 1) / 3);
+  const mant = (Number(v) / 10 ** (3 * k)).toPrecision(3);
+  const back = BigInt(mant.replace('.', '')) * 10n ** BigInt(3 * k) / 10n ** BigInt((mant.split('.')[1] ?? '').length);
+  const prefix = ['', kilo, 'M', 'G', 'T', 'P', 'E', 'Z', 'Y'][k];
+  return `${back === v ? '' : '≈ '}${mant} ${prefix}${unit}`;
+}
+
+async function readCalc(page) {
+  return page.evaluate(() => {
+    const out = {};
+    for (const tr of document.querySelectorAll('table[data-table="cost-calc"] tbody tr')) {
+      out[tr.dataset.row] = {};
+      for (const td of tr.querySelectorAll('td[data-col]')) {
+        out[tr.dataset.row][td.dataset.col] = { value: td.dataset.value, text: td.querySelector('.cost-dec').textContent };
+      }
+    }
+    const flops = {};
+    for (const tr of document.querySelectorAll('table[data-table="cost-flops"] tbody tr')) {
+      flops[tr.dataset.row] = {};
+      for (const td of tr.querySelectorAll('td[data-col]')) flops[tr.dataset.row][td.dataset.col] = { value: td.dataset.value, text: td.textContent };
+    }
+    const ideal = document.querySelector('#cost [data-cost="ideal"]');
+    const crossover = document.querySelector('#cost [data-cost="crossover"]');
+    return { mem: out, flops, ideal: { value: ideal.dataset.value, text: ideal.textContent }, crossover: Number(crossover.dataset.value), valid: document.getElementById('cost').dataset.costValid };
+  });
+}
+
+async function checkCalc(page, input) {
+  const ref = reference(input);
+  const got = await readCalc(page);
+  assert.equal(got.valid, 'true');
+  for (const row of ['scores-head', 'scores-layer', 'scores-all', 'qkvo-all', 'total-all']) {
+    for (const col of ['naive', 'stream']) {
+      const want = ref[row][col];
+      assert.equal(got.mem[row][col].value, want.toString(), `${row}/${col} bytes at ${JSON.stringify(input)}`);
+      assert.equal(got.mem[row][col].text, decimal(want, 'B'), `${row}/${col} text`);
+    }
+  }
+  for (const row of ['proj', 'attn']) {
+    for (const col of ['layer', 'all']) {
+      assert.equal(got.flops[row][col].value, ref.flops[row][col].toString(), `${row}/${col} FLOPs`);
+      assert.equal(got.flops[row][col].text, decimal(ref.flops[row][col], 'FLOP', 'k'), `${row}/${col} FLOP text`);
+    }
+  }
+  assert.equal(got.flops.total.layer.value, (ref.flops.proj.layer + ref.flops.attn.layer).toString());
+  assert.equal(got.ideal.value, ref.ideal.toString());
+  assert.ok(got.ideal.text.startsWith(decimal(ref.ideal, 'B')), `ideal tensor text ${got.ideal.text}`);
+  assert.equal(got.crossover, ref.crossover);
+  return got;
+}
+
+async function setInputs(page, { n, d, heads, layers, bytes }) {
+  for (const [name, v] of Object.entries({ n, d, heads, layers })) await page.fill(`#cost input[data-control="cost-${name}"]`, String(v));
+  await page.selectOption('#cost select[data-control="cost-bytes"]', String(bytes));
+}
+
+test('cost calculator: exact bytes and FLOPs, seed 000’s ≈ 4.5 PB tensor, presets and bad input', async () => {
+  const { page, context, log } = await openPage(env, '#cost');
+  await page.click('button[data-control="cost-preset-small"]'); // away and back: the preset really sets the inputs
+  await page.click('button[data-control="cost-preset-seed-000"]');
+  assert.equal(await page.inputValue('input[data-control="cost-n"]'), '8192');
+  const seed = await checkCalc(page, { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 });
+  // Seed 000: (8192 × 8192 × 4096 × 4096) × 4 bytes ≈ 4.5 PB, i.e. 2^52 bytes, exactly 4 PiB.
+  assert.equal(seed.ideal.value, String(2n ** 52n));
+  assert.equal(8192 * 8192 * 4096 * 4096 * 4, 4503599627370496);
+  assert.match(seed.ideal.text, /^≈ 4\.50 PB \(4\.00 PiB\)$/);
+  assert.match(await page.textContent('#cost [data-cost="preset-note"]'), /4\.5 PB/);
+  assert.equal(await page.getAttribute('button[data-control="cost-preset-seed-000"]', 'aria-pressed'), 'true');
+  // n = 2d: exactly at the crossover, attention and projections have equal FLOPs.
+  assert.equal(seed.flops.proj.layer.value, seed.flops.attn.layer.value);
+
+  await page.click('button[data-control="cost-preset-long"]');
+  const long = await checkCalc(page, { n: 131072, d: 4096, heads: 32, layers: 32, bytes: 2 });
+  assert.equal(long.mem['scores-head'].naive.text, '≈ 34.4 GB');
+  assert.equal(long.mem['scores-all'].naive.text, '≈ 35.2 TB');
+  assert.ok(BigInt(long.mem['scores-all'].naive.value) > 2n ** 45n - 1n);
+
+  await page.click('button[data-control="cost-preset-page"]');
+  const pageRow = await checkCalc(page, { n: 4096, d: 64, heads: 1, layers: 1, bytes: 4 });
+  assert.equal(pageRow.mem['scores-head'].naive.value, String(64 * 2 ** 20)); // 64 MiB
+
+  // Typed input, with d/h = 64 and 2-byte numbers; the presets let go.
+  const custom = { n: 1000, d: 512, heads: 8, layers: 6, bytes: 2 };
+  await setInputs(page, custom);
+  const c = await checkCalc(page, custom);
+  assert.equal(c.mem['scores-head'].naive.text, '2.00 MB'); // 1000² × 2 B, exact: no ≈
+  assert.equal(await page.$$eval('#cost button[data-control^="cost-preset-"][aria-pressed="true"]', (b) => b.length), 0);
+  assert.equal(await page.textContent('#cost [data-cost="preset-note"]'), '');
+  assert.match(await page.textContent('#cost [data-cost="crossover"]'), /n = 2d = 1024/);
+
+  // 3 heads do not divide d = 512: an error, and the numbers stay those of the last valid input.
+  await page.fill('#cost input[data-control="cost-heads"]', '3');
+  assert.match(await page.textContent('#cost [data-cost="error"]'), /heads \(3\) must divide d \(512\)/);
+  assert.equal(await page.getAttribute('#cost', 'data-cost-valid'), 'false');
+  await page.fill('#cost input[data-control="cost-heads"]', '8');
+  await checkCalc(page, custom);
+  assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+/**
+ * Watches the main thread: a 20 ms setInterval (largest gap between ticks) and the Long Tasks API (time spent in
+ * tasks over 50 ms). Engine work on the main thread would show up as long tasks covering most of the run.
+ */
+async function watchMainThread(page) {
+  await page.evaluate(() => {
+    window.__costTicks = [];
+    window.__costLong = 0;
+    window.__costTimer = setInterval(() => window.__costTicks.push(performance.now()), 20);
+    window.__costObserver = new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__costLong += e.duration; });
+    window.__costObserver.observe({ type: 'longtask' });
+  });
+  return () => page.evaluate(() => {
+    clearInterval(window.__costTimer);
+    window.__costObserver.disconnect();
+    const t = window.__costTicks;
+    let gap = 0;
+    for (let i = 1; i < t.length; i++) gap = Math.max(gap, t[i] - t[i - 1]);
+    return { gap, ticks: t.length, span: t.length ? t[t.length - 1] - t[0] : 0, longTasks: window.__costLong };
+  });
+}
+
+const readCurve = (page) => page.$$eval('table[data-table="cost-curve"] tbody tr', (trs) => trs.map((tr) => ({
+  n: Number(tr.dataset.n),
+  path: tr.dataset.path,
+  ms: Number(tr.querySelector('td[data-col="ms"]').dataset.value),
+  memory: Number(tr.querySelector('td[data-col="memory"]').dataset.value),
+  theory: Number(tr.querySelector('td[data-col="theory"]').dataset.value),
+})));
+
+test('measured curve: both paths, progress to the end, materialized memory above streaming, page responsive', async () => {
+  const { page, context, log } = await openPage(env, '#cost');
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'idle');
+  await page.selectOption('select[data-control="cost-max-n"]', '512');
+  const stop = await watchMainThread(page);
+  await page.click('button[data-control="cost-measure"]');
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'running');
+  assert.equal(await page.isDisabled('button[data-control="cost-measure"]'), true);
+  assert.equal(await page.isDisabled('button[data-control="cost-cancel"]'), false);
+  // The progress text names the point being measured: "n = 128, streaming (4/8)".
+  await page.waitForFunction(() => /^n = \d+, (materialized|streaming) \(\d\/8\)$/.test(document.querySelector('[data-status="cost-curve"]').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 180000 });
+  const main = await stop();
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
+
+  // Progress reached the end: 64, 128, 256, 512 on two paths.
+  const prog = await page.$eval('progress[data-progress="cost-curve"]', (p) => ({ value: p.value, max: p.max }));
+  assert.deepEqual(prog, { value: 8, max: 8 });
+  assert.match(await page.textContent('[data-status="cost-curve"]'), /^Done: 8 points/);
+
+  const rows = await readCurve(page);
+  for (const path of ['materialized', 'streaming']) {
+    assert.deepEqual(rows.filter((r) => r.path === path).map((r) => r.n).sort((a, b) => a - b), [64, 128, 256, 512], path);
+    for (const chart of ['cost-time', 'cost-memory']) {
+      assert.equal(await page.$$eval(`svg[data-chart="${chart}"] circle[data-path="${path}"]`, (c) => c.length), 4, `${chart} ${path} points`);
+    }
+  }
+  for (const r of rows) {
+    assert.ok(Number.isFinite(r.ms) && r.ms > 0, `time ${r.path} n=${r.n}: ${r.ms}`);
+    assert.equal(r.theory, 4 * r.n * r.n);
+    assert.ok(r.memory >= 2 ** 20 && r.memory % 65536 === 0, `wasm memory is whole 64 KiB pages from 1 MiB: ${r.memory}`);
+  }
+  const at = (path, n) => rows.find((r) => r.path === path && r.n === n);
+  // Measured, not theoretical: the materialized instance grew past its n×n output; the streaming one did not.
+  assert.ok(at('materialized', 512).memory > at('streaming', 512).memory, `materialized ${at('materialized', 512).memory} > streaming ${at('streaming', 512).memory}`);
+  assert.ok(at('materialized', 512).memory >= at('materialized', 512).theory, 'the materialized instance holds at least one n×n matrix');
+  assert.ok(at('materialized', 512).memory > at('materialized', 64).memory, 'materialized memory grows with n');
+  assert.equal(at('streaming', 512).memory, at('streaming', 64).memory, 'streaming memory stays flat over this range');
+
+  // The main thread kept ticking all through the run (the engine ran in the worker).
+  console.log(`main thread during the run: ${main.ticks} ticks over ${main.span.toFixed(0)} ms, largest gap ${main.gap.toFixed(0)} ms, long tasks ${main.longTasks.toFixed(0)} ms`);
+  // Generous bounds: the CI machine is shared, so a busy core can delay a tick; engine work on the main thread
+  // would instead fill most of the run with long tasks.
+  assert.ok(main.longTasks < 0.5 * main.span, `long tasks ${main.longTasks.toFixed(0)} ms of a ${main.span.toFixed(0)} ms run`);
+  assert.ok(main.gap < 1000, `largest main-thread gap ${main.gap.toFixed(0)} ms`);
+  assert.ok(main.ticks >= main.span / 20 / 4, `${main.ticks} ticks over ${main.span.toFixed(0)} ms`);
+  // Reduced motion (openPage's default): no pop-in animation class on the points.
+  assert.equal(await page.$$eval('#cost circle.is-new', (c) => c.length), 0);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('measured curve: Cancel stops the worker, keeps the points, and a new run works', async () => {
+  const { page, context, log } = await openPage(env, '#cost');
+  await page.selectOption('select[data-control="cost-max-n"]', '4096');
+  await page.click('button[data-control="cost-measure"]');
+  await page.waitForFunction(() => document.querySelectorAll('table[data-table="cost-curve"] tbody tr').length >= 2, null, { timeout: 60000 });
+  await page.click('button[data-control="cost-cancel"]');
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'cancelled');
+  assert.equal(await page.isDisabled('button[data-control="cost-measure"]'), false);
+  assert.equal(await page.isDisabled('button[data-control="cost-cancel"]'), true);
+  assert.equal(await page.isDisabled('select[data-control="cost-max-n"]'), false);
+  const before = { prog: await page.$eval('progress[data-progress="cost-curve"]', (p) => ({ value: p.value, max: p.max })), rows: (await readCurve(page)).length };
+  assert.equal(before.prog.max, 14);
+  assert.ok(before.prog.value < 14, `stopped before the end (${before.prog.value}/14)`);
+  assert.match(await page.textContent('[data-status="cost-curve"]'), /^Cancelled after \d+ of 14 points/);
+  // Nothing more arrives: progress and points stay where they were.
+  await page.waitForTimeout(2500);
+  const later = { prog: await page.$eval('progress[data-progress="cost-curve"]', (p) => ({ value: p.value, max: p.max })), rows: (await readCurve(page)).length };
+  assert.deepEqual(later, before);
+  assert.ok(later.rows >= 2);
+  assert.equal(await page.$$eval('svg[data-chart="cost-time"] circle[data-path]', (c) => c.length), later.rows, 'the measured points stay plotted');
+
+  // The buttons are usable again: a small run goes to the end.
+  await page.selectOption('select[data-control="cost-max-n"]', '256');
+  await page.click('button[data-control="cost-measure"]');
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done');
+  assert.equal((await readCurve(page)).length, 6);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -1,0 +1,107 @@
+// Measures the engine's attention at growing n, off the main thread so the page stays responsive.
+// Each (path, n) point gets a FRESH engine instance: wasm memory grows on demand and never shrinks, so
+// memoryBytes of a shared instance would only ever report the largest call so far.
+import { init } from 'attnlab';
+import { mulberry32 } from '../text/random';
+
+export type CurvePath = 'materialized' | 'streaming';
+
+export interface CurveRequest {
+  type: 'run';
+  points: { n: number; path: CurvePath }[];
+  d: number;
+  seed: number;
+  /** Time spent timing one point (after the warm-up); at least one timed batch always runs. */
+  budgetMs: number;
+  /** A path whose warm-up call alone takes longer than this skips its larger n. */
+  maxCallMs: number;
+}
+
+export interface CurvePoint {
+  n: number;
+  path: CurvePath;
+  /** Median time of one attention call, ms. */
+  ms: number;
+  /** Timed batches (the median is over these) and calls per batch (small n repeat to beat timer resolution). */
+  batches: number;
+  reps: number;
+  /** This instance's wasm memory after the calls (measured), and right after init (the baseline). */
+  memoryBytes: number;
+  baselineBytes: number;
+  backend: string;
+}
+
+export type CurveMessage =
+  | { type: 'start'; index: number; total: number; n: number; path: CurvePath }
+  | { type: 'point'; index: number; total: number; point: CurvePoint }
+  | { type: 'skip'; index: number; total: number; n: number; path: CurvePath; reason: string }
+  | { type: 'done'; total: number }
+  | { type: 'error'; message: string };
+
+const post = (m: CurveMessage) => (self as unknown as Worker).postMessage(m);
+
+/** Fixed seeded q, k, v in [−1, 1): the same numbers on every run and every machine. */
+function inputs(n: number, d: number, seed: number): Float32Array {
+  const rand = mulberry32((seed ^ Math.imul(n, 0x9e3779b1)) >>> 0);
+  const a = new Float32Array(3 * n * d);
+  for (let i = 0; i < a.length; i++) a[i] = 2 * rand() - 1;
+  return a;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+async function run(req: CurveRequest): Promise<void> {
+  const total = req.points.length;
+  const tooSlow = new Set<CurvePath>();
+  const cache = new Map<number, Float32Array>();
+  for (let index = 0; index < total; index++) {
+    const { n, path } = req.points[index];
+    if (tooSlow.has(path)) {
+      post({ type: 'skip', index, total, n, path, reason: 'a smaller n already exceeded the time budget' });
+      continue;
+    }
+    post({ type: 'start', index, total, n, path });
+    const d = req.d;
+    let qkv = cache.get(n);
+    if (!qkv) { cache.clear(); qkv = inputs(n, d, req.seed); cache.set(n, qkv); }
+    const opts = {
+      q: qkv.subarray(0, n * d), k: qkv.subarray(n * d, 2 * n * d), v: qkv.subarray(2 * n * d),
+      nq: n, nk: n, dk: d, dv: d,
+      // returnWeights makes the engine build (and hand back) the n×n matrix; without it the engine streams.
+      returnWeights: path === 'materialized',
+    };
+    const lab = await init();
+    const baselineBytes = lab.memoryBytes;
+    // Warm-up (≥ 1 call, ≥ 10 ms): first-touch memory growth and the JIT tiers stay out of the timings.
+    let t0 = performance.now();
+    lab.attention(opts);
+    const first = performance.now() - t0;
+    let warmCalls = 1;
+    while (performance.now() - t0 < 10) { lab.attention(opts); warmCalls += 1; }
+    const perCall = (performance.now() - t0) / warmCalls;
+    // Small n: repeat the call so one batch lasts ≥ 20 ms (the worker's clock ticks in 0.1 ms steps).
+    const reps = Math.max(1, Math.min(2000, Math.ceil(20 / Math.max(perCall, 0.01))));
+    const times: number[] = [];
+    const start = performance.now();
+    while (times.length < 5 && (times.length === 0 || performance.now() - start < req.budgetMs)) {
+      t0 = performance.now();
+      for (let r = 0; r < reps; r++) lab.attention(opts);
+      times.push((performance.now() - t0) / reps);
+    }
+    post({
+      type: 'point', index, total,
+      point: { n, path, ms: median(times), batches: times.length, reps, memoryBytes: lab.memoryBytes, baselineBytes, backend: lab.backend },
+    });
+    if (first > req.maxCallMs) tooSlow.add(path);
+  }
+  post({ type: 'done', total });
+}
+
+self.addEventListener('message', (e: MessageEvent<CurveRequest>) => {
+  if (e.data?.type !== 'run') return;
+  run(e.data).catch((err: unknown) => post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+});
