@@ -1,0 +1,205 @@
+// The speed lab's benchmark, off the main thread: timing loops of up to a few hundred milliseconds would
+// freeze the page if they ran beside the UI. One run = one worker; the page cancels by terminating it.
+//
+// Three implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
+// `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances).
+import { init, simdSupported, type Lab } from 'attnlab';
+import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
+import { mulberry32 } from '../text/random';
+
+export type Impl = 'js' | 'scalar' | 'simd';
+export type Sizes = 'quick' | 'full';
+
+export interface TaskSpec {
+  id: string;
+  kind: 'softmax' | 'attention';
+  n: number;
+  /** Query/key and value width (attention only). */
+  d: number;
+  causal: boolean;
+  /** Work per call: flops (attention, dense 4·n²·d) or elements (softmax, n·n). */
+  work: number;
+}
+
+export interface ImplInfo {
+  id: Impl;
+  available: boolean;
+  /** Why it is unavailable, when it is. */
+  note?: string;
+  /** From buildInfo() of the instance that ran (wasm only). */
+  version?: string;
+  backend?: string;
+  simd?: boolean;
+  kernels?: string;
+}
+
+export interface Measurement {
+  task: string;
+  impl: Impl;
+  /** Median time of one call, ms. */
+  ms: number;
+  /** Calls timed (after warm-up). */
+  calls: number;
+  /** Largest |difference| from the plain-JS result of the same call (0 for plain JS itself). */
+  maxDiff: number;
+}
+
+export type BenchRequest = { type: 'run'; sizes: Sizes };
+export type BenchMessage =
+  | { type: 'start'; tasks: TaskSpec[]; impls: ImplInfo[]; total: number }
+  | { type: 'step'; task: string; impl: Impl; index: number; total: number }
+  | { type: 'result'; m: Measurement; done: number; total: number }
+  | { type: 'done'; elapsedMs: number }
+  | { type: 'error'; message: string };
+
+const D = 64;
+const att = (n: number, causal = false): TaskSpec =>
+  ({ id: `attention-${n}${causal ? '-causal' : ''}`, kind: 'attention', n, d: D, causal, work: 4 * n * n * D });
+const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, work: n * n });
+
+/** Full: the README's shapes that run in seconds. Quick: small shapes, for a first look (and the e2e test). */
+const PLANS: Record<Sizes, TaskSpec[]> = {
+  full: [soft(256), soft(1024), att(64), att(256), att(1024), att(1024, true)],
+  quick: [soft(256), att(64), att(256, true)],
+};
+
+/** Timing policy: warm up, then time batches until at least MIN_TOTAL_MS and MIN_SAMPLES batches. */
+const WARMUP_MS = 40;
+const WARMUP_MAX_MS = 1000;
+const MIN_TOTAL_MS = 150;
+const MIN_SAMPLES = 3;
+/** Batches last ≥ 10 ms: without cross-origin isolation browsers coarsen performance.now() to ~0.1 ms. */
+const BATCH_MS = 10;
+
+// web/tsconfig has the DOM lib, not the WebWorker one: inside a dedicated worker, postMessage(message) has the
+// same shape as Worker's.
+const post = (m: BenchMessage) => (self as unknown as Worker).postMessage(m);
+
+/** Uniform values in [-a, a), seeded: every implementation sees the same numbers. */
+function uniform(seed: number, count: number, a: number): Float32Array {
+  const rand = mulberry32(seed);
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i++) out[i] = a * (2 * rand() - 1);
+  return out;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i] - b[i]);
+    if (!(d <= m)) m = d; // also catches NaN, so a broken result cannot look perfect
+  }
+  return m;
+}
+
+function measure(fn: () => Float32Array): { ms: number; calls: number; out: Float32Array } {
+  // Warm-up, adaptive: the JS JIT and V8's wasm tier-up (baseline code first, optimized code compiled in the
+  // background once a function is hot) both change the speed during the first calls. Batches run until two in a
+  // row are no faster than the best so far (at least WARMUP_MS, at most WARMUP_MAX_MS).
+  let out = fn();
+  let reps = 1, best = Infinity, stale = 0;
+  const w0 = performance.now();
+  for (;;) {
+    const t0 = performance.now();
+    for (let r = 0; r < reps; r++) out = fn();
+    const t1 = performance.now();
+    const dt = t1 - t0;
+    // Only batches long enough for the coarse timer count towards "no faster than the best".
+    if (dt >= BATCH_MS) {
+      const per = dt / reps;
+      if (per < 0.97 * best) { best = per; stale = 0; } else stale++;
+    } else {
+      // Grow geometrically: a batch that read as 0 ms must not turn into a huge one.
+      reps *= Math.min(8, Math.max(2, Math.ceil(BATCH_MS / Math.max(dt, 0.1))));
+    }
+    if ((stale >= 2 && t1 - w0 >= WARMUP_MS) || t1 - w0 >= WARMUP_MAX_MS) break;
+  }
+  const samples: number[] = [];
+  let total = 0;
+  while (samples.length < MIN_SAMPLES || total < MIN_TOTAL_MS) {
+    const t0 = performance.now();
+    for (let r = 0; r < reps; r++) out = fn();
+    const dt = performance.now() - t0;
+    samples.push(dt / reps);
+    total += dt;
+  }
+  return { ms: median(samples), calls: samples.length * reps, out };
+}
+
+/**
+ * The three implementations of one task, as closures over the task's inputs. Each writes into its own output
+ * buffer, allocated once here: a fresh multi-megabyte array per call would time the browser's allocator and
+ * page faults (several ms per 4 MB in Chromium), not the computation.
+ */
+function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl, (() => Float32Array) | undefined> {
+  const seed = 0x5eed ^ (t.n * 131 + (t.causal ? 7 : 0));
+  if (t.kind === 'softmax') {
+    // Logits spread over [-4, 4): rows neither flat nor one-hot.
+    const x = uniform(seed, t.n * t.n, 4);
+    const wasm = (lab?: Lab) => { const out = new Float32Array(x.length); return lab && (() => lab.softmax(x, { cols: t.n, out })); };
+    const jsOut = new Float32Array(x.length);
+    return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+  }
+  // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range.
+  const { n, d, causal } = t;
+  const q = uniform(seed, n * d, 1), k = uniform(seed + 1, n * d, 1), v = uniform(seed + 2, n * d, 1);
+  const scale = 1 / Math.sqrt(d);
+  const wasm = (lab?: Lab) => { const out = new Float32Array(n * d); return lab && (() => lab.attention({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out }).output); };
+  const jsOut = new Float32Array(n * d);
+  return { js: () => jsAttention(q, k, v, n, n, d, d, causal, scale, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+}
+
+function info(id: Impl, lab: Lab): ImplInfo {
+  const b = lab.buildInfo();
+  return { id, available: true, version: b.version, backend: b.backend, simd: b.simd, kernels: b.kernels };
+}
+
+async function run(sizes: Sizes): Promise<void> {
+  const t0 = performance.now();
+  const engines: Partial<Record<Impl, Lab>> = {};
+  const impls: ImplInfo[] = [{ id: 'js', available: true }];
+  engines.scalar = await init({ simd: false });
+  impls.push(info('scalar', engines.scalar));
+  // No SIMD128 in this engine: the row shows it unavailable instead of the whole run failing.
+  if (simdSupported()) {
+    try {
+      engines.simd = await init({ simd: true });
+      impls.push(info('simd', engines.simd));
+    } catch (err) {
+      impls.push({ id: 'simd', available: false, note: err instanceof Error ? err.message : String(err) });
+    }
+  } else {
+    impls.push({ id: 'simd', available: false, note: 'this browser does not support WebAssembly SIMD128' });
+  }
+
+  const tasks = PLANS[sizes];
+  const live = impls.filter((i) => i.available).map((i) => i.id);
+  const total = tasks.length * live.length;
+  post({ type: 'start', tasks, impls, total });
+  let done = 0;
+  for (const t of tasks) {
+    const fns = runners(t, engines);
+    let reference: Float32Array | undefined;
+    for (const impl of live) {
+      post({ type: 'step', task: t.id, impl, index: done + 1, total });
+      const r = measure(fns[impl]!);
+      reference ??= r.out; // plain JS runs first and is the reference
+      post({ type: 'result', m: { task: t.id, impl, ms: r.ms, calls: r.calls, maxDiff: maxAbsDiff(r.out, reference) }, done: ++done, total });
+    }
+  }
+  post({ type: 'done', elapsedMs: performance.now() - t0 });
+}
+
+self.addEventListener('message', (e: MessageEvent<BenchRequest>) => {
+  if (e.data?.type !== 'run') return;
+  run(e.data.sizes === 'quick' ? 'quick' : 'full').catch((err) => {
+    post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+  });
+});
