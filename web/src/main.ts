@@ -6,6 +6,7 @@ import { parseQuery } from './state/url-state';
 import { Store } from './state/store';
 import { el } from './ui/dom';
 import { setTex } from './ui/katex';
+import { saveLoadControls } from './ui/export';
 import type { Lab, LabContext } from './labs/lab';
 import { softmaxLab } from './labs/softmax-lab';
 import { attentionLab } from './labs/attention-lab';
@@ -56,6 +57,10 @@ function buildNav(): void {
     window.setTimeout(() => { share.textContent = 'Copy link to this view'; }, 2000);
   });
   navList.appendChild(el('li', { class: 'nav-share' }, share));
+  // Save / load the whole state as JSON; its panel sits under the list (the list scrolls sideways).
+  const saveLoad = saveLoadControls(store!);
+  navList.appendChild(saveLoad.item);
+  navList.parentElement!.appendChild(saveLoad.panel);
   // Highlight the section in view.
   const links = new Map(LABS.map((l) => [l.id, navList.querySelector<HTMLAnchorElement>(`a[href="#${l.id}"]`)!]));
   const observer = new IntersectionObserver((entries) => {

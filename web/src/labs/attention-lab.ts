@@ -2,11 +2,13 @@
 import type { Lab, LabContext } from './lab';
 import { el } from '../ui/dom';
 import { tex } from '../ui/katex';
-import { runPipeline } from '../model/pipeline';
 import { AttentionControls } from './attention-controls';
 import { AttentionSteps } from './attention-steps';
 import { QueryWalkthrough } from './query-walkthrough';
 import type { AppState } from '../state/app-state';
+import { runPipeline, type Pipeline } from '../model/pipeline';
+import { attentionNumpy } from '../model/numpy-code';
+import { codePanel } from '../ui/export';
 
 const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
 
@@ -17,19 +19,27 @@ export const attentionLab: Lab = {
     const controls = new AttentionControls(ctx);
     const steps = new AttentionSteps(ctx);
     const walk = new QueryWalkthrough(ctx);
+    // "Copy as NumPy code" regenerates from the last computed pipeline, i.e. exactly what the page shows.
+    let last: { s: AppState; p: Pipeline } | undefined;
+    const code = codePanel('attention', () => last && attentionNumpy({
+      text: last.s.text, words: last.p.words, n: last.p.n, dModel: last.p.dModel, dk: last.p.dk, dv: last.p.dv,
+      x: last.p.x, wq: last.p.wq, wk: last.p.wk, wv: last.p.wv,
+      causal: last.s.causal, scaled: last.s.scaled, temperature: last.s.attnTemp,
+    }));
     const empty = el('p', { class: 'callout', text: 'Type a sentence above to see its attention.' });
     const body = el('div', {}, el('h3', { class: 'pipeline-title', text: 'The pipeline' }), steps.root, walk.root);
     section.append(
       el('h2', { text: 'Self-attention, step by step' }),
       el('p', { class: 'intro', text: 'Every token asks two questions of every other token: how much do I care about you, and what do you mean? Queries and keys answer the first with a dot product, softmax turns the answers into weights, and the values carry the meaning. Edit the text, any embedding, any weight, and every step below recomputes.' }),
       tex(String.raw`\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d_k}} + M\Big)\,V`, true),
-      controls.root, empty, body,
+      controls.root, code, empty, body,
     );
 
     const render = () => {
       const t0 = performance.now();
       const s = ctx.store.state;
       const p = runPipeline(ctx.engine, s);
+      last = p && { s, p };
       controls.sync(s, p);
       empty.hidden = !!p;
       body.hidden = !p;

@@ -12,6 +12,8 @@ import { embed } from '../text/embeddings';
 import { applyEdits, seededMatrix } from '../model/weights';
 import { legend } from '../ui/legend';
 import { makeScale } from '../ui/palette';
+import { multiHeadNumpy, type MultiHeadCodeInput } from '../model/numpy-code';
+import { codePanel } from '../ui/export';
 
 const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
 
@@ -50,6 +52,8 @@ export const multiheadLab: Lab = {
     const headsGrid = el('div', { class: 'heads-grid' });
     const shapeCheck = el('p', { class: 'shape-check', 'aria-live': 'polite' });
     let views: HeadView[] = [];
+    // The inputs of the last run, for "Copy as NumPy code".
+    let last: MultiHeadCodeInput | undefined;
 
     section.append(
       el('h2', { text: 'Multi-head attention' }),
@@ -61,6 +65,7 @@ export const multiheadLab: Lab = {
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
           field('Seed for W_Q, W_K, W_V, W_O', seed), el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
+      codePanel('multihead', () => last && multiHeadNumpy(last)),
       el('h3', { text: 'Input X' }), x.root,
       el('details', { class: 'weights-details' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
         el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root)),
@@ -86,7 +91,7 @@ export const multiheadLab: Lab = {
       const { words } = tokenize(s.text, LIMITS.tokens);
       const n = words.length;
       section.classList.toggle('is-empty', n === 0);
-      if (n === 0) { ctx.reportTiming('multihead', performance.now() - t0); return; }
+      if (n === 0) { last = undefined; ctx.reportTiming('multihead', performance.now() - t0); return; }
       const emb = embed(words, dModel, s.embSeed, s.xEdits);
       const mq = seededMatrix('mq', dModel, h * d, s.mhSeed);
       const mk = seededMatrix('mk', dModel, h * d, s.mhSeed);
@@ -96,6 +101,7 @@ export const multiheadLab: Lab = {
         x: emb.x, n, dModel, heads: h, kvHeads: h, dk: d, dv: d, wq: mq, wk: mk, wv: mv, wo: mo.m,
         causal: s.mhCausal, returnIntermediates: true,
       });
+      last = { text: s.text, words, n, heads: h, headDim: d, x: emb.x, wq: mq, wk: mk, wv: mv, wo: mo.m, causal: s.mhCausal };
 
       const tok = words.map((w, i) => `${i} ${w}`);
       const dimLabels = (k: number, p: string) => Array.from({ length: k }, (_, i) => `${p}${i}`);

@@ -6,6 +6,7 @@ import { select, type Selection } from 'd3';
 import { el } from './dom';
 import { fmt } from './format';
 import { makeScale, type Palette } from './palette';
+import { heatmapExportBar, type ExportBar } from './export';
 
 export interface HeatmapSpec {
   name: string;
@@ -33,10 +34,14 @@ export class Heatmap {
   private cell = 0;
   private svg: Selection<SVGSVGElement, unknown, null, undefined> | undefined;
   private spec: HeatmapSpec;
+  private exportBar: ExportBar;
 
   constructor(spec: HeatmapSpec) {
     this.root = el('div', { class: 'heatmap' });
     this.spec = spec;
+    // PNG / SVG download buttons above the picture; the SVG is appended after them (and rebuilt in place).
+    this.exportBar = heatmapExportBar(() => this.svg?.node() ?? undefined, () => this.spec.name, () => this.spec.label);
+    this.root.appendChild(this.exportBar.root);
     this.update(spec);
   }
 
@@ -46,6 +51,7 @@ export class Heatmap {
     if (key !== this.shapeKey) this.build(spec);
     this.shapeKey = key;
     this.fill(spec);
+    this.exportBar.refresh();
   }
 
   private build(spec: HeatmapSpec): void {

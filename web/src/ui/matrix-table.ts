@@ -5,6 +5,7 @@ import { el, clear } from './dom';
 import { exact, fmt } from './format';
 import { makeScale, type Palette } from './palette';
 import { legend } from './legend';
+import { matrixExportBar, type ExportBar } from './export';
 
 export interface MatrixSpec {
   /** Stable name, exposed as data-matrix (tests and export find tables by it). */
@@ -43,11 +44,18 @@ export class MatrixTable {
   private shown: Float64Array = new Float64Array(0);
   private shownMax = NaN;
   private legendKey = '';
+  private exportBar: ExportBar;
 
   constructor(spec: MatrixSpec) {
+    this.spec = spec;
     this.legendSlot = el('div', { class: 'legend-slot' });
     this.table = el('table', { class: 'matrix-table' });
-    this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table));
+    // CSV / JSON downloads of exactly the values the table holds (the spec's float32 array, not the rounded text).
+    this.exportBar = matrixExportBar(() => {
+      const sp = this.spec!;
+      return { name: sp.name, caption: sp.caption, rows: sp.rows, cols: sp.cols, rowLabels: sp.rowLabels, colLabels: sp.colLabels, values: sp.values };
+    });
+    this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.exportBar.root);
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));
     this.table.addEventListener('focusin', (e) => this.onFocus(e));
@@ -75,6 +83,7 @@ export class MatrixTable {
     }
     this.shapeKey = key;
     this.fill(spec);
+    this.exportBar.refresh();
   }
 
   private build(spec: MatrixSpec): void {
