@@ -130,11 +130,16 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   const { page, context, log } = await openPage(env, '#speed');
   // The full plan is long (18 measurements, several seconds): there is time to cancel part-way.
   assert.equal(await page.inputValue('select[data-control="speed-sizes"]'), 'full', 'full sizes by default');
-  await page.click('button[data-control="speed-run"]');
+  // From the keyboard: Run disables itself, so focus moves to Cancel, and back to Run after Cancel.
+  const focused = () => page.evaluate(() => document.activeElement?.dataset.control);
+  await page.focus('button[data-control="speed-run"]');
+  await page.keyboard.press('Enter');
+  assert.equal(await focused(), 'speed-cancel', 'focus moved to Cancel');
   await page.waitForFunction(() => document.querySelector('progress[data-progress="speed"]').value >= 2, null, { timeout: 60000 });
   assert.match(await page.textContent('.bench-progress-text'), /^\S+ n=\d+( causal)? · (plain JS|wasm scalar|wasm SIMD) \(\d+\/18\)$/);
-  await page.click('button[data-control="speed-cancel"]');
+  await page.keyboard.press('Enter');
   assert.equal(await state(page), 'cancelled');
+  assert.equal(await focused(), 'speed-run', 'focus back on Run');
   const before = await progress(page);
   const rowsBefore = await readRows(page);
   assert.ok(before.value >= 2 && before.value < before.max, `cancelled part-way (${before.value}/${before.max})`);

@@ -100,8 +100,10 @@ test('cost calculator: exact bytes and FLOPs, seed 000’s ≈ 4.5 PB tensor, pr
   const seed = await checkCalc(page, { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 });
   // Seed 000: (8192 × 8192 × 4096 × 4096) × 4 bytes ≈ 4.5 PB, i.e. 2^52 bytes, exactly 4 PiB.
   assert.equal(seed.ideal.value, String(2n ** 52n));
-  assert.equal(8192 * 8192 * 4096 * 4096 * 4, 4503599627370496);
   assert.match(seed.ideal.text, /^≈ 4\.50 PB \(4\.00 PiB\)$/);
+  // What replaces it: W_q, W_k, W_v, 3 · 4096² · 4 B ≈ 201 MB (seed 000's "hundreds of megabytes").
+  assert.equal(await page.getAttribute('#cost [data-cost="ideal-note"]', 'data-value'), String(3n * 4096n * 4096n * 4n));
+  assert.match(await page.textContent('#cost [data-cost="ideal-note"]'), /≈ 201 MB/);
   assert.match(await page.textContent('#cost [data-cost="preset-note"]'), /4\.5 PB/);
   assert.equal(await page.getAttribute('button[data-control="cost-preset-seed-000"]', 'aria-pressed'), 'true');
   // n = 2d: exactly at the crossover, attention and projections have equal FLOPs.
@@ -172,14 +174,23 @@ test('measured curve: both paths, progress to the end, materialized memory above
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'idle');
   await page.selectOption('select[data-control="cost-max-n"]', '512');
   const stop = await watchMainThread(page);
+  // Every status text, recorded as it is written: a short run may end before a poll would see a progress line.
+  await page.evaluate(() => {
+    const el = document.querySelector('[data-status="cost-curve"]');
+    window.__costStatus = [];
+    new MutationObserver(() => window.__costStatus.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true });
+  });
   await page.click('button[data-control="cost-measure"]');
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'running');
   assert.equal(await page.isDisabled('button[data-control="cost-measure"]'), true);
   assert.equal(await page.isDisabled('button[data-control="cost-cancel"]'), false);
-  // The progress text names the point being measured: "n = 128, streaming (4/8)".
-  await page.waitForFunction(() => /^n = \d+, (materialized|streaming) \(\d\/8\)$/.test(document.querySelector('[data-status="cost-curve"]').textContent), null, { timeout: 30000 });
   await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 180000 });
   const main = await stop();
+  // The progress text named each point as it was measured: "n = 128, streaming (4/8)", 1/8 to 8/8.
+  const said = await page.evaluate(() => window.__costStatus);
+  for (let i = 1; i <= 8; i++) {
+    assert.ok(said.some((t) => new RegExp(`^n = \\d+, (materialized|streaming) \\(${i}/8\\)$`).test(t)), `status named point ${i}/8: ${said.join(' | ')}`);
+  }
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
 
   // Progress reached the end: 64, 128, 256, 512 on two paths.
@@ -211,7 +222,7 @@ test('measured curve: both paths, progress to the end, materialized memory above
   // Generous bounds: the CI machine is shared, so a busy core can delay a tick; engine work on the main thread
   // would instead fill most of the run with long tasks.
   assert.ok(main.longTasks < 0.5 * main.span, `long tasks ${main.longTasks.toFixed(0)} ms of a ${main.span.toFixed(0)} ms run`);
-  assert.ok(main.gap < 1000, `largest main-thread gap ${main.gap.toFixed(0)} ms`);
+  assert.ok(main.gap < 2000, `largest main-thread gap ${main.gap.toFixed(0)} ms`);
   assert.ok(main.ticks >= main.span / 20 / 4, `${main.ticks} ticks over ${main.span.toFixed(0)} ms`);
   // Reduced motion (openPage's default): no pop-in animation class on the points.
   assert.equal(await page.$$eval('#cost circle.is-new', (c) => c.length), 0);
@@ -222,10 +233,15 @@ test('measured curve: both paths, progress to the end, materialized memory above
 test('measured curve: Cancel stops the worker, keeps the points, and a new run works', async () => {
   const { page, context, log } = await openPage(env, '#cost');
   await page.selectOption('select[data-control="cost-max-n"]', '4096');
-  await page.click('button[data-control="cost-measure"]');
+  // From the keyboard: Measure disables itself, so focus moves to Cancel, and back to Measure after Cancel.
+  const focused = () => page.evaluate(() => document.activeElement?.dataset.control);
+  await page.focus('button[data-control="cost-measure"]');
+  await page.keyboard.press('Enter');
+  assert.equal(await focused(), 'cost-cancel', 'focus moved to Cancel');
   await page.waitForFunction(() => document.querySelectorAll('table[data-table="cost-curve"] tbody tr').length >= 2, null, { timeout: 60000 });
-  await page.click('button[data-control="cost-cancel"]');
+  await page.keyboard.press('Enter');
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'cancelled');
+  assert.equal(await focused(), 'cost-measure', 'focus back on Measure');
   assert.equal(await page.isDisabled('button[data-control="cost-measure"]'), false);
   assert.equal(await page.isDisabled('button[data-control="cost-cancel"]'), true);
   assert.equal(await page.isDisabled('select[data-control="cost-max-n"]'), false);

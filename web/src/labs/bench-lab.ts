@@ -52,7 +52,7 @@ export const benchLab: Lab = {
     section.append(
       el('h2', { text: 'How fast is it in this browser?' }),
       el('p', { class: 'intro', text: 'Press Run to time softmax and attention three ways, right here: a careful plain-JavaScript version, the engine compiled to ordinary (scalar) WebAssembly, and the engine compiled with WebAssembly SIMD. The timing runs in a background worker, so the page stays usable meanwhile.' }),
-      el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. Even without SIMD, WebAssembly beats JavaScript here because the code is typed float32 from the start (no boxed numbers, no type checks, no JIT warm-up guesses) and the engine runs fused kernels: scores, online softmax and the weighted sum of values in one pass over tiles, never building the n × n matrix.' }),
+      el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. All three run the same algorithm for attention: 64-key tiles with an online softmax, never building the n × n matrix. What differs is the code: the plain-JS version computes in float64 JavaScript numbers through a JIT, while the engine is compiled ahead of time to float32 code, which is why even the scalar module is usually faster.' }),
     );
 
     let sizes: Sizes = 'full';
@@ -85,7 +85,7 @@ export const benchLab: Lab = {
         el('div', { class: 'panel' }, el('h3', { text: 'Attention, GFLOP/s by implementation' }), attChart),
         el('div', { class: 'panel' }, el('h3', { text: 'Softmax, million elements/s by implementation' }), softChart)),
       el('p', { class: 'help' },
-        'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same seeded random inputs go to all three implementations, and each writes into an output array allocated once (the engine’s `out` option), so the times are computing, not allocating. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in ',
+        'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same seeded random inputs go to all three implementations, and each writes into an output array allocated once (the engine’s `out` option), so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in ',
         el('code', { text: 'npm run bench' }),
         '. Softmax is mostly exponentials, which are not single flops, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).'),
       el('p', { class: 'help' },
@@ -105,8 +105,10 @@ export const benchLab: Lab = {
     const setState = (s: State) => {
       state = s;
       section.dataset.state = s;
+      const onCancel = document.activeElement === cancelBtn;
       runBtn.disabled = s === 'running';
       cancelBtn.disabled = s !== 'running';
+      if (onCancel && s !== 'running') runBtn.focus(); // a disabled Cancel would drop keyboard focus
       sizeSelect.disabled = s === 'running';
       table.setAttribute('aria-busy', String(s === 'running'));
     };
@@ -238,7 +240,10 @@ export const benchLab: Lab = {
       tasks = []; impls = []; results = new Map(); done = 0; total = 0; running = undefined;
       progress.max = 1; progress.value = 0;
       progressText.textContent = 'Loading the engine in the worker…';
+      // Run is disabled while running: focus moves to Cancel instead of being lost.
+      const hadFocus = document.activeElement === runBtn;
       setState('running');
+      if (hadFocus) cancelBtn.focus();
       renderEnv();
       render();
       worker = new BenchWorker();

@@ -11,14 +11,18 @@ import {
   TILE_KEYS, TILE_ROWS, type CostInput,
 } from '../model/cost';
 import type { CurveMessage, CurvePath, CurvePoint, CurveRequest } from '../workers/curve-worker';
-// Keep exactly this `?worker` form: a later build step relies on it.
+// Keep exactly this `?worker` form: the offline build (singleFile in web/vite.config.ts) rewrites it to
+// `?worker&inline`, so the worker travels inside the single HTML file.
 import CurveWorker from '../workers/curve-worker.ts?worker';
 import { axisBottom, axisLeft, line, scaleLog, select, type Selection } from 'd3';
 import '../styles/cost.css';
 
 /** Width of the measured q, k, v (one head of a typical model). */
 const CURVE_D = 64;
-/** The materialized path stops here: 4096² float32 scores = 64 MiB (plus the same again for the copy handed back). */
+/**
+ * The materialized path stops here: 4096² float32 scores = 64 MiB, the same again for the weights the engine fills
+ * in wasm memory, and a third copy when they are handed back to JS.
+ */
 const MAX_MATERIALIZED_N = 4096;
 const MAX_N_OPTIONS = [256, 512, 1024, 2048, 4096, 8192];
 const CURVE_SEED = 2024;
@@ -219,7 +223,7 @@ function mountCalculator(section: HTMLElement): void {
       tex(String.raw`M_{\text{materialized}} = L\,h\,n^2 b`, true),
       tex(String.raw`M_{\text{streaming}} = L\,h\,\big(${TILE_ROWS}\cdot${TILE_KEYS} + ${TILE_ROWS}\,d_h + 2\cdot${TILE_ROWS}\big)\,b`, true),
       tex(String.raw`d_h = d/h`, true)),
-    el('p', { class: 'help cost-counts', text: `What is counted. Materialized: one n × n matrix per head (softmax can overwrite the scores in place, so scores and weights share it), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the MLP, the KV cache across requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` }),
+    el('p', { class: 'help cost-counts', text: `What is counted. Materialized: one n × n matrix per head, the minimum (softmax can overwrite the scores in place; this engine keeps scores and weights in two separate n × n buffers, twice this, as the measured curve below shows), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the MLP, the KV cache across requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` }),
     el('div', { class: 'table-scroll' }, memTable),
     el('h4', { text: 'Compute: projections vs attention' }),
     el('div', { class: 'cost-formulas' },
@@ -316,9 +320,9 @@ function mountCalculator(section: HTMLElement): void {
 }
 
 const SUP: Record<string, string> = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
-/** 3 significant digits; powers of ten written out (2.24 × 10⁷) beyond a million. */
 /** "= 1.00 MB" or "≈ 201 MB": never "= ≈". */
 const eq = (s: string) => (s.startsWith('≈') ? s : `= ${s}`);
+/** 3 significant digits; powers of ten written out (2.24 × 10⁷) from a million up and below 0.001. */
 const fmtRatio = (x: number) => {
   if (x < 1e6 && x >= 1e-3) return Number(x.toPrecision(3)).toString();
   const [m, e] = x.toExponential(2).split('e');
@@ -350,7 +354,7 @@ function mountCurve(section: HTMLElement): void {
   section.append(
     el('h3', { text: 'Measured in this browser' }),
     el('p', { class: 'intro', text: `The engine runs one attention call, q, k, v of n × ${CURVE_D} (fixed seeded random numbers), at n = 64, 128, … on both paths. Materialized asks for the weights, so the engine builds the n × n matrix and hands it back; streaming asks for the output only, so the engine walks the keys in ${TILE_ROWS} × ${TILE_KEYS} tiles with an online softmax and never holds more than a tile of scores. It runs in a Web Worker, so this page stays responsive.` }),
-    el('p', { class: 'help', text: `Memory is measured: every point gets a fresh engine instance (wasm memory grows and never shrinks) and reports its memory after the calls, starting from 1 MiB. The dashed line is the theory for one n × n float32 matrix, 4n² bytes. The materialized instance ends near twice that line: the engine's own n × n matrix plus the weights it hands back. Streaming grows too, but linearly: q, k, v, the output and a packed copy of Kᵀ, 5 · n · ${CURVE_D} floats. Time: a warm-up (at least one call, at least 10 ms), then the median of up to 5 timed batches within about a second per point (small n repeat the call within a batch). Sizes stay bounded: the materialized path stops at n = ${MAX_MATERIALIZED_N} (64 MiB of scores, twice that with the copy handed back), and a path whose single call takes over 4 s skips its larger n. Streaming can go to 8192.` }),
+    el('p', { class: 'help', text: `Memory is measured: every point gets a fresh engine instance (wasm memory grows and never shrinks) and reports its memory after the calls, starting from 1 MiB. The dashed line is the theory for one n × n float32 matrix, 4n² bytes. The materialized instance ends near twice that line: the engine keeps the scores and the weights in two n × n buffers. Streaming grows too, but linearly: q, k, v, the output and a packed copy of Kᵀ, 5 · n · ${CURVE_D} floats. Time: a warm-up (at least one call, at least 10 ms), then the median of up to 5 timed batches within about a second per point (small n repeat the call within a batch). A materialized call also copies its n × n weights out to a new JavaScript array, and that copy is in its time. Sizes stay bounded: the materialized path stops at n = ${MAX_MATERIALIZED_N} (64 MiB of scores, twice that with the copy handed back), and a path whose single call takes over 4 s skips its larger n. Streaming can go to 8192.` }),
     el('div', { class: 'cost-run-row' },
       field('largest n', maxSelect),
       el('div', { class: 'button-group', role: 'group', 'aria-label': 'Measurement' }, measure, cancel)),
@@ -435,14 +439,19 @@ function mountCurve(section: HTMLElement): void {
     progress.max = plan.length;
     progress.value = 0;
     status.textContent = 'Starting the worker…';
+    // Measure is disabled while running: focus moves to Cancel instead of being lost.
+    const hadFocus = document.activeElement === measure;
     setState('running');
+    if (hadFocus) cancel.focus();
     const w = new CurveWorker();
     worker = w;
     const finish = (state: 'done' | 'error', text: string) => {
       w.terminate();
       if (worker === w) worker = null;
       status.textContent = text;
+      const onCancel = document.activeElement === cancel;
       setState(state);
+      if (onCancel) measure.focus(); // Cancel is about to be disabled
     };
     w.addEventListener('message', (e: MessageEvent<CurveMessage>) => {
       if (worker !== w) return; // a message queued before Cancel

@@ -29,7 +29,10 @@ export const COST_LIMITS = {
 export interface CostResult {
   /** d / heads. */
   headDim: number;
-  /** Materialized: one n×n matrix per head (softmax overwrites the scores in place, so one, not two). */
+  /**
+   * Materialized: one n×n matrix per head, the minimum (softmax can overwrite the scores in place). This engine's
+   * materialized path keeps two, scores and weights, so it uses twice this (the measured curve shows it).
+   */
   scoresPerHead: bigint;
   scoresPerLayer: bigint;
   scoresAll: bigint;
@@ -165,7 +168,7 @@ export function shortSI(v: number, unit: string): string {
   if (!(v > 0)) return `0 ${unit}`;
   const k = Math.max(0, Math.min(SI.length - 1, Math.floor(Math.log10(v) / 3 + 1e-9)));
   const x = v / 1000 ** k;
-  const s = x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(0) : Number(x.toPrecision(2)).toString();
+  const s = x >= 10 ? x.toFixed(0) : Number(x.toPrecision(2)).toString();
   return `${s} ${k === 1 && unit === 'FLOP' ? 'k' : SI[k]}${unit}`;
 }
 
