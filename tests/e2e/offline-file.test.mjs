@@ -89,7 +89,7 @@ test('from file:// the labs’ workers run too (inline, started from blob: URLs)
   await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
   const points = await page.$$eval('table[data-table="cost-curve"] tbody tr', (trs) => trs.length);
-  assert.ok(points >= 4, `curve points measured offline: ${points}`);
+  assert.equal(points, 6, 'n = 64, 128, 256 on both paths, measured offline');
 
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   await page.click('button[data-control="speed-run"]');

@@ -51,8 +51,8 @@ for (const motion of ['reduce', 'no-preference']) {
       // Buttons, selects and text inputs stay usable: at least 24 px tall (WCAG 2.2 target size minimum;
       // sliders are left out: their thumb is the target and arrow keys move them).
       const small = await page.$$eval(`section#${id} button, section#${id} select, section#${id} input:not([type=checkbox]):not([type=radio]):not([type=range])`, (els) =>
-        els.filter((e) => e.getBoundingClientRect().height > 0 && e.getBoundingClientRect().height < 24).map((e) => e.outerHTML.slice(0, 80)));
-      assert.deepEqual(small, [], `${id}: controls at least 24 px tall`);
+        els.filter((e) => { const r = e.getBoundingClientRect(); return r.height > 0 && (r.height < 24 || r.width < 24); }).map((e) => e.outerHTML.slice(0, 80)));
+      assert.deepEqual(small, [], `${id}: controls at least 24 × 24 px`);
       if (motion === 'reduce') {
         const box = await page.$eval(`section#${id}`, (s) => { const r = s.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY, width: 390, height: Math.min(r.height, 6000) }; });
         await page.screenshot({ path: `${shotsDir}/${id}-390.png`, clip: box });
@@ -66,7 +66,8 @@ for (const motion of ['reduce', 'no-preference']) {
 /** Types a new logit and samples the first probability bar's width over the next 120 ms. */
 async function barWidthsAfterEdit(page) {
   return page.evaluate(async () => {
-    const bar = () => Number(document.querySelectorAll('#softmax rect.bar-rect')[document.querySelectorAll('#softmax rect.bar-rect').length / 2]?.getAttribute('width'));
+    // The first bar of the probabilities chart (its svg's aria-label starts with the chart's name).
+    const bar = () => Number(document.querySelector('#softmax svg.bars-svg[aria-label^="Probabilities"] rect.bar-rect')?.getAttribute('width'));
     const input = document.querySelector('input[data-control="sm-logit-0"]');
     const before = bar();
     input.value = '9';

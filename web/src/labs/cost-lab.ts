@@ -166,9 +166,9 @@ function mountCalculator(section: HTMLElement): void {
   // A typed edit leaves any preset, so its note no longer applies.
   const edit = (key: 'n' | 'd' | 'heads' | 'layers' | 'bytes') => (v: number | string) => { cur[key] = Number(v); presetId = null; render(); };
   const inputs = {
-    n: numberInput(cur.n, { min: COST_LIMITS.n.min, max: COST_LIMITS.n.max, step: 1, name: 'cost-n', label: 'n, tokens in the context' }, edit('n')),
-    d: numberInput(cur.d, { min: COST_LIMITS.d.min, max: COST_LIMITS.d.max, step: 1, name: 'cost-d', label: 'd, model width' }, edit('d')),
-    heads: numberInput(cur.heads, { min: COST_LIMITS.heads.min, max: COST_LIMITS.heads.max, step: 1, name: 'cost-heads', label: 'heads per layer' }, edit('heads')),
+    n: numberInput(cur.n, { min: COST_LIMITS.n.min, max: COST_LIMITS.n.max, step: 1, name: 'cost-n', label: 'n (tokens)' }, edit('n')),
+    d: numberInput(cur.d, { min: COST_LIMITS.d.min, max: COST_LIMITS.d.max, step: 1, name: 'cost-d', label: 'd (model width)' }, edit('d')),
+    heads: numberInput(cur.heads, { min: COST_LIMITS.heads.min, max: COST_LIMITS.heads.max, step: 1, name: 'cost-heads', label: 'heads' }, edit('heads')),
     layers: numberInput(cur.layers, { min: COST_LIMITS.layers.min, max: COST_LIMITS.layers.max, step: 1, name: 'cost-layers', label: 'layers' }, edit('layers')),
   };
   const bytes = selectControl(
@@ -223,7 +223,7 @@ function mountCalculator(section: HTMLElement): void {
       tex(String.raw`M_{\text{materialized}} = L\,h\,n^2 b`, true),
       tex(String.raw`M_{\text{streaming}} = L\,h\,\big(${TILE_ROWS}\cdot${TILE_KEYS} + ${TILE_ROWS}\,d_h + 2\cdot${TILE_ROWS}\big)\,b`, true),
       tex(String.raw`d_h = d/h`, true)),
-    el('p', { class: 'help cost-counts', text: `What is counted. Materialized: one n × n matrix per head, the minimum (softmax can overwrite the scores in place; this engine keeps scores and weights in two separate n × n buffers, twice this, as the measured curve below shows), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the MLP, the KV cache across requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` }),
+    el('p', { class: 'help cost-counts', text: `What is counted. Materialized: one n × n matrix per head, the minimum (softmax can overwrite the scores in place; this engine keeps scores and weights in two separate n × n buffers, twice this, as the measured curve below shows), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. The layer and model rows count one tile per head, as when heads run in parallel; this engine runs the heads of a call one after another, so it holds one tile at a time. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the MLP, the KV cache across requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` }),
     el('div', { class: 'table-scroll' }, memTable),
     el('h4', { text: 'Compute: projections vs attention' }),
     el('div', { class: 'cost-formulas' },

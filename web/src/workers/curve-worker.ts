@@ -27,7 +27,6 @@ export interface CurvePoint {
   reps: number;
   /** This instance's wasm memory after the calls (measured), and right after init (the baseline). */
   memoryBytes: number;
-  baselineBytes: number;
   backend: string;
 }
 
@@ -75,7 +74,6 @@ async function run(req: CurveRequest): Promise<void> {
       returnWeights: path === 'materialized',
     };
     const lab = await init();
-    const baselineBytes = lab.memoryBytes;
     // Warm-up (≥ 1 call, ≥ 10 ms): first-touch memory growth and the JIT tiers stay out of the timings.
     let t0 = performance.now();
     lab.attention(opts);
@@ -94,7 +92,7 @@ async function run(req: CurveRequest): Promise<void> {
     }
     post({
       type: 'point', index, total,
-      point: { n, path, ms: median(times), batches: times.length, reps, memoryBytes: lab.memoryBytes, baselineBytes, backend: lab.backend },
+      point: { n, path, ms: median(times), batches: times.length, reps, memoryBytes: lab.memoryBytes, backend: lab.backend },
     });
     if (first > req.maxCallMs) tooSlow.add(path);
   }
