@@ -169,6 +169,36 @@ const readCurve = (page) => page.$$eval('table[data-table="cost-curve"] tbody tr
   theory: Number(tr.querySelector('td[data-col="theory"]').dataset.value),
 })));
 
+test('cost calculator state lives in the URL: a link restores it, edits and presets write it, bad values fall back', async () => {
+  // The long-context preset from a link: numbers computed, its button pressed.
+  const { page, context, log } = await openPage(env, '?cn=131072&cd=4096&ch=32&cl=32&cb=2#cost');
+  await checkCalc(page, { n: 131072, d: 4096, heads: 32, layers: 32, bytes: 2 });
+  assert.equal(await page.getAttribute('button[data-control="cost-preset-long"]', 'aria-pressed'), 'true');
+  // A typed edit lands in the URL (after the store's debounce) and survives a reload.
+  await page.fill('#cost input[data-control="cost-layers"]', '7');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('cl') === '7');
+  assert.equal(await page.getAttribute('button[data-control="cost-preset-long"]', 'aria-pressed'), 'false');
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(await page.inputValue('input[data-control="cost-layers"]'), '7');
+  await checkCalc(page, { n: 131072, d: 4096, heads: 32, layers: 7, bytes: 2 });
+  // A preset writes all five.
+  await page.click('button[data-control="cost-preset-small"]');
+  await page.waitForFunction(() => {
+    const q = new URLSearchParams(location.search);
+    return q.get('cn') === '1024' && q.get('cd') === '768' && q.get('ch') === '12' && q.get('cl') === '12' && (q.get('cb') ?? '4') === '4'; // defaults are left out of the URL
+  });
+  assert.deepEqual(log.errors, []);
+  await context.close();
+
+  // Out-of-range and malformed values: defaults, with the notice naming them.
+  const bad = await openPage(env, '?cn=0&cb=3&ch=1e3&cd=4096#cost');
+  const named = (await bad.page.textContent('#notice')).match(/defaults: ([^.]*)\./)?.[1].split(', ').sort();
+  assert.deepEqual(named, ['cb', 'ch', 'cn'], 'the notice names exactly the bad parameters');
+  await checkCalc(bad.page, { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 });
+  await bad.context.close();
+});
+
 test('measured curve: both paths, progress to the end, materialized memory above streaming, page responsive', async () => {
   const { page, context, log } = await openPage(env, '#cost');
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'idle');

@@ -3,6 +3,8 @@
 // (web/src/model/cost.ts, exact BigInt); the measured curve runs the engine itself in a Web Worker, on both
 // paths: materialized (returnWeights keeps the n×n matrix) and streaming (online softmax over 32×64 tiles).
 import type { Lab, LabContext } from './lab';
+import type { AppState } from '../state/app-state';
+import type { Store } from '../state/store';
 import { el, clear, reducedMotion } from '../ui/dom';
 import { tex, setTex } from '../ui/katex';
 import { field, select as selectControl, buttonGroup, numberInput } from '../ui/controls';
@@ -148,23 +150,36 @@ const tickMs = (ms: number) => (ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`);
 export const costLab: Lab = {
   id: 'cost',
   nav: 'Cost',
-  mount(section: HTMLElement, _ctx: LabContext) {
+  mount(section: HTMLElement, ctx: LabContext) {
     section.append(
       el('h2', { text: 'The cost of attention' }),
       el('p', { class: 'intro', text: '“The context is full” has a concrete cause. Every head of every layer scores every token against every other: an n × n matrix. The q, k and v matrices are n × d, so they grow linearly with the context; the scores grow with its square. Double the context and that matrix quadruples, in every head and every layer.' }),
     );
-    mountCalculator(section);
+    mountCalculator(section, ctx.store);
     mountCurve(section);
   },
 };
 
 // ---- 1. the calculator --------------------------------------------------------------------------------------
 
-function mountCalculator(section: HTMLElement): void {
-  const cur: CostInput = { ...COST_PRESETS[0].input };
-  let presetId: string | null = COST_PRESETS[0].id;
-  // A typed edit leaves any preset, so its note no longer applies.
-  const edit = (key: 'n' | 'd' | 'heads' | 'layers' | 'bytes') => (v: number | string) => { cur[key] = Number(v); presetId = null; render(); };
+// The calculator's inputs live in the app state (URL parameters cn, cd, ch, cl, cb), so a link or a saved state
+// file brings back the same numbers.
+const fromState = (s: AppState): CostInput => ({ n: s.costN, d: s.costD, heads: s.costHeads, layers: s.costLayers, bytes: s.costBytes });
+const toState = (x: CostInput): Partial<AppState> => ({ costN: x.n, costD: x.d, costHeads: x.heads, costLayers: x.layers, costBytes: x.bytes });
+const COST_KEYS = ['costN', 'costD', 'costHeads', 'costLayers', 'costBytes'] as const;
+const presetOf = (x: CostInput): string | null =>
+  COST_PRESETS.find((p) => (Object.keys(p.input) as (keyof CostInput)[]).every((k) => p.input[k] === x[k]))?.id ?? null;
+
+function mountCalculator(section: HTMLElement, store: Store): void {
+  const cur: CostInput = fromState(store.state);
+  // The preset whose numbers these are, if any: its button shows pressed and its note applies.
+  let presetId: string | null = presetOf(cur);
+  const edit = (key: keyof CostInput) => (v: number | string) => {
+    cur[key] = Number(v);
+    presetId = presetOf(cur);
+    store.update(toState(cur));
+    render();
+  };
   const inputs = {
     n: numberInput(cur.n, { min: COST_LIMITS.n.min, max: COST_LIMITS.n.max, step: 1, name: 'cost-n', label: 'n (tokens)' }, edit('n')),
     d: numberInput(cur.d, { min: COST_LIMITS.d.min, max: COST_LIMITS.d.max, step: 1, name: 'cost-d', label: 'd (model width)' }, edit('d')),
@@ -180,11 +195,9 @@ function mountCalculator(section: HTMLElement): void {
     label: p.label, name: `cost-preset-${p.id}`, pressed: p.id === COST_PRESETS[0].id,
     onClick: () => {
       Object.assign(cur, p.input);
-      inputs.n.value = String(cur.n); inputs.d.value = String(cur.d);
-      inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers);
-      for (const i of Object.values(inputs)) i.removeAttribute('aria-invalid');
-      bytes.value = String(cur.bytes);
+      showInputs();
       presetId = p.id;
+      store.update(toState(cur));
       render();
     },
   })));
@@ -316,6 +329,23 @@ function mountCalculator(section: HTMLElement): void {
   section.append(el('ul', { class: 'cost-legend', 'aria-label': 'Legend of the FLOPs chart' },
     legendItem(COLOURS.streaming, 'projections Q, K, V, O: 8nd²'),
     legendItem(COLOURS.materialized, 'attention QKᵀ and P·V: 4n²d')));
+
+  function showInputs(): void {
+    inputs.n.value = String(cur.n); inputs.d.value = String(cur.d);
+    inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers);
+    for (const i of Object.values(inputs)) i.removeAttribute('aria-invalid');
+    bytes.value = String(cur.bytes);
+  }
+  // A loaded state file changes the inputs from outside: follow it.
+  store.subscribe((s, changed) => {
+    if (!COST_KEYS.some((k) => changed.has(k))) return;
+    const next = fromState(s);
+    if ((Object.keys(next) as (keyof CostInput)[]).every((k) => next[k] === cur[k])) return; // our own update
+    Object.assign(cur, next);
+    presetId = presetOf(cur);
+    showInputs();
+    render();
+  });
   render();
 }
 

@@ -1,6 +1,7 @@
 // The cost of attention, as plain arithmetic (no DOM, so it can be checked on its own). Counts are BigInt:
 // seed 000's ideal n×n×d×d tensor is 2^52 bytes and a long context with many layers passes 2^53, where
 // float64 integers stop being exact. Only the display rounds (to 3 significant digits, marked ≈).
+import { LIMITS } from '../state/app-state';
 
 export interface CostInput {
   /** Tokens in the context. */
@@ -18,13 +19,8 @@ export const TILE_ROWS = 32;
 export const TILE_KEYS = 64;
 
 /** Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. */
-export const COST_LIMITS = {
-  n: { min: 1, max: 100_000_000 },
-  d: { min: 1, max: 1_048_576 },
-  heads: { min: 1, max: 4096 },
-  layers: { min: 1, max: 10_000 },
-  bytes: [4, 2, 1] as readonly number[],
-};
+/** Input ranges: the same as the URL accepts (web/URL_STATE.md). */
+export const COST_LIMITS = { ...LIMITS.cost, bytes: LIMITS.cost.bytes as readonly number[] };
 
 export interface CostResult {
   /** d / heads. */

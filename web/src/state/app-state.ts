@@ -58,6 +58,12 @@ export interface AppState {
   spWq: number[];
   spWk: number[];
   spWv: number[];
+  // the cost calculator: tokens, model width, heads, layers, bytes per number
+  costN: number;
+  costD: number;
+  costHeads: number;
+  costLayers: number;
+  costBytes: number;
 }
 
 export const LIMITS = {
@@ -75,6 +81,13 @@ export const LIMITS = {
   pullIters: 20,
   rootDk: 512,
   stab: { min: 2, max: 8, abs: 1000 },
+  cost: {
+    n: { min: 1, max: 100_000_000 },
+    d: { min: 1, max: 1_048_576 },
+    heads: { min: 1, max: 4096 },
+    layers: { min: 1, max: 10_000 },
+    bytes: [4, 2, 1],
+  },
 } as const;
 
 export function defaultState(): AppState {
@@ -120,5 +133,11 @@ export function defaultState(): AppState {
     spWq: [1, 0, 0, 1],
     spWk: [1, 0, 0, 1],
     spWv: [1.5, 0, 0, 0.6],
+    // seed 000's example (n = 8k, d = 4k, fp32) with a typical 7B shape
+    costN: 8192,
+    costD: 4096,
+    costHeads: 32,
+    costLayers: 32,
+    costBytes: 4,
   };
 }

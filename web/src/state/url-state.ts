@@ -112,6 +112,14 @@ export const FIELDS: Field[] = [
   f('tk', 'spWk', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
   f('tv', 'spWv', (s) => numList(s, 4, 4, LIMITS.kvAbs), (v) => v.map(fmt).join(',')),
   f('nx', 'stabLogits', (s) => numList(s, LIMITS.stab.min, LIMITS.stab.max, LIMITS.stab.abs), (v) => v.map(fmt).join(',')),
+  f('cn', 'costN', (s) => int(s, LIMITS.cost.n.min, LIMITS.cost.n.max), String),
+  f('cd', 'costD', (s) => int(s, LIMITS.cost.d.min, LIMITS.cost.d.max), String),
+  f('ch', 'costHeads', (s) => int(s, LIMITS.cost.heads.min, LIMITS.cost.heads.max), String),
+  f('cl', 'costLayers', (s) => int(s, LIMITS.cost.layers.min, LIMITS.cost.layers.max), String),
+  f('cb', 'costBytes', (s) => {
+    const v = int(s, 1, 4);
+    return v !== undefined && (LIMITS.cost.bytes as readonly number[]).includes(v) ? v : undefined;
+  }, String),
 ];
 
 export function parseQuery(search: string): ParseResult {
