@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
-import { extname, join, resolve, sep } from 'node:path';
+import { basename, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const MIME = {
@@ -109,7 +109,10 @@ export function startServer({ root, port = 8080, host = '127.0.0.1' } = {}) {
         return;
       }
       const type = MIME[extname(target).toLowerCase()] ?? 'application/octet-stream';
-      const common = { 'Content-Type': type, 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding', ...HEADERS };
+      // The offline copy carries its own, stricter policy (hashes of its inline script and style) in a meta tag;
+      // the page's 'self' policy would block those inline parts when the copy is opened from this server.
+      const policy = basename(target) === 'attnlab-explorer.html' ? { 'Content-Security-Policy': "frame-ancestors 'none'" } : {};
+      const common = { 'Content-Type': type, 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding', ...HEADERS, ...policy };
       // gzip what compresses (text and .wasm; not woff2 or images, already compressed), as static hosts do,
       // so the transfer sizes the browser sees are the real ones.
       if (COMPRESSIBLE.test(type) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {

@@ -111,5 +111,13 @@ test('the served page links to the offline copy, and the server sends it', async
   assert.equal(res.status(), 200);
   assert.match(res.headers()['content-type'], /^text\/html/);
   assert.equal((await res.body()).length, statSync(join(distDir, 'attnlab-explorer.html')).size);
+  assert.doesNotMatch(res.headers()['content-security-policy'], /'self'/, 'its own meta policy governs it');
+  // Opened over http instead of downloaded, it works too.
+  const log = [];
+  page.on('console', (m) => { if (m.type() === 'error') log.push(m.text()); });
+  await page.goto(new URL(href, env.url).href);
+  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
+  assert.equal(await page.getAttribute('body', 'data-ready'), 'true', log.join('\n'));
+  assert.deepEqual(log, []);
   await context.close();
 });
