@@ -3,32 +3,18 @@
 // from data-value), within a float32 error bound derived in reference.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, readMatrix, settle } from './helpers.mjs';
+import { setup, openPage, readMatrix, readAttentionLab, settle } from './helpers.mjs';
 import { attentionReference, weightTolerance, rowSumTolerance, outputTolerance, matmul, U } from './reference.mjs';
 
 let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
-async function pageScale(page, dk) {
-  const { sc, tau } = await page.evaluate(() => {
-    const p = new URLSearchParams(location.search);
-    return { sc: p.get('sc'), tau: p.get('tau') };
-  });
-  return (sc === '0' ? 1 : 1 / Math.sqrt(dk)) / (tau === null ? 1 : Number(tau));
-}
 
 /** Checks every weight, row sum, mask and output cell against the reference; returns the worst error ratio. */
 async function checkAgainstReference(page, { causal }) {
   await settle(page);
-  const X = (await readMatrix(page, 'X')).values;
-  const Wq = (await readMatrix(page, 'Wq')).values;
-  const Wk = (await readMatrix(page, 'Wk')).values;
-  const Wv = (await readMatrix(page, 'Wv')).values;
-  const W = (await readMatrix(page, 'weights')).values;
-  const O = (await readMatrix(page, 'output')).values;
-  const M = (await readMatrix(page, 'masked')).values;
-  const scale = await pageScale(page, Wq[0].length);
+  const { X, Wq, Wk, Wv, W, O, M, scale } = await readAttentionLab(page);
   const ref = attentionReference({ X, Wq, Wk, Wv, scale, causal });
   const n = X.length;
   assert.equal(W.length, n);

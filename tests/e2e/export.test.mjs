@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { inflateSync } from 'node:zlib';
-import { setup, openPage, readMatrix, settle } from './helpers.mjs';
+import { setup, openPage, readMatrix, readAttentionLab, settle } from './helpers.mjs';
 import { attentionReference, outputTolerance, weightTolerance, matmul, U } from './reference.mjs';
 
 let env;
@@ -385,14 +385,6 @@ async function generatedCode(page, lab) {
   return page.inputValue(`textarea[data-code="${lab}"]`);
 }
 
-async function pageScale(page, dk) {
-  const { sc, tau } = await page.evaluate(() => {
-    const p = new URLSearchParams(location.search);
-    return { sc: p.get('sc'), tau: p.get('tau') };
-  });
-  return (sc === '0' ? 1 : 1 / Math.sqrt(dk)) / (tau === null ? 1 : Number(tau));
-}
-
 let worstAttention = 0;
 
 /**
@@ -406,13 +398,7 @@ let worstAttention = 0;
 async function checkAttentionCode(page, causal) {
   await settle(page);
   const code = await generatedCode(page, 'attention');
-  const X = (await readMatrix(page, 'X')).values;
-  const Wq = (await readMatrix(page, 'Wq')).values;
-  const Wk = (await readMatrix(page, 'Wk')).values;
-  const Wv = (await readMatrix(page, 'Wv')).values;
-  const W = (await readMatrix(page, 'weights')).values;
-  const O = (await readMatrix(page, 'output')).values;
-  const scale = await pageScale(page, Wq[0].length);
+  const { X, Wq, Wk, Wv, W, O, scale } = await readAttentionLab(page);
   const ref = attentionReference({ X, Wq, Wk, Wv, scale, causal });
   const n = X.length;
   const { out } = runPython(code);

@@ -77,3 +77,18 @@ export async function settle(page) {
 export function ensureShotsDir() {
   mkdirSync(shotsDir, { recursive: true });
 }
+
+/**
+ * The attention lab as the page shows it: X, W_Q, W_K, W_V, the weights, the output (and the masked scores), read
+ * from the tables, plus the scale the page applies: 1/√d_k (or 1 with sc=0) divided by the temperature tau.
+ */
+export async function readAttentionLab(page) {
+  const m = async (name) => (await readMatrix(page, name)).values;
+  const [X, Wq, Wk, Wv, W, O, M] = [await m('X'), await m('Wq'), await m('Wk'), await m('Wv'), await m('weights'), await m('output'), await m('masked')];
+  const { sc, tau } = await page.evaluate(() => {
+    const p = new URLSearchParams(location.search);
+    return { sc: p.get('sc'), tau: p.get('tau') };
+  });
+  const scale = (sc === '0' ? 1 : 1 / Math.sqrt(Wq[0].length)) / (tau === null ? 1 : Number(tau));
+  return { X, Wq, Wk, Wv, W, O, M, scale };
+}
