@@ -6,7 +6,7 @@ import { parseQuery } from './state/url-state';
 import { Store } from './state/store';
 import { el } from './ui/dom';
 import { setTex } from './ui/katex';
-import { saveLoadControls } from './ui/export';
+import { saveLoadControls } from './ui/save-load';
 import type { Lab, LabContext } from './labs/lab';
 import { softmaxLab } from './labs/softmax-lab';
 import { attentionLab } from './labs/attention-lab';

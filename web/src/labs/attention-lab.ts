@@ -8,7 +8,7 @@ import { QueryWalkthrough } from './query-walkthrough';
 import type { AppState } from '../state/app-state';
 import { runPipeline, type Pipeline } from '../model/pipeline';
 import { attentionNumpy } from '../model/numpy-code';
-import { codePanel } from '../ui/export';
+import { codePanel } from '../ui/code-panel';
 
 const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
 

@@ -13,7 +13,7 @@ import { applyEdits, seededMatrix } from '../model/weights';
 import { legend } from '../ui/legend';
 import { makeScale } from '../ui/palette';
 import { multiHeadNumpy, type MultiHeadCodeInput } from '../model/numpy-code';
-import { codePanel } from '../ui/export';
+import { codePanel } from '../ui/code-panel';
 
 const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
 

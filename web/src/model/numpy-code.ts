@@ -4,21 +4,7 @@
 // throughout, raw scores QKᵀ then one multiply by a float32 scale, the causal mask bottom-right aligned,
 // softmax with the row max subtracted and a multiply by 1/sum. Only summation order and the exp
 // implementation differ, so the printed numbers match the page to float32 rounding.
-
-/** Shortest decimal that reads back (decimal → double → float32) as the same float32; other doubles in full. */
-export function f32repr(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return 'Infinity';
-  if (v === -Infinity) return '-Infinity';
-  if (Object.is(v, -0)) return '-0';
-  // A value that is not a float32 (a float64 computed in JS) keeps every digit of its double.
-  if (Math.fround(v) !== v) return String(v);
-  for (let p = 1; p <= 9; p++) {
-    const s = v.toPrecision(p);
-    if (Math.fround(Number(s)) === v) return String(Number(s)); // String(Number()) drops "e+0" and trailing zeros
-  }
-  return String(v); // unreachable: 9 significant digits always round-trip a float32
-}
+import { f32repr } from './float32';
 
 /** A Python float literal for a float32 value (or a double, in full). */
 function pyNum(v: number): string {
