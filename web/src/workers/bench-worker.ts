@@ -5,7 +5,7 @@
 // `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances).
 import { init, simdSupported, type Lab } from 'attnlab';
 import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
-import { mulberry32 } from '../text/random';
+import { median, uniform } from './sample';
 
 export type Impl = 'js' | 'scalar' | 'simd';
 export type Sizes = 'quick' | 'full';
@@ -74,20 +74,6 @@ const BATCH_MS = 10;
 // web/tsconfig has the DOM lib, not the WebWorker one: inside a dedicated worker, postMessage(message) has the
 // same shape as Worker's.
 const post = (m: BenchMessage) => (self as unknown as Worker).postMessage(m);
-
-/** Uniform values in [-a, a), seeded: every implementation sees the same numbers. */
-function uniform(seed: number, count: number, a: number): Float32Array {
-  const rand = mulberry32(seed);
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) out[i] = a * (2 * rand() - 1);
-  return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = s.length >> 1;
-  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
-}
 
 function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) return Infinity;

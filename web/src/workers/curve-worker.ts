@@ -2,7 +2,7 @@
 // Each (path, n) point gets a FRESH engine instance: wasm memory grows on demand and never shrinks, so
 // memoryBytes of a shared instance would only ever report the largest call so far.
 import { init } from 'attnlab';
-import { mulberry32 } from '../text/random';
+import { median, uniform } from './sample';
 
 export type CurvePath = 'materialized' | 'streaming';
 
@@ -25,7 +25,7 @@ export interface CurvePoint {
   /** Timed batches (the median is over these) and calls per batch (small n repeat to beat timer resolution). */
   batches: number;
   reps: number;
-  /** This instance's wasm memory after the calls (measured), and right after init (the baseline). */
+  /** This instance's wasm memory after the calls (measured: a fresh instance per point). */
   memoryBytes: number;
   backend: string;
 }
@@ -38,20 +38,6 @@ export type CurveMessage =
   | { type: 'error'; message: string };
 
 const post = (m: CurveMessage) => (self as unknown as Worker).postMessage(m);
-
-/** Fixed seeded q, k, v in [−1, 1): the same numbers on every run and every machine. */
-function inputs(n: number, d: number, seed: number): Float32Array {
-  const rand = mulberry32((seed ^ Math.imul(n, 0x9e3779b1)) >>> 0);
-  const a = new Float32Array(3 * n * d);
-  for (let i = 0; i < a.length; i++) a[i] = 2 * rand() - 1;
-  return a;
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 async function run(req: CurveRequest): Promise<void> {
   const total = req.points.length;
@@ -66,7 +52,11 @@ async function run(req: CurveRequest): Promise<void> {
     post({ type: 'start', index, total, n, path });
     const d = req.d;
     let qkv = cache.get(n);
-    if (!qkv) { cache.clear(); qkv = inputs(n, d, req.seed); cache.set(n, qkv); }
+    if (!qkv) { // q, k, v in [−1, 1), seeded per n
+      cache.clear();
+      qkv = uniform(req.seed ^ Math.imul(n, 0x9e3779b1), 3 * n * d);
+      cache.set(n, qkv);
+    }
     const opts = {
       q: qkv.subarray(0, n * d), k: qkv.subarray(n * d, 2 * n * d), v: qkv.subarray(2 * n * d),
       nq: n, nk: n, dk: d, dv: d,
