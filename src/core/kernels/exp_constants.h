@@ -7,7 +7,7 @@ namespace attnlab::kernels {
 
 struct ExpConstants {
   float log2e, magic, ln2_hi, ln2_lo, lo_limit;
-  float p[6];  // polynomial for e^r on |r| ≤ ln2/2, highest degree first
+  float p[5];  // polynomial for e^r on |r| ≤ ln2/2, highest degree first
 };
 
 extern const ExpConstants kExpConstants;

@@ -1,6 +1,6 @@
 // Vectorized float32 exp: range reduction x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in two so n·ln2_hi
-// is exact), a degree-6 polynomial for e^r (Cephes expf coefficients), and 2^n built in the exponent bits.
-// Only adds, multiplies, compares and one shift: every op maps to a single SSE/NEON instruction in V8.
+// is exact), a degree-6 polynomial for e^r (Cephes expf's form, refitted), and 2^n built in the exponent bits.
+// Only adds, multiplies, one max and one shift: every op maps to a single SSE/NEON instruction in V8.
 // Accuracy against double exp is measured by tests/native/exp_test.cpp.
 #pragma once
 #include "exp_constants.h"
@@ -10,7 +10,7 @@ namespace attnlab::kernels::simd {
 
 // The constants as vectors: build once per kernel call, outside the loops (see exp_constants.h).
 struct ExpVectors {
-  v128_t log2e, magic, ln2_hi, ln2_lo, lo_limit, one, p[6];
+  v128_t log2e, magic, ln2_hi, ln2_lo, lo_limit, one, p[5];
 };
 
 inline ExpVectors load_exp_vectors() noexcept {
@@ -18,15 +18,16 @@ inline ExpVectors load_exp_vectors() noexcept {
   ExpVectors v{wasm_f32x4_splat(c.log2e),    wasm_f32x4_splat(c.magic),    wasm_f32x4_splat(c.ln2_hi),
                wasm_f32x4_splat(c.ln2_lo),   wasm_f32x4_splat(c.lo_limit), wasm_f32x4_splat(1.0f),
                {}};
-  for (int i = 0; i < 6; ++i) v.p[i] = wasm_f32x4_splat(c.p[i]);
+  for (int i = 0; i < 5; ++i) v.p[i] = wasm_f32x4_splat(c.p[i]);
   return v;
 }
 
 // For x ≤ 0 or -inf, the only inputs softmax produces once the row max is subtracted: no overflow case.
 inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
-  // Lanes below the cutoff (and -inf) compute garbage that the final AND with `keep` turns into exactly 0,
-  // so x needs no clamp.
-  const v128_t keep = wasm_f32x4_ge(x, k.lo_limit);
+  // Clamp at -127·ln2 (f32x4.pmax: one instruction, and -inf becomes the limit too). There x·log2e rounds
+  // to n = -127, whose biased exponent 0 makes 2^n below the bit pattern of +0: the result is exactly 0,
+  // with no compare and select. Just above, n = -126 gives e^x as a denormal, as double exp would.
+  x = wasm_f32x4_pmax(x, k.lo_limit);
 
   // Round x·log2e to an integer n by adding 1.5·2²³ (+127, the exponent bias): the float addition does
   // the rounding, and n + 127 lands in the low mantissa bits, ready to shift into the exponent field.
@@ -37,13 +38,12 @@ inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, k.ln2_lo));
 
   v128_t p = k.p[0];
-  for (int i = 1; i < 6; ++i) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k.p[i]);
+  for (int i = 1; i < 5; ++i) p = wasm_f32x4_add(wasm_f32x4_mul(p, r), k.p[i]);
   const v128_t r2 = wasm_f32x4_mul(r, r);
   const v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), k.one);
 
-  // 2^n = (n + 127) << 23 as float; n ∈ [-126, 0] here, already in biased's low mantissa bits.
-  const v128_t pow2n = wasm_i32x4_shl(biased, 23);
-  return wasm_v128_and(wasm_f32x4_mul(y, pow2n), keep);  // v128.and: one instruction in V8
+  // 2^n = (n + 127) << 23 as float; n ∈ [-127, 0] here, already in biased's low mantissa bits.
+  return wasm_f32x4_mul(y, wasm_i32x4_shl(biased, 23));
 }
 
 }  // namespace attnlab::kernels::simd
