@@ -214,9 +214,9 @@ float row_max(const float* x, std::size_t n) noexcept {
 }
 
 float row_max_checked(const float* x, std::size_t n, bool* invalid) noexcept {
-  // NaN or +inf ⇔ exponent bits all ones and not exactly -inf.
-  const v128_t exp_mask = wasm_i32x4_splat(0x7f800000), neg_inf = wasm_i32x4_splat(int(0xff800000u));
-  v128_t bad = wasm_i32x4_splat(0);
+  // NaN and +inf are exactly the values for which x ≤ FLT_MAX is false (-inf passes): one compare per vector.
+  const v128_t fmax = wasm_f32x4_splat(FLT_MAX);
+  v128_t ok = wasm_i32x4_splat(-1);
   float m = -__builtin_inff();
   std::size_t i = 0;
   if (n >= 8) {
@@ -225,19 +225,16 @@ float row_max_checked(const float* x, std::size_t n, bool* invalid) noexcept {
       const v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);
       m0 = wasm_f32x4_pmax(m0, a);
       m1 = wasm_f32x4_pmax(m1, b);
-      const v128_t ea = wasm_i32x4_eq(wasm_v128_and(a, exp_mask), exp_mask);
-      const v128_t eb = wasm_i32x4_eq(wasm_v128_and(b, exp_mask), exp_mask);
-      bad = wasm_v128_or(bad, wasm_v128_or(wasm_v128_andnot(ea, wasm_i32x4_eq(a, neg_inf)),
-                                           wasm_v128_andnot(eb, wasm_i32x4_eq(b, neg_inf))));
+      ok = wasm_v128_and(ok, wasm_v128_and(wasm_f32x4_le(a, fmax), wasm_f32x4_le(b, fmax)));
     }
     m = hmax(wasm_f32x4_pmax(m0, m1));
   }
   bool tail_bad = false;
   for (; i < n; ++i) {
     m = x[i] > m ? x[i] : m;
-    tail_bad |= std::isnan(x[i]) || x[i] == __builtin_inff();
+    tail_bad |= !(x[i] <= FLT_MAX);
   }
-  *invalid = tail_bad || wasm_v128_any_true(bad);
+  *invalid = tail_bad || !wasm_i32x4_all_true(ok);
   return m;
 }
 
