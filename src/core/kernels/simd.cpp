@@ -249,10 +249,18 @@ float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, fl
     const v128_t d = wasm_f32x4_sub(v, vshift);
     return kScaled ? wasm_f32x4_mul(d, vmul) : d;
   };
-  // One vector per iteration and one accumulator: the exp's constants already fill most of the 15 vector
-  // registers V8 allocates on x64, and a second exp in flight would push them onto the stack.
+  // Four independent exps per iteration: one exp is a chain of ~17 dependent operations, so the loop is
+  // bound by latency, not by throughput; four chains in flight ran 1.4× faster than one (eight: slower again,
+  // the constants no longer stay in registers).
   v128_t acc = wasm_f32x4_splat(0.0f);
   std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v128_t e[4];
+    for (int u = 0; u < 4; ++u) e[u] = exp_f32x4(arg(wasm_v128_load(x + i + 4 * u)), k);
+    if (out)
+      for (int u = 0; u < 4; ++u) wasm_v128_store(out + i + 4 * u, e[u]);
+    acc = wasm_f32x4_add(acc, wasm_f32x4_add(wasm_f32x4_add(e[0], e[1]), wasm_f32x4_add(e[2], e[3])));
+  }
   for (; i + 4 <= n; i += 4) {
     const v128_t e = exp_f32x4(arg(wasm_v128_load(x + i)), k);
     if (out) wasm_v128_store(out + i, e);
