@@ -44,11 +44,19 @@ void mask_row(const AttentionProblem& p, float scale, std::size_t i, std::size_t
   }
 }
 
+// Largest row norm, for the overflow checks. The vector sum of squares in float32 is exact enough there: its
+// relative error is at most cols·2⁻²⁴ ≤ 1/16 for rows up to 2²⁰, against a limit 34× below FLT_MAX. Longer
+// rows, and rows whose float sum overflows, are summed in double.
 double max_row_norm(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) noexcept {
+  const bool short_rows = cols <= (std::size_t{1} << 20);
   double best = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
-    double s = 0.0;
-    for (std::size_t c = 0; c < cols; ++c) s += double(x[r * ld + c]) * double(x[r * ld + c]);
+    const float* row = x + r * ld;
+    double s = short_rows ? kern::sum_squares(row, cols) : INFINITY;
+    if (!std::isfinite(s)) {
+      s = 0.0;
+      for (std::size_t c = 0; c < cols; ++c) s += double(row[c]) * double(row[c]);
+    }
     best = s > best ? s : best;
   }
   return std::sqrt(best);

@@ -146,3 +146,17 @@ TEST_CASE("row_max_checked: same max as row_max, flags NaN and +inf but not -inf
     }
   }
 }
+
+TEST_CASE("sum_squares: every length against double, +inf on overflow", "[kernels]") {
+  for (std::size_t n = 1; n <= 40; ++n) {
+    auto x = testing::uniform(n, 300u + unsigned(n), -3.0f, 3.0f);
+    double want = 0;
+    for (float v : x) want += double(v) * v;
+    INFO("n = " << n);
+    CHECK(std::fabs(kern::sum_squares(x.data(), n) - want) <= ref::gamma(double(n)) * want);
+  }
+  std::vector<float> big(9, 1e19f);  // each square 1e38: the sum passes FLT_MAX
+  CHECK(std::isinf(kern::sum_squares(big.data(), big.size())));
+  std::vector<float> zeros(5, 0.0f);
+  CHECK(kern::sum_squares(zeros.data(), zeros.size()) == 0.0f);
+}

@@ -27,6 +27,8 @@ namespace attnlab::kernels {
   void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
+  /* Σ x[i]² in float32 (+inf when it overflows), for the score-range check's row norms. */            \
+  float sum_squares(const float* x, std::size_t n) noexcept;                                          \
   /* Index of the first NaN or +inf (and -inf unless allow_neg_inf) in x[0..n), or n when there is none. */ \
   std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;
 

@@ -75,6 +75,12 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
+float sum_squares(const float* x, std::size_t n) noexcept {
+  float s = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) s += x[i] * x[i];
+  return s;
+}
+
 std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept {
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(x[i]) && !(allow_neg_inf && x[i] == -INFINITY)) return i;

@@ -307,6 +307,24 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (; i < n; ++i) x[i] *= s;
 }
 
+float sum_squares(const float* x, std::size_t n) noexcept {
+  v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t u = wasm_v128_load(x + i), v = wasm_v128_load(x + i + 4);
+    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(u, u));
+    a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(v, v));
+  }
+  if (i + 4 <= n) {
+    const v128_t u = wasm_v128_load(x + i);
+    a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(u, u));
+    i += 4;
+  }
+  float s = hsum(wasm_f32x4_add(a0, a1));
+  for (; i < n; ++i) s += x[i] * x[i];
+  return s;
+}
+
 std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept {
   // Non-finite ⇔ exponent bits all ones. Scan 16 at a time; on a hit, the scalar scan finds the index.
   const v128_t exp_mask = wasm_i32x4_splat(0x7f800000), neg_inf = wasm_i32x4_splat(int(0xff800000u));
