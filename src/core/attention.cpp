@@ -33,15 +33,21 @@ void pack_keys(const AttentionProblem& p, float* kt) noexcept {
   }
 }
 
-// Row i of the logits, in place: times `scale` (1 when Q came pre-scaled), additive mask, then -inf past
-// the causal limit.
+// Keys j0 … j0+count−1 of row i that the causal mask leaves visible (all of them without the mask).
+std::size_t visible_in(const AttentionProblem& p, std::size_t i, std::size_t j0, std::size_t count) noexcept {
+  if (!p.causal) return count;
+  const std::size_t visible = causal_keys(i, p.nq, p.nk);
+  return visible <= j0 ? 0 : visible - j0 < count ? visible - j0 : count;
+}
+
+// Row i of the logits, in place: -inf past the causal limit, and the visible part times `scale` (1 when Q
+// came pre-scaled) plus the additive mask. Entries past the limit are only written, never read: the
+// streaming path leaves them uncomputed.
 void mask_row(const AttentionProblem& p, float scale, std::size_t i, std::size_t j0, std::size_t count,
               float* row) noexcept {
-  if (p.mask || scale != 1.0f) kern::scale_add(row, count, scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
-  if (p.causal) {
-    const std::size_t visible = causal_keys(i, p.nq, p.nk);
-    for (std::size_t j = visible > j0 ? visible - j0 : 0; j < count; ++j) row[j] = -INFINITY;
-  }
+  const std::size_t live = visible_in(p, i, j0, count);
+  for (std::size_t j = live; j < count; ++j) row[j] = -INFINITY;
+  if ((p.mask || scale != 1.0f) && live) kern::scale_add(row, live, scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
 }
 
 // Largest row norm, for the overflow checks. The vector sum of squares in float32 is exact enough there: its
@@ -114,7 +120,7 @@ Status attend_streaming(const AttentionProblem& p) {
   // running sum l and an unnormalized output per row; earlier partial results are rescaled by
   // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
   // Each query block is copied pre-multiplied by the scale, so the tiles need no scaling pass.
-  constexpr std::size_t kRows = 32, kKeys = kKeyTile;
+  constexpr std::size_t kRows = 32, kKeys = kKeyTile, kPanel = kernels::kPanelRows;
   // Both GEMMs read their left operand packed (kernels::pack_rows): the query block once per block,
   // the probabilities once per tile.
   const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv,
@@ -143,7 +149,19 @@ Status attend_streaming(const AttentionProblem& p) {
     for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
       float* s = tile.data();
-      kern::gemm_packed(rows, cols, p.dk, qblock.data(), kt.data() + j0 * p.dk, kKeyTile, s, kKeys, false);
+      // A tile across the causal diagonal goes panel by panel (4 rows), each up to the keys its last row
+      // sees: the scores past that are masked anyway, and their probabilities are 0 in P·V.
+      const bool diagonal = p.causal && visible_in(p, i0, j0, cols) < cols;
+      if (!diagonal) {
+        kern::gemm_packed(rows, cols, p.dk, qblock.data(), kt.data() + j0 * p.dk, kKeyTile, s, kKeys, false);
+      } else {
+        for (std::size_t r0 = 0; r0 < rows; r0 += kPanel) {
+          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel, seen = visible_in(p, i0 + r0 + pr - 1, j0, cols);
+          if (seen)
+            kern::gemm_packed(pr, seen, p.dk, qblock.data() + r0 * p.dk, kt.data() + j0 * p.dk, kKeyTile, s + r0 * kKeys,
+                              kKeys, false);
+        }
+      }
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
         mask_row(p, tile_scale, i0 + r, j0, cols, row);
@@ -159,7 +177,16 @@ Status attend_streaming(const AttentionProblem& p) {
         run_max[r] = new_max;
       }
       kern::pack_rows(rows, cols, s, kKeys, 1.0f, ptile.data());
-      kern::gemm_packed(rows, p.dv, cols, ptile.data(), p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
+      if (!diagonal) {
+        kern::gemm_packed(rows, p.dv, cols, ptile.data(), p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
+      } else {
+        for (std::size_t r0 = 0; r0 < rows; r0 += kPanel) {
+          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel, seen = visible_in(p, i0 + r0 + pr - 1, j0, cols);
+          if (seen)  // the panel's packed rows start at r0·cols; only its first `seen` keys can be nonzero
+            kern::gemm_packed(pr, p.dv, seen, ptile.data() + r0 * cols, p.v + j0 * p.ldv, p.ldv, acc.data() + r0 * p.dv,
+                              p.dv, true);
+        }
+      }
     }
     for (std::size_t r = 0; r < rows; ++r) {
       float* dst = p.out + (i0 + r) * p.ldo;
