@@ -19,8 +19,9 @@ namespace kern = kernels::active;
 
 // Keys are visited in tiles of kKeyTile. Kᵀ is packed tile by tile — tile t holds [dk × kKeyTile] with
 // row stride kKeyTile — so Q·Kᵀ is a row-major GEMM with unit-stride loads along the keys, and the rows a
-// tile touches are 256 bytes apart instead of nk·4 (which, at nk = 1024, aliases onto the same cache sets).
-constexpr std::size_t kKeyTile = 64;
+// tile touches are 512 bytes apart instead of nk·4 (which, at nk = 1024, aliases onto the same cache sets).
+// 128 keys rather than 64: half the per-row softmax bookkeeping and GEMM calls per key, 2–3 % faster.
+constexpr std::size_t kKeyTile = 128;
 
 std::size_t packed_keys_size(const AttentionProblem& p) noexcept {
   return (p.nk + kKeyTile - 1) / kKeyTile * kKeyTile * p.dk;

@@ -28,7 +28,7 @@ const g = (k) => (k * U) / (1 - k * U);
  * - attention: each score is a d-term float32 dot product times the scale, off by ≤ (γ_d + u)·Σ|q_t k_t|·scale
  *   ≤ (γ_d + u)·d/√d =: ε; that moves each weight by a factor within e^{±2ε}, so the output Σ w_j v_j (|v| ≤ 1)
  *   by ≤ 2ε (to first order); softmax adds (n + 8)u as above, the n-term P·V sum γ_n, the online-softmax rescaling
- *   ~4u per 64-key tile, and the final division and rounding 2u.
+ *   ~4u per key tile (64 keys or more), and the final division and rounding 2u.
  */
 function bound(t) {
   if (t.kind === 'softmax') return 2 * 8 * U + (t.n + 8) * U;

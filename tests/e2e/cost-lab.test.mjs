@@ -11,12 +11,12 @@ after(async () => { await env?.close(); });
 
 // ---- an independent reference ----
 
-/** Everything the calculator shows, from the textbook formulas (tile: 32 rows × 64 keys, as in the engine). */
+/** Everything the calculator shows, from the textbook formulas (tile: 32 rows × 128 keys, as in the engine). */
 function reference({ n, d, heads, layers, bytes }) {
   const [N, D, H, L, B] = [n, d, heads, layers, bytes].map(BigInt);
   const dh = D / H;
   const head = N * N * B;
-  const tile = (32n * 64n + 32n * dh + 2n * 32n) * B;
+  const tile = (32n * 128n + 32n * dh + 2n * 32n) * B;
   const qkvo = 4n * N * D * B;
   return {
     'scores-head': { naive: head, stream: tile },

@@ -72,7 +72,8 @@ void check_case(const Case& c) {
 std::vector<std::size_t> sweep() {
   std::vector<std::size_t> s;
   for (std::size_t n = 1; n <= 17; ++n) s.push_back(n);
-  for (std::size_t base : {32u, 64u}) for (int d : {-3, -1, 1, 2, 3}) s.push_back(std::size_t(int(base) + d));
+  // Around the query block (32 rows) and the key tile (128 keys), and 64 in between.
+  for (std::size_t base : {32u, 64u, 128u}) for (int d : {-3, -1, 1, 2, 3}) s.push_back(std::size_t(int(base) + d));
   return s;
 }
 

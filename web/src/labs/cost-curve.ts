@@ -1,5 +1,5 @@
 // The cost lab's measured curve: the engine runs attention at growing n in a Web Worker, on both paths —
-// materialized (returnWeights keeps the n×n matrix) and streaming (online softmax over 32×64 tiles) — and the
+// materialized (returnWeights keeps the n×n matrix) and streaming (online softmax over 32×128 tiles) — and the
 // page plots time and wasm memory against n on log-log axes.
 import { el, clear } from '../ui/dom';
 import { field, select as selectControl } from '../ui/controls';

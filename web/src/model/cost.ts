@@ -14,9 +14,9 @@ export interface CostInput {
   bytes: number;
 }
 
-/** The engine's streaming tile (src/core/attention.cpp: kRows × kKeyTile): 32 query rows × 64 keys. */
+/** The engine's streaming tile (src/core/attention.cpp: kRows × kKeyTile): 32 query rows × 128 keys. */
 export const TILE_ROWS = 32;
-export const TILE_KEYS = 64;
+export const TILE_KEYS = 128;
 
 /** Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. */
 /** Input ranges: the same as the URL accepts (web/URL_STATE.md). */
@@ -32,7 +32,7 @@ export interface CostResult {
   scoresPerHead: bigint;
   scoresPerLayer: bigint;
   scoresAll: bigint;
-  /** Streaming (online softmax): a 32×64 score tile, a 32×d_h output accumulator, a running max and sum per row. */
+  /** Streaming (online softmax): a 32×128 score tile, a 32×d_h output accumulator, a running max and sum per row. */
   tilePerHead: bigint;
   tilePerLayer: bigint;
   tileAll: bigint;
