@@ -204,10 +204,11 @@ function makeLab(m) {
     const temperature = opts.temperature === undefined ? 1 : positive(fn, 'temperature', opts.temperature);
     const log = flag(fn, 'log', opts.log);
     const out = outBuffer(fn, opts.out, x.length, 'x.length');
-    const a = arena(fn, [{ name: 'x', length: x.length, data: x }, { name: 'output', length: x.length }]);
+    // In place in wasm memory (the engine allows out = x): half the wasm memory and cache footprint.
+    const a = arena(fn, [{ name: 'x', length: x.length, data: x }]);
     try {
-      check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(1)));
-      return a.readInto(1, out); // out may be x itself: x was copied in before the call
+      check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0)));
+      return a.readInto(0, out); // out may be x itself: x was copied in before the call
     } finally {
       a.free();
     }

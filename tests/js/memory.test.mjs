@@ -24,8 +24,8 @@ for (const { name, simd } of backends) {
         assertWithin(got.output, ref.out, 'output, memory grown inside the call');
         assertWithin(got.weights, ref.weights, 'weights, memory grown inside the call');
       }
-      // softmax over ever larger inputs: 8, 16, 32 and 96 MiB in and out. Every row is checked.
-      for (const rows of [1 << 11, 1 << 12, 1 << 13, 3 << 13]) {
+      // softmax (computed in place in wasm memory) over ever larger inputs: 24, 48 and 96 MiB. Every row is checked.
+      for (const rows of [3 << 11, 3 << 12, 3 << 13]) {
         const cols = 1024;
         const x = r.array(rows * cols, -8, 8);
         const p = lab.softmax(x, { cols });
@@ -36,7 +36,7 @@ for (const { name, simd } of backends) {
         }
       }
       const growths = sizes.filter((s, i) => i > 0 && s > sizes[i - 1]).length;
-      assert.ok(growths >= 5, `memory grew ${growths} times: ${sizes.join(' → ')}`);
+      assert.ok(growths >= 4, `memory grew ${growths} times: ${sizes.join(' → ')}`);
     });
 
     test('100 000 small calls (results and errors) do not grow memory after the first', async () => {
