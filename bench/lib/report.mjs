@@ -64,11 +64,29 @@ function libsIn(cells) {
   return LIBRARIES.filter((l) => ids.has(l.id));
 }
 
+// This machine kind sometimes runs a process 1.5–1.8× slower for minutes (seen as bimodal samples, with no
+// other process busy): a cell whose rounds disagree by more than UNSTEADY is marked '‡' rather than trusted.
+const UNSTEADY = 1.25;
+function unsteady(r) {
+  const m = r?.roundMedians?.filter((x) => x > 0) ?? [];
+  return m.length >= 2 && Math.max(...m) / Math.min(...m) > UNSTEADY;
+}
+
 function mdCell(r, att) {
   if (!r) return '';
   if (r.unsupported) return 'unsupported';
   if (r.failed || !r.ms) return 'failed';
-  return `${fmtMs(r.ms)} (${fmtGf(att ? r.gflops : r.gelemPerS)})`;
+  return `${fmtMs(r.ms)} (${fmtGf(att ? r.gflops : r.gelemPerS)})${unsteady(r) ? ' ‡' : ''}`;
+}
+
+/** The footnote for '‡' cells, listing their round medians, or null when there are none. */
+function unsteadyNote(cells) {
+  const list = [];
+  for (const c of cells)
+    for (const [id, r] of Object.entries(c.results))
+      if (unsteady(r)) list.push(`${byId[id]?.short ?? id} at ${c.kind === 'softmax' ? `${c.n}×${c.n}` : `n = ${c.n}, d = ${c.d}${c.causal ? ', causal' : ''}`}: ${r.roundMedians.map(fmtMs).join(' / ')} ms`);
+  if (!list.length) return null;
+  return `‡ the rounds' medians of this cell differ by more than ${Math.round((UNSTEADY - 1) * 100)} % (the machine slowed that process for a while; the pooled median is shown): ${list.join('; ')}.`;
 }
 
 export function markdownReport(results) {
@@ -106,6 +124,11 @@ export function markdownReport(results) {
       out.push(`| ${c.n}${busyMark(c)} | ${c.d} | ${c.causal ? 'yes' : ''} | ${libs.map((l) => mdCell(c.results[l.id], true)).join(' | ')} | ${ratio} | ${pct} |`);
     }
     out.push('');
+    const unsteadyText = unsteadyNote([...results.attention, ...results.softmax]);
+    if (unsteadyText) {
+      out.push(unsteadyText);
+      out.push('');
+    }
     if ([...results.attention, ...results.softmax].some((c) => busyMark(c))) {
       out.push(`† other processes used more than ${BUSY} cores (of ${m.logicalCpus}) while that row was measured: its numbers are noisier.`);
       out.push('');
