@@ -24,7 +24,7 @@ namespace kern = kernels::active;
 constexpr std::size_t kKeyTile = 128;
 
 std::size_t packed_keys_size(const AttentionProblem& p) noexcept {
-  return (p.nk + kKeyTile - 1) / kKeyTile * kKeyTile * p.dk;
+  return sat_mul(sat_mul(p.nk / kKeyTile + (p.nk % kKeyTile != 0), kKeyTile), p.dk);
 }
 
 void pack_keys(const AttentionProblem& p, float* kt) noexcept {
@@ -124,7 +124,7 @@ Status attend_streaming(const AttentionProblem& p) {
   constexpr std::size_t kRows = 32, kKeys = kKeyTile, kPanel = kernels::kPanelRows;
   // Both GEMMs read their left operand packed (kernels::pack_rows): the query block once per block,
   // the probabilities once per tile.
-  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = kRows * p.dv,
+  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = sat_mul(kRows, p.dv),
                     qblock_floats = kernels::packed_size(kRows, p.dk), ptile_floats = kernels::packed_size(kRows, kKeys);
   Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows), qblock(qblock_floats),
       ptile(ptile_floats);

@@ -3,15 +3,24 @@
 #pragma once
 #include <cstddef>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 
 namespace attnlab {
+
+// a·b, or SIZE_MAX when it does not fit: a scratch size computed with it fails to allocate instead of wrapping
+// around to a small buffer (size_t is 32 bits in wasm32).
+inline constexpr std::size_t sat_mul(std::size_t a, std::size_t b) noexcept {
+  return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
+}
 
 class Scratch {
  public:
   Scratch() = default;
   explicit Scratch(std::size_t count) noexcept
-      : data_(count ? static_cast<float*>(std::malloc(count * sizeof(float))) : nullptr), size_(data_ ? count : 0) {}
+      : data_(count && count <= SIZE_MAX / sizeof(float) ? static_cast<float*>(std::malloc(count * sizeof(float)))
+                                                         : nullptr),
+        size_(data_ ? count : 0) {}
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   Scratch(Scratch&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr, o.size_ = 0; }

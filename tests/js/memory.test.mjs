@@ -68,6 +68,12 @@ for (const { name, simd } of backends) {
       // nq·nk = 4.9e9 weights cannot exist in a 32-bit address space
       assert.throws(() => lab.attention({ q, k, v, dk: 1, returnWeights: true }), (e) => e instanceof RangeError && /weights/.test(e.message));
       assert.deepEqual(lab.attention({ q: q.subarray(0, 4), k: k.subarray(0, 4), v: v.subarray(0, 4), dk: 1 }).output, new Float32Array(4));
+      // One query and key of 2²³ numbers: 64 MiB of inputs, but the packed Kᵀ (keys rounded up to a tile of 128)
+      // would be 4 GiB, whose byte count wraps to 0 in 32 bits. It must fail as out of memory, not write past a buffer.
+      const dk = 2 ** 23, big = new Float32Array(dk);
+      assert.throws(() => lab.attention({ q: big, k: big, v: new Float32Array(1), nq: 1, nk: 1, dk, dv: 1 }),
+        (e) => e.constructor === Error && /out of memory|memory/.test(e.message));
+      assert.deepEqual(lab.attention({ q: q.subarray(0, 4), k: k.subarray(0, 4), v: v.subarray(0, 4), dk: 1 }).output, new Float32Array(4));
     });
   });
 }

@@ -2,9 +2,11 @@
 // vector width (4) and the register block (4 rows × 8 columns).
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "scratch.h"
 #include "testing.h"
 
 namespace kern = attnlab::kernels::active;
@@ -103,26 +105,27 @@ TEST_CASE("first_invalid: finds the first NaN/+inf (and -inf unless allowed) at 
   }
 }
 
-TEST_CASE("pack_rows + gemm_packed: C = (s·A)·B over a size sweep", "[kernels][gemm]") {
+TEST_CASE("pack_rows + gemm_packed: C = (s·A)·B over a size sweep, fresh and accumulating", "[kernels][gemm]") {
   unsigned seed = 900;
   for (std::size_t m : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 31u, 32u, 33u}) {
     for (std::size_t n : sweep_sizes()) {
-      for (std::size_t k : {1u, 3u, 4u, 5u, 16u, 17u, 64u}) {
+      for (std::size_t k : {1u, 3u, 4u, 5u, 16u, 17u, 64u})
+      for (bool accumulate : {false, true}) {
         const std::size_t lda = k + 3;  // row stride wider than the row
         auto a = testing::uniform(m * lda, seed++), b = testing::uniform(k * n, seed++);
         std::vector<float> packed(attnlab::kernels::packed_size(m, k), -1.0f), c(m * n, 3.0f);
         kern::pack_rows(m, k, a.data(), lda, 0.5f, packed.data());
-        kern::gemm_packed(m, n, k, packed.data(), b.data(), n, c.data(), n, true);
+        kern::gemm_packed(m, n, k, packed.data(), b.data(), n, c.data(), n, accumulate);
         std::vector<float> scaled(m * k);
         for (std::size_t i = 0; i < m; ++i)
           for (std::size_t p = 0; p < k; ++p) scaled[i * k + p] = a[i * lda + p] * 0.5f;  // exact: power of two
         auto want = ref::gemm(scaled, b, m, n, k);
-        // Accumulating adds one more term to each sum: γ(k + 1) over Σ|a·b| + |3|.
-        for (std::size_t i = 0; i < want.value.size(); ++i) {
+        // Accumulating adds one more term to each sum: γ(k + 1) over Σ|a·b| + |3|. Fresh: C's 3s are gone.
+        for (std::size_t i = 0; accumulate && i < want.value.size(); ++i) {
           want.value[i] += 3.0;
           want.bound[i] = want.bound[i] / ref::gamma(double(k)) * ref::gamma(double(k + 1)) + ref::gamma(double(k + 1)) * 3.0;
         }
-        INFO("m=" << m << " n=" << n << " k=" << k);
+        INFO("m=" << m << " n=" << n << " k=" << k << " accumulate=" << accumulate);
         CHECK_BOUNDED(c, want);
       }
     }
@@ -159,4 +162,16 @@ TEST_CASE("sum_squares: every length against double, +inf on overflow", "[kernel
   CHECK(std::isinf(kern::sum_squares(big.data(), big.size())));
   std::vector<float> zeros(5, 0.0f);
   CHECK(kern::sum_squares(zeros.data(), zeros.size()) == 0.0f);
+}
+
+TEST_CASE("scratch sizes saturate instead of wrapping around (size_t is 32 bits in wasm32)", "[kernels]") {
+  constexpr std::size_t big = SIZE_MAX / 2;
+  CHECK(attnlab::sat_mul(big, 3) == SIZE_MAX);
+  CHECK(attnlab::sat_mul(0, SIZE_MAX) == 0);
+  CHECK(attnlab::sat_mul(7, 6) == 42);
+  CHECK(attnlab::kernels::packed_size(5, big) == SIZE_MAX);
+  CHECK(attnlab::kernels::packed_size(5, 3) == 24);
+  CHECK(attnlab::kernels::packed_size(0, 3) == 0);
+  attnlab::Scratch huge(SIZE_MAX / 2);  // count·sizeof(float) would wrap: must fail, not shrink
+  CHECK_FALSE(huge.ok_for(SIZE_MAX / 2));
 }

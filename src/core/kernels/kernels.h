@@ -4,6 +4,7 @@
 // The ops call `active::`, chosen once here at compile time.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace attnlab::kernels {
 
@@ -33,8 +34,10 @@ namespace attnlab::kernels {
   std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;
 
 inline constexpr std::size_t kPanelRows = 4;  // rows per packed A panel
+// Saturates at SIZE_MAX instead of wrapping (see sat_mul in scratch.h): a size too big for memory stays too big.
 inline constexpr std::size_t packed_size(std::size_t m, std::size_t k) {
-  return (m + kPanelRows - 1) / kPanelRows * kPanelRows * k;
+  const std::size_t panels = m / kPanelRows + (m % kPanelRows != 0);
+  return panels != 0 && k > SIZE_MAX / kPanelRows / panels ? SIZE_MAX : panels * kPanelRows * k;
 }
 
 namespace scalar {
