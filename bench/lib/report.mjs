@@ -67,8 +67,9 @@ function libsIn(cells) {
 // This machine kind sometimes runs a process 1.5–1.8× slower for minutes (seen as bimodal samples, with no
 // other process busy): a cell whose rounds disagree by more than UNSTEADY is marked '‡' rather than trusted.
 const UNSTEADY = 1.25;
+const roundMedians = (r) => (r?.ms ? r.roundMedians?.filter((x) => x > 0) ?? [] : []);
 function unsteady(r) {
-  const m = r?.roundMedians?.filter((x) => x > 0) ?? [];
+  const m = roundMedians(r);
   return m.length >= 2 && Math.max(...m) / Math.min(...m) > UNSTEADY;
 }
 
@@ -84,7 +85,7 @@ function unsteadyNote(cells) {
   const list = [];
   for (const c of cells)
     for (const [id, r] of Object.entries(c.results))
-      if (unsteady(r)) list.push(`${byId[id]?.short ?? id} at ${c.kind === 'softmax' ? `${c.n}×${c.n}` : `n = ${c.n}, d = ${c.d}${c.causal ? ', causal' : ''}`}: ${r.roundMedians.map(fmtMs).join(' / ')} ms`);
+      if (unsteady(r)) list.push(`${byId[id]?.short ?? id} at ${c.kind === 'softmax' ? `${c.n}×${c.n}` : `n = ${c.n}, d = ${c.d}${c.causal ? ', causal' : ''}`}: ${roundMedians(r).map(fmtMs).join(' / ')} ms`);
   if (!list.length) return null;
   return `‡ the rounds' medians of this cell differ by more than ${Math.round((UNSTEADY - 1) * 100)} % (the machine slowed that process for a while; the pooled median is shown): ${list.join('; ')}.`;
 }
@@ -124,11 +125,6 @@ export function markdownReport(results) {
       out.push(`| ${c.n}${busyMark(c)} | ${c.d} | ${c.causal ? 'yes' : ''} | ${libs.map((l) => mdCell(c.results[l.id], true)).join(' | ')} | ${ratio} | ${pct} |`);
     }
     out.push('');
-    const unsteadyText = unsteadyNote([...results.attention, ...results.softmax]);
-    if (unsteadyText) {
-      out.push(unsteadyText);
-      out.push('');
-    }
     if ([...results.attention, ...results.softmax].some((c) => busyMark(c))) {
       out.push(`† other processes used more than ${BUSY} cores (of ${m.logicalCpus}) while that row was measured: its numbers are noisier.`);
       out.push('');
@@ -173,6 +169,9 @@ export function markdownReport(results) {
       out.push('');
     }
   }
+  // After both tables: '‡' can appear in either.
+  const unsteadyText = unsteadyNote([...results.attention, ...results.softmax]);
+  if (unsteadyText) out.push(unsteadyText, '');
   const st = results.streaming;
   if (st && !st.failed) {
     out.push(`### attnlab streaming path (SIMD, fresh instance, d = 64, non-causal)${(st.otherCores ?? 0) > BUSY ? ' †' : ''}`);

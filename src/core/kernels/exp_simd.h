@@ -25,8 +25,8 @@ inline ExpVectors load_exp_vectors() noexcept {
 // For x ≤ 0 or -inf, the only inputs softmax produces once the row max is subtracted: no overflow case.
 inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
   // Clamp at -127·ln2 (f32x4.pmax: one instruction, and -inf becomes the limit too). There x·log2e rounds
-  // to n = -127, whose biased exponent 0 makes 2^n below the bit pattern of +0: the result is exactly 0,
-  // with no compare and select. Just above, n = -126 gives e^x as a denormal, as double exp would.
+  // to n = -127, whose biased exponent 0 makes 2^n the bit pattern of +0: the result is exactly 0, with no
+  // compare and select. So is every x up to -126.5·ln2 ≈ -87.68; above that, n = -126 gives e^x as a denormal.
   x = wasm_f32x4_pmax(x, k.lo_limit);
 
   // Round x·log2e to an integer n by adding 1.5·2²³ (+127, the exponent bias): the float addition does
@@ -38,7 +38,7 @@ inline v128_t exp_f32x4(v128_t x, const ExpVectors& k) noexcept {
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, k.ln2_lo));
 
   // p0·r⁴ + p1·r³ + p2·r² + p3·r + p4 by Estrin's scheme: five dependent steps instead of Horner's eight.
-  // The loop is latency-bound (one exp is a chain of ~20 dependent ops), so a shorter chain is faster.
+  // The loop is latency-bound (one exp is a chain of ~17 dependent ops), so a shorter chain is faster.
   const v128_t r2 = wasm_f32x4_mul(r, r);
   const v128_t hi = wasm_f32x4_add(wasm_f32x4_mul(k.p[0], r2), wasm_f32x4_add(wasm_f32x4_mul(k.p[1], r), k.p[2]));
   const v128_t p = wasm_f32x4_add(wasm_f32x4_mul(hi, r2), wasm_f32x4_add(wasm_f32x4_mul(k.p[3], r), k.p[4]));
