@@ -151,18 +151,20 @@ Status attend_streaming(const AttentionProblem& p) {
       const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
       float* s = tile.data();
       // A tile across the causal diagonal goes panel by panel (4 rows), each up to the keys its last row
-      // sees: the scores past that are masked anyway, and their probabilities are 0 in P·V.
+      // sees: the scores past that are masked anyway, and their probabilities are 0 in P·V. Any other tile
+      // is one call over all rows and keys. Both GEMMs go through by_panel: gemm(first row, rows, keys) per part.
       const bool diagonal = p.causal && visible_in(p, i0, j0, cols) < cols;
-      if (!diagonal) {
-        kern::gemm_packed(rows, cols, p.dk, qblock.data(), kt.data() + j0 * p.dk, kKeyTile, s, kKeys, false);
-      } else {
+      auto by_panel = [&](auto&& gemm) {
+        if (!diagonal) return gemm(std::size_t{0}, rows, cols);
         for (std::size_t r0 = 0; r0 < rows; r0 += kPanel) {
-          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel, seen = visible_in(p, i0 + r0 + pr - 1, j0, cols);
-          if (seen)
-            kern::gemm_packed(pr, seen, p.dk, qblock.data() + r0 * p.dk, kt.data() + j0 * p.dk, kKeyTile, s + r0 * kKeys,
-                              kKeys, false);
+          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel;
+          if (const std::size_t seen = visible_in(p, i0 + r0 + pr - 1, j0, cols)) gemm(r0, pr, seen);
         }
-      }
+      };
+      by_panel([&](std::size_t r0, std::size_t pr, std::size_t keys) {
+        kern::gemm_packed(pr, keys, p.dk, qblock.data() + r0 * p.dk, kt.data() + j0 * p.dk, kKeyTile, s + r0 * kKeys, kKeys,
+                          false);
+      });
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
         mask_row(p, tile_scale, i0 + r, j0, cols, row);
@@ -178,16 +180,10 @@ Status attend_streaming(const AttentionProblem& p) {
         run_max[r] = new_max;
       }
       kern::pack_rows(rows, cols, s, kKeys, 1.0f, ptile.data());
-      if (!diagonal) {
-        kern::gemm_packed(rows, p.dv, cols, ptile.data(), p.v + j0 * p.ldv, p.ldv, acc.data(), p.dv, true);
-      } else {
-        for (std::size_t r0 = 0; r0 < rows; r0 += kPanel) {
-          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel, seen = visible_in(p, i0 + r0 + pr - 1, j0, cols);
-          if (seen)  // the panel's packed rows start at r0·cols; only its first `seen` keys can be nonzero
-            kern::gemm_packed(pr, p.dv, seen, ptile.data() + r0 * cols, p.v + j0 * p.ldv, p.ldv, acc.data() + r0 * p.dv,
-                              p.dv, true);
-        }
-      }
+      by_panel([&](std::size_t r0, std::size_t pr, std::size_t keys) {  // a panel's packed rows start at r0·cols
+        kern::gemm_packed(pr, p.dv, keys, ptile.data() + r0 * cols, p.v + j0 * p.ldv, p.ldv, acc.data() + r0 * p.dv, p.dv,
+                          true);
+      });
     }
     for (std::size_t r = 0; r < rows; ++r) {
       float* dst = p.out + (i0 + r) * p.ldo;
