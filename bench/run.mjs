@@ -186,7 +186,7 @@ const results = {
   stat,
   machine: machineInfo(),
   method: {
-    timing: `each call timed alone; ${rounds > 1 ? `${rounds} interleaved rounds per cell, calls pooled; ` : ''}${stat === 'min' ? 'fastest' : 'median'} of ≥ ${plan.timing.minReps} calls and ≥ ${plan.timing.minMs} ms per cell (3 calls when a cell passes ${plan.timing.slowMs} ms), after warm-up calls (≥ 5 and ≥ ${plan.timing.warmMs} ms, until calls stop getting faster; 1 when a call takes > 0.5 s); before every call longer than 1 ms, gc() and one event-loop turn outside the timing, so each call starts with the previous outputs freed`,
+    timing: `each call timed alone; ${rounds > 1 ? `${rounds} interleaved rounds per cell, calls pooled; ` : ''}${stat === 'min' ? 'fastest' : 'median'} of ≥ ${plan.timing.minReps} calls and ≥ ${plan.timing.minMs} ms per cell (3 calls when a cell passes ${plan.timing.slowMs} ms), after warm-up calls (≥ 5 and ≥ ${plan.timing.warmMs} ms, until calls stop getting faster; 1 when a call takes > 0.5 s); before every call, outside the timing, the previous output freed: gc() and one event-loop turn when the last call took longer than 1 ms, a minor GC (young generation) otherwise`,
     scope: 'a call = Float32Array inputs in JS → Float32Array output in JS, through each library\'s public API (copies into and out of wasm memory included); model/session creation, Kᵀ transposition and mask tensors are prepared outside the timing',
     flops: 'attention: 4·n²·d per call (2·n²·d for Q·Kᵀ + 2·n²·d for P·V; softmax not counted). Causal calls are counted with the same dense 4·n²·d, so skipping masked work shows up as higher GFLOP/s',
     inputs: 'Q, K, V ~ N(0, 1) float32 (softmax logits ~ N(0, 3²)), fixed-seed PRNG, identical for every library; scale = 1/√d; nq = nk = n, dk = dv = d',
@@ -293,7 +293,13 @@ if (simdWorker) {
     return { n, d, scale: 1 / Math.sqrt(d), files, ref };
   });
   log(`\nattnlab SIMD streaming path (fresh instance, non-causal, d = ${d}, 64 rows checked against float64):`);
-  const r = await askMeasured(simdWorker, { type: 'streaming', sizes, timing: { ...plan.timing, minReps: 3 } }, 900000);
+  // Every round measures all sizes again in a fresh instance, and the calls are pooled per size, so that one slow
+  // spell of the machine cannot bend the time-per-n² curve on its own.
+  let r = null;
+  for (let round = 0; round < rounds && !r?.failed; ++round) {
+    const next = await askMeasured(simdWorker, { type: 'streaming', sizes, timing: { ...plan.timing, minReps: 3 } }, 900000);
+    r = !r || next.failed ? next : { ...r, rows: r.rows.map((row, i) => ({ ...pool(row, next.rows[i]), memoryBytes: Math.max(row.memoryBytes ?? 0, next.rows[i].memoryBytes ?? 0) || null })) };
+  }
   if (r.failed) log(`  FAILED: ${r.failed}`);
   else {
     r.rows.forEach(pick);

@@ -179,9 +179,11 @@ export function markdownReport(results) {
     out.push(`| n | ${stat} ms | GFLOP/s | ns / n² | time/n² vs n=${st.rows[0].n} | wasm memory | max abs error (64 rows) |`);
     out.push('|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of st.rows) {
-      out.push(`| ${r.n} | ${fmtMs(r.ms)} | ${fmtGf(r.gflops)} | ${r.nsPerN2.toFixed(3)} | ${r.relativeToFirst.toFixed(2)}× | ${r.memoryBytes == null ? 'n/a' : `${(r.memoryBytes / 2 ** 20).toFixed(1)} MiB`} | ${fmtErr(r.maxAbsError)} |`);
+      out.push(`| ${r.n} | ${fmtMs(r.ms)}${unsteady(r) ? ' ‡' : ''} | ${fmtGf(r.gflops)} | ${r.nsPerN2.toFixed(3)} | ${r.relativeToFirst.toFixed(2)}× | ${r.memoryBytes == null ? 'n/a' : `${(r.memoryBytes / 2 ** 20).toFixed(1)} MiB`} | ${fmtErr(r.maxAbsError)} |`);
     }
     out.push('');
+    const shaky = st.rows.filter(unsteady);
+    if (shaky.length) out.push(`‡ rounds more than ${Math.round((UNSTEADY - 1) * 100)} % apart (each round a fresh instance; the pooled median is shown): ${shaky.map((r) => `n = ${r.n}: ${roundMedians(r).map(fmtMs).join(' / ')} ms`).join('; ')}.`, '');
     if ((st.otherCores ?? 0) > BUSY) out.push(`† other processes used ${st.otherCores} cores on average during these measurements: the times are noisy (memory figures are not).`, '');
     out.push(`Wasm memory includes the inputs and output copied in (4 × n × 64 floats = ${(4 * st.rows.at(-1).n * 64 * 4 / 2 ** 20).toFixed(0)} MiB at n = ${st.rows.at(-1).n}); it grows on demand and never shrinks.`);
     out.push('');
