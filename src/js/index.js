@@ -149,6 +149,8 @@ function options(fn, opts) {
 
 // Above this a call can never fit in wasm32 memory (2 GiB maximum): refuse before allocating.
 const MAX_BYTES = 2 ** 31;
+// Softmax into a new array goes through wasm memory in chunks of whole rows of about this many floats (256 KiB).
+const SOFTMAX_CHUNK_FLOATS = 1 << 16;
 
 function makeLab(m) {
   // One allocation per call for every tensor (inputs and outputs), each 16-byte aligned for the SIMD loads.
@@ -204,14 +206,37 @@ function makeLab(m) {
     const temperature = opts.temperature === undefined ? 1 : positive(fn, 'temperature', opts.temperature);
     const log = flag(fn, 'log', opts.log);
     const out = outBuffer(fn, opts.out, x.length, 'x.length');
-    // In place in wasm memory (the engine allows out = x): half the wasm memory and cache footprint.
-    const a = arena(fn, [{ name: 'x', length: x.length, data: x }]);
+    // Into the caller's buffer: all of x is staged in wasm memory first, so that a bad value in the last row
+    // still leaves out untouched. In place there (the engine allows out = x): half the memory and cache.
+    const staged = () => {
+      const a = arena(fn, [{ name: 'x', length: x.length, data: x }]);
+      try {
+        check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0)));
+        return a.readInto(0, out); // out may be x itself: x was copied in before the call
+      } finally {
+        a.free();
+      }
+    };
+    if (out) return staged();
+    // A new array is never seen when the call throws, so it is filled chunk by chunk of whole rows: the wasm
+    // memory needed stays at one chunk of 256 KiB (or one row, when a row is longer) instead of all of x, and
+    // wasm memory never shrinks. As fast as staging (bench, 1024 × 1024: 1.47 against 1.46 ms with `out`).
+    const result = new Float32Array(x.length);
+    const chunk = Math.max(1, Math.floor(SOFTMAX_CHUNK_FLOATS / cols)) * cols;
+    const a = arena(fn, [{ name: 'x', length: Math.min(chunk, x.length) }]);
+    let failed = false;
     try {
-      check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0)));
-      return a.readInto(0, out); // out may be x itself: x was copied in before the call
+      for (let i = 0; i < x.length && !failed; i += chunk) {
+        const len = Math.min(chunk, x.length - i), at = a.at(0);
+        m.HEAPF32.set(x.subarray(i, i + len), at >>> 2);
+        failed = m.softmax(at, len, cols, temperature, log, at).kind !== 0;
+        if (!failed) result.set(m.HEAPF32.subarray(at >>> 2, (at >>> 2) + len), i);
+      }
     } finally {
       a.free();
     }
+    // The engine names the bad element by its index in what it was given: run x whole for the message.
+    return failed ? staged() : result;
   }
 
   function attention(opts) {

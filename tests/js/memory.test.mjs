@@ -24,11 +24,12 @@ for (const { name, simd } of backends) {
         assertWithin(got.output, ref.out, 'output, memory grown inside the call');
         assertWithin(got.weights, ref.weights, 'weights, memory grown inside the call');
       }
-      // softmax (computed in place in wasm memory) over ever larger inputs: 24, 48 and 96 MiB. Every row is checked.
+      // softmax into `out` (all of x staged in wasm memory, computed in place there) over ever larger inputs:
+      // 24, 48 and 96 MiB. Every row is checked.
       for (const rows of [3 << 11, 3 << 12, 3 << 13]) {
         const cols = 1024;
         const x = r.array(rows * cols, -8, 8);
-        const p = lab.softmax(x, { cols });
+        const p = lab.softmax(x, { cols, out: new Float32Array(x.length) });
         sizes.push(lab.memoryBytes);
         for (let row = 0; row < rows; row += 1) {
           const slice = x.subarray(row * cols, (row + 1) * cols);
@@ -37,6 +38,20 @@ for (const { name, simd } of backends) {
       }
       const growths = sizes.filter((s, i) => i > 0 && s > sizes[i - 1]).length;
       assert.ok(growths >= 4, `memory grew ${growths} times: ${sizes.join(' → ')}`);
+    });
+
+    test('softmax into a new array needs one chunk of wasm memory, however large x is', async () => {
+      const lab = await init({ simd });
+      const r = rng(42);
+      const before = lab.memoryBytes;
+      const cols = 1024, rows = 3 << 13; // 96 MiB
+      const x = r.array(rows * cols, -8, 8);
+      const p = lab.softmax(x, { cols });
+      assert.equal(lab.memoryBytes, before, `wasm memory grew from ${before} to ${lab.memoryBytes} bytes`);
+      for (let row = 0; row < rows; row += 97) {
+        const slice = x.subarray(row * cols, (row + 1) * cols);
+        assertWithin(p.subarray(row * cols, (row + 1) * cols), softmaxRows(slice, null, cols), `row ${row}`);
+      }
     });
 
     test('100 000 small calls (results and errors) do not grow memory after the first', async () => {

@@ -44,6 +44,31 @@ for (const { name, lab } of labs) {
       }
     });
 
+    // Into a new array, x goes through wasm memory in chunks of whole rows (2¹⁶ floats, or one row when it is
+    // longer): row counts that leave a short last chunk, and rows longer than a chunk, must come out the same
+    // as when all of x is staged at once (the `out` path), bit for bit.
+    test('chunked and staged paths agree bit for bit, with short last chunks and rows longer than a chunk', () => {
+      const r = rng(4);
+      for (const [rows, cols] of [[67, 1000], [131, 1024], [2, 65536], [3, 65537], [2, 100000], [300, 7]]) {
+        const x = logits(r, rows * cols, 30);
+        for (const opts of [{ cols }, { cols, log: true }, { cols, temperature: 0.6 }]) {
+          const chunked = lab.softmax(x, opts);
+          const staged = lab.softmax(x, { ...opts, out: new Float32Array(x.length) });
+          assert.deepEqual(chunked, staged, `${rows}×${cols} ${JSON.stringify(opts)}`);
+        }
+        const sample = x.subarray(0, 2 * cols);
+        assertWithin(lab.softmax(x, { cols }).subarray(0, 2 * cols), reference(sample, cols), `${rows}×${cols} rows 0–1`);
+        const tail = x.subarray((rows - 2) * cols);
+        assertWithin(lab.softmax(x, { cols }).subarray((rows - 2) * cols), reference(tail, cols), `${rows}×${cols} last rows`);
+      }
+    });
+
+    test('a bad value in a later chunk is named by its index in x', () => {
+      const cols = 1000, x = new Float32Array(200 * cols).fill(0.5);
+      x[150 * cols + 17] = NaN;
+      assert.throws(() => lab.softmax(x, { cols }), { name: 'RangeError', message: `softmax: x[${150 * cols + 17}] is NaN; values must be finite or -Infinity` });
+    });
+
     test('logits that overflow exp without the max subtraction', () => {
       const x = new Float32Array([1000, 999, 0, -1000, 88.8, 3.4e38, 3.4e38, -3.4e38]);
       assertWithin(lab.softmax(x, { cols: 4 }), reference(x, 4), 'large logits');
