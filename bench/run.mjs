@@ -295,11 +295,22 @@ if (simdWorker) {
   log(`\nattnlab SIMD streaming path (fresh instance, non-causal, d = ${d}, 64 rows checked against float64):`);
   // Every round measures all sizes again in a fresh instance, and the calls are pooled per size, so that one slow
   // spell of the machine cannot bend the time-per-n² curve on its own.
+  // A round that fails after good ones is noted, and the good rounds are kept.
   let r = null;
-  for (let round = 0; round < rounds && !r?.failed; ++round) {
+  for (let round = 0; round < rounds; ++round) {
     const next = await askMeasured(simdWorker, { type: 'streaming', sizes, timing: { ...plan.timing, minReps: 3 } }, 900000);
-    r = !r || next.failed ? next : { ...r, rows: r.rows.map((row, i) => ({ ...pool(row, next.rows[i]), memoryBytes: Math.max(row.memoryBytes ?? 0, next.rows[i].memoryBytes ?? 0) || null })) };
+    if (next.failed) {
+      if (r) r.failedRound = next.failed;
+      else r = next;
+      break;
+    }
+    r = !r ? { ...next, rows: next.rows.map((row) => pool(null, row)) } : {
+      ...r,
+      otherCores: Math.max(r.otherCores ?? 0, next.otherCores ?? 0), stealCores: Math.max(r.stealCores ?? 0, next.stealCores ?? 0),
+      rows: r.rows.map((row, i) => ({ ...pool(row, next.rows[i]), memoryBytes: Math.max(row.memoryBytes ?? 0, next.rows[i].memoryBytes ?? 0) || null })),
+    };
   }
+  if (r.failedRound) log(`  (a later round failed, kept the earlier ones: ${r.failedRound})`);
   if (r.failed) log(`  FAILED: ${r.failed}`);
   else {
     r.rows.forEach(pick);

@@ -63,10 +63,18 @@ for (const { name, lab } of labs) {
       }
     });
 
-    test('a bad value in a later chunk is named by its index in x', () => {
-      const cols = 1000, x = new Float32Array(200 * cols).fill(0.5);
-      x[150 * cols + 17] = NaN;
-      assert.throws(() => lab.softmax(x, { cols }), { name: 'RangeError', message: `softmax: x[${150 * cols + 17}] is NaN; values must be finite or -Infinity` });
+    test('a bad value in the first or a later chunk is named by its index in x', () => {
+      const cols = 1000;
+      for (const [at, value, shown] of [[17, NaN, 'NaN'], [150 * cols + 17, NaN, 'NaN'], [199 * cols + 999, Infinity, 'Infinity']]) {
+        const x = new Float32Array(200 * cols).fill(0.5);
+        x[at] = value;
+        const message = `softmax: x[${at}] is ${shown}; values must be finite or -Infinity`;
+        assert.throws(() => lab.softmax(x, { cols }), { name: 'RangeError', message }, `x[${at}] = ${value}`);
+        assert.throws(() => lab.softmax(x, { cols, out: new Float32Array(x.length) }), { name: 'RangeError', message }, `staged, x[${at}]`);
+      }
+      // An error every chunk would raise comes from the first one.
+      const x = new Float32Array(200 * cols).fill(0.5);
+      assert.throws(() => lab.softmax(x, { cols, temperature: 1e-40 }), { name: 'RangeError', message: /^softmax: temperature must be at least/ });
     });
 
     test('logits that overflow exp without the max subtraction', () => {

@@ -85,13 +85,15 @@ inline void row_panel(std::size_t n, std::size_t k, const float* a, std::size_t 
 // Specialized on everything but the sizes, and kept out of line by clang: inlined into the column loop there,
 // or with the row count and the accumulate flag as run-time values, V8 compiles it ≈ 10 % slower (46 against
 // 51 GFLOP/s on 32×64×64 tiles).
-// kSite only makes one copy per caller. Emscripten's wasm optimizer inlines a function that has a single
-// caller, and V8 then compiles its k loop unrolled by two; when the non-accumulating block also served the
-// partial panels it stayed a call, not unrolled: 45 against 52 GFLOP/s on the 32×128×64 Q·Kᵀ tile.
+// One copy per caller (kSite; the partial-panel copy writes its scratch block at a constant stride, so the
+// two bodies differ and the wasm optimizer cannot merge them back): Emscripten's optimizer inlines a function
+// with a single caller, and V8 then compiles its k loop unrolled by two. While the non-accumulating block also
+// served the partial panels it stayed a call, not unrolled: 45 against 52 GFLOP/s on the 32×128×64 Q·Kᵀ tile.
 enum class Site { full_panel, partial_panel };
 template <int NV, bool kAccumulate, Site kSite>
 [[gnu::noinline]] void packed_block(std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
-                                   std::size_t ldc) noexcept {
+                                   std::size_t ldc_arg) noexcept {
+  const std::size_t ldc = kSite == Site::partial_panel ? 4 * NV : ldc_arg;
   v128_t acc[4][NV];
   for (int r = 0; r < 4; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_splat(0.0f);
