@@ -6,13 +6,9 @@
 #include <cstdint>
 #include <cstring>
 
-namespace attnlab {
+#include "size_math.h"
 
-// a·b, or SIZE_MAX when it does not fit: a scratch size computed with it fails to allocate instead of wrapping
-// around to a small buffer (size_t is 32 bits in wasm32).
-inline constexpr std::size_t sat_mul(std::size_t a, std::size_t b) noexcept {
-  return a != 0 && b > SIZE_MAX / a ? SIZE_MAX : a * b;
-}
+namespace attnlab {
 
 class Scratch {
  public:

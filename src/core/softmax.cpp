@@ -55,7 +55,7 @@ Status softmax(const SoftmaxArgs& a, std::span<float> out) {
   bool invalid = false;
   for (std::size_t r = 0; r < rows && !invalid; ++r)
     maxes.data()[r] = kernels::active::row_max_checked(a.x.data() + r * a.cols, a.cols, &invalid);
-  if (invalid) return check_values("x", a.x, /*allow_neg_inf=*/true);  // names the first bad element
+  if (invalid) return check_values("x", a.x, /*allow_neg_inf=*/true, a.first_index);  // names the first bad element
   for (std::size_t r = 0; r < rows; ++r)
     softmax_row_shifted(a.x.data() + r * a.cols, a.cols, maxes.data()[r], mul, a.log, out.data() + r * a.cols);
   return Status::success();

@@ -12,6 +12,7 @@ struct SoftmaxArgs {
   std::size_t cols = 0;      // row length ≥ 1; rows = x.size() / cols
   float temperature = 1.0f;  // finite, > 0: softmax(x / temperature)
   bool log = false;          // log-softmax instead (an all -inf row gives all -inf)
+  std::size_t first_index = 0;  // index of x[0] in the caller's array, for error messages (a chunk of a larger x)
 };
 
 // out.size() must equal x.size(). out may alias x (in place). On error nothing is written.

@@ -38,12 +38,12 @@ Status check_positive_finite(const char* name, double value) {
   return Status::range_error(name, std::string(name) + " must be finite and > 0, got " + fmt(value));
 }
 
-Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf) {
+Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf, std::size_t first_index) {
   const std::size_t i = kernels::active::first_invalid(values.data(), values.size(), allow_neg_inf);
   if (i < values.size()) {
     const float v = values[i];
     const char* allowed = allow_neg_inf ? "finite or -Infinity" : "finite";
-    return Status::range_error(name, std::string(name) + "[" + std::to_string(i) + "] is " + fmt(v) + "; values must be " +
+    return Status::range_error(name, std::string(name) + "[" + std::to_string(first_index + i) + "] is " + fmt(v) + "; values must be " +
                                          allowed);
   }
   return Status::success();

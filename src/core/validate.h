@@ -16,8 +16,9 @@ Status check_size(const char* name, std::size_t value);  // ≥ 1
 // `want` elements, described as `shape` (e.g. "nq·dk = 3·4"); a null pointer with nonzero size is rejected.
 Status check_length(const char* name, std::size_t got, std::size_t want, const std::string& shape);
 Status check_positive_finite(const char* name, double value);
-// Every element finite; -inf additionally allowed when allow_neg_inf (logits and masks).
-Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf);
+// Every element finite; -inf additionally allowed when allow_neg_inf (logits and masks). A bad element is named
+// by first_index plus its index in values.
+Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf, std::size_t first_index = 0);
 // Product of sizes that must fit, for scratch and output lengths.
 Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out);
 

@@ -212,7 +212,7 @@ function makeLab(m) {
     if (out) {
       const a = arena(fn, [{ name: 'x', length: x.length, data: x }]);
       try {
-        check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0)));
+        check(fn, m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0), 0));
         return a.readInto(0, out); // out may be x itself: x was copied in before the call
       } finally {
         a.free();
@@ -228,10 +228,7 @@ function makeLab(m) {
       for (let i = 0; i < x.length; i += chunk) {
         const len = Math.min(chunk, x.length - i), at = a.at(0);
         m.HEAPF32.set(x.subarray(i, i + len), at >>> 2);
-        const status = m.softmax(at, len, cols, temperature, log, at);
-        // The engine names a bad value by its index in the chunk it was given: make that an index in x.
-        if (status.kind !== 0 && i > 0) status.message = status.message.replace(/^x\[(\d+)\]/, (_, j) => `x[${i + Number(j)}]`);
-        check(fn, status);
+        check(fn, m.softmax(at, len, cols, temperature, log, at, i)); // i: a bad value is named x[i + …]
         result.set(m.HEAPF32.subarray(at >>> 2, (at >>> 2) + len), i);
       }
       return result;

@@ -31,9 +31,10 @@ std::span<float> out(std::uintptr_t ptr, std::size_t len) {
   return ptr ? std::span<float>(reinterpret_cast<float*>(ptr), len) : std::span<float>();
 }
 
+// first_index: where this x starts in the caller's array (the JS wrapper passes softmax a chunk at a time).
 JsStatus softmax_js(std::uintptr_t x, std::size_t x_len, std::size_t cols, float temperature, bool log,
-                    std::uintptr_t y) {
-  return to_js(softmax({in(x, x_len), cols, temperature, log}, out(y, x_len)));
+                    std::uintptr_t y, std::size_t first_index) {
+  return to_js(softmax({in(x, x_len), cols, temperature, log, first_index}, out(y, x_len)));
 }
 
 // Sizes come first, then tensors as (address, length) pairs; has_scale = false means 1/sqrt(dk).

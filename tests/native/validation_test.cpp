@@ -46,6 +46,10 @@ TEST_CASE("softmax: invalid arguments", "[validation]") {
     const auto st = call(xs, 3, 1.0f);
     expect_error(st, "x");
     CHECK(st.message.find("x[4]") != std::string::npos);
+    // x given as a chunk starting at index 600 of the caller's array: the message counts from there.
+    const auto chunk = softmax(SoftmaxArgs{xs, 3, 1.0f, false, 600}, out);
+    expect_error(chunk, "x");
+    CHECK(chunk.message.find("x[604]") != std::string::npos);
   }
   CHECK(untouched(out));
   // The next valid call works.

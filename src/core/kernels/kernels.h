@@ -4,7 +4,8 @@
 // The ops call `active::`, chosen once here at compile time.
 #pragma once
 #include <cstddef>
-#include <cstdint>
+
+#include "../size_math.h"
 
 namespace attnlab::kernels {
 
@@ -34,10 +35,9 @@ namespace attnlab::kernels {
   std::size_t first_invalid(const float* x, std::size_t n, bool allow_neg_inf) noexcept;
 
 inline constexpr std::size_t kPanelRows = 4;  // rows per packed A panel
-// Saturates at SIZE_MAX instead of wrapping (see sat_mul in scratch.h): a size too big for memory stays too big.
+// Floats of pack_rows(m, k)'s output; saturates instead of wrapping (size_math.h).
 inline constexpr std::size_t packed_size(std::size_t m, std::size_t k) {
-  const std::size_t panels = m / kPanelRows + (m % kPanelRows != 0);
-  return panels != 0 && k > SIZE_MAX / kPanelRows / panels ? SIZE_MAX : panels * kPanelRows * k;
+  return sat_mul(sat_mul(m / kPanelRows + (m % kPanelRows != 0), kPanelRows), k);
 }
 
 namespace scalar {
