@@ -18,7 +18,7 @@ done
 
 mkdir -p dist-debug
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }
-copy src/js/index.js dist-debug/index.js
+for f in src/js/*.js; do copy "$f" "dist-debug/${f#src/js/}"; done
 copy src/js/index.d.ts dist-debug/index.d.ts
 for ext in mjs wasm; do
   copy "build/wasm-debug/src/wasm/attnlab-simd.$ext" "dist-debug/attnlab-simd.$ext"

@@ -17,7 +17,7 @@ done
 
 mkdir -p dist
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }   # unchanged files keep their mtime
-copy src/js/index.js dist/index.js
+for f in src/js/*.js; do copy "$f" "dist/${f#src/js/}"; done
 copy src/js/index.d.ts dist/index.d.ts
 for kind in simd scalar; do
   for ext in mjs wasm; do copy "build/wasm-$kind/src/wasm/attnlab-$kind.$ext" "dist/attnlab-$kind.$ext"; done
@@ -30,6 +30,6 @@ for f in dist/*; do
   printf '  %-26s %8d %8d\n' "${f#dist/}" "$raw" "$gz"
 done
 for kind in simd scalar; do
-  read -r raw gz < <(total dist/index.js dist/attnlab-$kind.mjs dist/attnlab-$kind.wasm)
-  printf '  %-26s %8d %8d\n' "= $kind: index + glue + wasm" "$raw" "$gz"
+  read -r raw gz < <(total dist/*.js dist/attnlab-$kind.mjs dist/attnlab-$kind.wasm)
+  printf '  %-26s %8d %8d\n' "= $kind: wrapper + glue + wasm" "$raw" "$gz"
 done

@@ -1,0 +1,19 @@
+// The lab object init() resolves with: one set of plain functions over one module instance.
+import { makeAttention } from './attention.js';
+import { makeMultiHeadAttention } from './multihead.js';
+import { makeSoftmax } from './softmax.js';
+
+export function makeLab(m) {
+  const info = m.buildInfo();
+  const backend = info.simd ? 'wasm-simd' : 'wasm';
+  return {
+    backend,
+    softmax: makeSoftmax(m),
+    attention: makeAttention(m),
+    multiHeadAttention: makeMultiHeadAttention(m),
+    buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
+    get memoryBytes() {
+      return m.HEAPU8.byteLength;
+    },
+  };
+}
