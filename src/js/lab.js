@@ -2,6 +2,8 @@
 import { makeAttention } from './attention.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeSoftmax } from './softmax.js';
+import { makeSoftmaxBackward } from './softmax-backward.js';
+import { makeGPT } from './gpt.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
@@ -11,6 +13,8 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    softmaxBackward: makeSoftmaxBackward(m),
+    ...makeGPT(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;

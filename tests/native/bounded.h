@@ -25,41 +25,44 @@ struct B {
   double e = 0.0;  // |float32 evaluation − v| ≤ e
 };
 
+// An error term that came out NaN (0·∞ from an operand that may already be infinite) bounds nothing: +∞.
+inline B bounded(double v, double e) { return {v, e == e ? e : INFINITY}; }
+
 inline B in(float x) { return {double(x), 0.0}; }
 inline B in(double x, double err) { return {x, err}; }
 
 inline B operator+(B a, B b) {
   const double v = a.v + b.v;
-  return {v, a.e + b.e + u * std::fabs(v) + tiny};
+  return bounded(v, a.e + b.e + u * std::fabs(v) + tiny);
 }
 inline B operator-(B a, B b) {
   const double v = a.v - b.v;
-  return {v, a.e + b.e + u * std::fabs(v) + tiny};
+  return bounded(v, a.e + b.e + u * std::fabs(v) + tiny);
 }
 inline B operator-(B a) { return {-a.v, a.e}; }
 inline B operator*(B a, B b) {
   const double v = a.v * b.v;
-  return {v, std::fabs(a.v) * b.e + std::fabs(b.v) * a.e + a.e * b.e + u * std::fabs(v) + tiny};
+  return bounded(v, std::fabs(a.v) * b.e + std::fabs(b.v) * a.e + a.e * b.e + u * std::fabs(v) + tiny);
 }
 // a / b, valid while b's error is below |b| (else the bound is infinite: the test would fail loudly).
 inline B operator/(B a, B b) {
   const double v = a.v / b.v, lo = std::fabs(b.v) - b.e;
-  return {v, lo > 0 ? (a.e + std::fabs(v) * b.e) / lo + u * std::fabs(v) + tiny : INFINITY};
+  return bounded(v, lo > 0 ? (a.e + std::fabs(v) * b.e) / lo + u * std::fabs(v) + tiny : INFINITY);
 }
 inline B sqrt(B a) {
   const double v = std::sqrt(a.v), lo = a.v - a.e;
-  return {v, (lo > 0 ? a.e / (std::sqrt(lo) + v) : std::sqrt(a.e)) + u * v};
+  return bounded(v, (lo > 0 ? a.e / (std::sqrt(lo) + v) : std::sqrt(a.e)) + u * v);
 }
 // exp with the kernel's relative error ≤ ref::exp_rel_error, and the flush to 0 below 2⁻¹²⁶.
 inline B exp(B a) {
   const double v = std::exp(a.v);
-  return {v, v * std::expm1(a.e) + std::exp(a.v + a.e) * ref::exp_rel_error + flush};
+  return bounded(v, v * std::expm1(a.e) + std::exp(a.v + a.e) * ref::exp_rel_error + flush);
 }
 // Σ terms in any order.
 inline B sum(std::span<const B> t) {
   double v = 0, e = 0, abs = 0;
   for (const B& x : t) v += x.v, e += x.e, abs += std::fabs(x.v);
-  return {v, e + gamma(double(t.size())) * (abs + e) + double(t.size()) * tiny};
+  return bounded(v, e + gamma(double(t.size())) * (abs + e) + double(t.size()) * tiny);
 }
 // Σ a[i]·b[i] in any order (each product rounded once, then summed).
 inline B dot(std::span<const B> a, std::span<const B> b) {
@@ -69,7 +72,7 @@ inline B dot(std::span<const B> a, std::span<const B> b) {
     abs += std::fabs(a[i].v * b[i].v);
     e += std::fabs(a[i].v) * b[i].e + std::fabs(b[i].v) * a[i].e + a[i].e * b[i].e;
   }
-  return {v, e + gamma(double(a.size() + 1)) * (abs + e) + 2 * double(a.size()) * tiny};
+  return bounded(v, e + gamma(double(a.size() + 1)) * (abs + e) + 2 * double(a.size()) * tiny);
 }
 
 // The GELU kernels' specs (training_kernels_test.cpp measures and enforces them; worst measured: 6.2 and 3.3):
