@@ -1,6 +1,7 @@
 // The lab object init() resolves with: one set of plain functions over one module instance.
 import { makeAttention } from './attention.js';
 import { makeMultiHeadAttention } from './multihead.js';
+import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
 
 export function makeLab(m) {
@@ -11,6 +12,7 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    rope: makeRope(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
