@@ -46,9 +46,9 @@ struct RopeArgs {
 // each rounded once to float. Every table entry is within float32 rounding (0.5 ulp) plus
 // η = (4·ln base + 5)·2⁻⁵³·θ + 16·2⁻⁵³ of the exact cos/sin (the double roundings of ln base, the exponent,
 // exp, p·fᵢ, the reduction by π/2, the polynomials and the angle-sum formula rope.cpp uses); at p = 100 000
-// and base 10 000, η = 4.7e−10: under 1/60 of the float32 rounding (≤ 3e−8), so up to positions of about 10⁶
-// the tables are the exact values rounded once (bar near-ties). θ computed in float32, as HF does, is off by
-// up to p·2⁻²⁴ ≈ 6e−3 rad at p = 100 000.
+// and base 10 000, η = 4.6e−10, under 1/60 of the float32 rounding (≤ 3e−8): the entries are the exact values
+// rounded once but for near-ties; up to position 10⁶ every entry is within 2⁻²⁴ of exact (rope_test.cpp checks
+// both). θ computed in float32, as HF does, is off by up to p·2⁻²⁴ ≈ 6e−3 rad at p = 100 000.
 // A position's entries do not depend on the call: a decode step sees the bits a prefill saw.
 Status rope(const RopeArgs& args, std::span<float> out);
 
