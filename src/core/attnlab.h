@@ -3,5 +3,6 @@
 #include "attention.h"
 #include "build_info.h"
 #include "multihead.h"
+#include "rope.h"
 #include "softmax.h"
 #include "status.h"

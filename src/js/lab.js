@@ -1,6 +1,7 @@
 // The lab object init() resolves with: one set of plain functions over one module instance.
 import { makeAttention } from './attention.js';
 import { makeMultiHeadAttention } from './multihead.js';
+import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
 import { makeSoftmaxBackward } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
@@ -13,6 +14,7 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    rope: makeRope(m),
     softmaxBackward: makeSoftmaxBackward(m),
     ...makeGPT(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
