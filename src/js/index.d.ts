@@ -434,6 +434,7 @@ export interface Lab {
    * @throws TypeError for a wrong type or an unknown option; RangeError for bad sizes, positions or values.
    */
   rope(x: Float32Array, options: RopeOptions): Float32Array;
+  /**
    * The gradient of row-wise softmax (or log-softmax) with respect to its logits, from the forward's output:
    * `dx = y∘(dy − Σ y∘dy) / temperature`, or `(dy − exp(y)·Σ dy) / temperature` for log-softmax. A row the forward
    * saw entirely masked gets zeros.
