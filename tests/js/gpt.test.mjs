@@ -34,8 +34,8 @@ for (const { name, lab } of labs) {
       model.dispose();
     });
 
-    test('trainStep memorizes a string; generate reproduces it greedily', () => {
-      const model = lab.createGPT(CONFIG);
+    test('trainStep memorizes a string; generate reproduces it greedily (rotary positions)', () => {
+      const model = lab.createGPT({ ...CONFIG, position: 'rope' });
       const x = ids.subarray(0, ids.length - 1), y = ids.subarray(1);
       const first = model.trainStep(x, y, { lr: 3e-3 });
       assert.ok(Math.abs(first - Math.log(128)) < 0.1, `initial loss ${first} ≈ ln 128`);
@@ -76,7 +76,8 @@ for (const { name, lab } of labs) {
     });
 
     test('generate: seeded sampling repeats, topK 1 is greedy, long prompts keep their last context tokens', () => {
-      const model = lab.createGPT({ vocabSize: 20, context: 8, dModel: 16, heads: 2, layers: 1, seed: 9 });
+      for (const position of ['learned', 'rope']) {
+      const model = lab.createGPT({ vocabSize: 20, context: 8, dModel: 16, heads: 2, layers: 1, seed: 9, position });
       const prompt = Int32Array.from([3, 1, 4]);
       const a = model.generate(prompt, { maxTokens: 12, temperature: 1.2, seed: 42 });
       const b = model.generate(prompt, { maxTokens: 12, temperature: 1.2, seed: 42 });
@@ -87,7 +88,18 @@ for (const { name, lab } of labs) {
       const long = Int32Array.from([7, 7, 7, 3, 1, 4, 1, 5, 9, 2, 6]);
       assert.deepEqual(model.generate(long, { maxTokens: 5, temperature: 0 }), model.generate(long.subarray(3), { maxTokens: 5, temperature: 0 }));
       assert.equal(model.generate(prompt, { maxTokens: 0 }).length, 0);
+      // Greedy decoding with the cache is greedy decoding by full forwards (margins checked: no near-ties).
+      const seq = Array.from(prompt);
+      for (const t of greedy) {
+        const { logits } = model.forward(Int32Array.from(seq.slice(-8)));
+        const last = Array.from(logits.subarray(logits.length - 20));
+        const best = last.indexOf(Math.max(...last));
+        const margin = Math.max(...last) - Math.max(...last.filter((_, i) => i !== best));
+        if (margin > 1e-4) assert.equal(t, best, `${position}: token ${seq.length}`);
+        seq.push(t);
+      }
       model.dispose();
+      }
     });
 
     test('getWeights / setWeights round trip; toSafetensors → loadGPT is bit for bit', () => {

@@ -14,6 +14,7 @@ namespace ref {
 struct GPTShape {
   std::size_t vocab, context, d, heads, kv_heads, layers;
   bool mlp, bias, tied;
+  bool rope = false;  // rotary positions (pairs (i, i + headDim/2), base 10000) instead of wpe
 };
 
 using StateDict = std::map<std::string, std::vector<double>>;
@@ -57,7 +58,20 @@ inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, con
                      (has("transformer.wpe.weight") ? W("transformer.wpe.weight")[(r % seq) * d + i] : 0.0);
   for (std::size_t l = 0; l < s.layers; ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
-    const auto qkv = linear(layernorm(x, p + "ln_1"), d, p + "attn.c_attn", d + 2 * kvw);
+    auto qkv = linear(layernorm(x, p + "ln_1"), d, p + "attn.c_attn", d + 2 * kvw);
+    if (s.rope) {  // rotate every query and key head by its token's position
+      const std::size_t half = dh / 2;
+      for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t h = 0; h < s.heads + s.kv_heads; ++h) {
+          double* v = &qkv[r * (d + 2 * kvw) + h * dh];
+          for (std::size_t i = 0; i < half; ++i) {
+            const double theta = double(r % seq) * std::pow(10000.0, -2.0 * double(i) / double(dh));
+            const double a = v[i], b = v[i + half];
+            v[i] = a * std::cos(theta) - b * std::sin(theta);
+            v[i + half] = b * std::cos(theta) + a * std::sin(theta);
+          }
+        }
+    }
     std::vector<double> y(n * d);
     const std::size_t ld = d + 2 * kvw;
     for (std::size_t b = 0; b < batch; ++b)

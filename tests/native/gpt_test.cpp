@@ -47,7 +47,8 @@ std::vector<float> gradient_of(const m::GPT& g, const m::TensorInfo& t) {
 }
 
 ref::GPTShape shape(const m::GPTConfig& c) {
-  return {c.vocab_size, c.context, c.d_model, c.heads, c.kv_heads ? c.kv_heads : c.heads, c.layers, c.mlp, c.bias, c.tied};
+  return {c.vocab_size, c.context, c.d_model, c.heads, c.kv_heads ? c.kv_heads : c.heads, c.layers, c.mlp, c.bias, c.tied,
+          c.position == m::Position::rope};
 }
 
 // Weights far from the initial N(0, 0.02): attention then has real patterns and every path carries gradient.
@@ -77,7 +78,9 @@ TEST_CASE("gpt: the whole model's gradient equals finite differences of an indep
   a.vocab_size = 11, a.context = 6, a.d_model = 6, a.heads = 2, a.kv_heads = 1, a.layers = 2, a.seed = 5;
   m::GPTConfig b = a;  // attention-only, no biases, a separate lm_head, three heads of width 2
   b.vocab_size = 9, b.context = 5, b.heads = 3, b.kv_heads = 3, b.mlp = false, b.bias = false, b.tied = false, b.seed = 6;
-  for (const m::GPTConfig& c : {a, b}) {
+  m::GPTConfig r = a;  // rotary positions (no wpe), GQA, head width 4
+  r.d_model = 8, r.position = m::Position::rope, r.seed = 7;
+  for (const m::GPTConfig& c : {a, b, r}) {
     auto g = make(c);
     randomize(*g, 100);
     const std::size_t seq = 5;
@@ -381,8 +384,11 @@ TEST_CASE("gpt: forward shapes, attention maps are causal rows that sum to 1, er
 }
 
 TEST_CASE("gpt: generate with the KV cache equals greedy decoding by full forwards, also past the context", "[gpt]") {
+  for (m::Position position : {m::Position::learned, m::Position::rope}) {
+  INFO("position " << m::position_name(position));
   m::GPTConfig c;
   c.vocab_size = 13, c.context = 8, c.d_model = 16, c.heads = 4, c.kv_heads = 2, c.layers = 2, c.seed = 4;
+  c.position = position;
   auto g = make(c);
   randomize(*g, 11);  // strong weights: clear argmax margins, so rounding differences cannot flip a choice
   const std::vector<std::int32_t> prompt{3, 1, 4};
@@ -428,6 +434,7 @@ TEST_CASE("gpt: generate with the KV cache equals greedy decoding by full forwar
   CHECK(g->generate(bad, o, a).arg == "prompt");
   o.temperature = -1;
   CHECK(g->generate(prompt, o, a).arg == "temperature");
+  }
 }
 
 TEST_CASE("sampling: frequencies follow softmax(logits / T) within the top k", "[gpt]") {

@@ -69,6 +69,7 @@ TEST_CASE("safetensors: write → load round-trips every weight bit for bit, and
       for (bool mlp : {true, false}) {
         m::GPTConfig c = small();
         c.tied = tied, c.bias = bias, c.mlp = mlp, c.seed = 11;
+        if (!bias && mlp) c.position = m::Position::rope, c.d_model = 8;  // rotary: no wpe; the context from metadata
         auto g = make(c);
         std::vector<std::int32_t> tokens{1, 2, 3, 4, 5}, targets{2, 3, 4, 5, 6};
         float loss;
@@ -89,6 +90,7 @@ TEST_CASE("safetensors: write → load round-trips every weight bit for bit, and
         CHECK(hc.bias == bias);
         CHECK(hc.mlp == mlp);
         CHECK(hc.seed == 11);
+        CHECK(hc.position == c.position);
         CHECK(std::memcmp(h->parameters().data(), g->parameters().data(), g->parameters().size_bytes()) == 0);
         CHECK(save(*h) == b);
       }

@@ -10,6 +10,7 @@
 #include "../kernels/kernels.h"
 #include "../kernels/training.h"
 #include "../matmul.h"
+#include "../rope.h"
 #include "../size_math.h"
 #include "../validate.h"
 #include "layers.h"
@@ -28,7 +29,7 @@ std::size_t sat_add(std::size_t a, std::size_t b) noexcept { return a > SIZE_MAX
 // [layers × …]. Without an MLP the residual after attention is the next layer's input, so `mid` is not stored.
 struct WorkOffsets {
   std::size_t resid, mid, ln1, ln1_stats, qkv, atty, lse, ln2, ln2_stats, pre, act, lnf, lnf_stats, logits;
-  std::size_t dres, dbuf, datty, dln, mm, total;
+  std::size_t dres, dbuf, datty, dln, rope, mm, total;
 };
 
 WorkOffsets work_offsets(const GPTConfig& c, std::size_t n) noexcept {
@@ -62,6 +63,7 @@ WorkOffsets work_offsets(const GPTConfig& c, std::size_t n) noexcept {
   o.dbuf = take(sat_mul(n, std::max({q, c.mlp ? 4 * d : d, d})));
   o.datty = take(nd);
   o.dln = take(nd);
+  o.rope = c.position == Position::rope ? take(sat_mul(n, (c.heads + c.kv()) * c.head_dim())) : kAbsent;
   o.mm = take(kMatmulScratch);
   o.total = at;
   return o;
@@ -75,6 +77,26 @@ bool is_layernorm_weight(const std::string& name) {
 bool ends_with(const std::string& s, const char* tail) {
   const std::size_t n = std::strlen(tail);
   return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+// RoPE on the query and key heads of c_attn's output [batch·seq × qkv_width] (each token: query heads, key heads,
+// value heads), in place: positions 0 … seq − 1 of every sequence, or `position` for a single token (decoding).
+// The heads are gathered into `tmp` [batch·seq × (heads + kvHeads)·headDim] for rope() and put back. With
+// `inverse` this is the rotation's transpose: the backward, from dL/d(rotated) to dL/d(unrotated).
+// LLaMA's (GPT-NeoX's) pairing (i, i + headDim/2), base 10000, the whole head rotated.
+Status rotate_qk(const GPTConfig& c, float* qkv, std::size_t batch, std::size_t seq, const std::int32_t* position,
+                 bool inverse, float* tmp) {
+  const std::size_t w = c.qkv_width(), qk = (c.heads + c.kv()) * c.head_dim(), n = batch * seq;
+  for (std::size_t t = 0; t < n; ++t) std::memcpy(tmp + t * qk, qkv + t * w, qk * sizeof(float));
+  RopeArgs a;
+  a.x = {tmp, n * qk};
+  a.batch = batch, a.heads = c.heads + c.kv(), a.dk = c.head_dim(), a.layout = RopeLayout::bshd, a.inverse = inverse;
+  if (position) a.offset = {position, 1};
+  if (auto s = rope(a, {tmp, n * qk}); !s.ok())  // only values too large to rotate: the weights have diverged
+    return Status::numerical_error("loss", "the model's queries or keys are not finite (" + s.message +
+                                               "); its weights have diverged");
+  for (std::size_t t = 0; t < n; ++t) std::memcpy(qkv + t * w, tmp + t * qk, qk * sizeof(float));
+  return Status::success();
 }
 
 }  // namespace
@@ -97,8 +119,6 @@ Status GPT::create(const GPTConfig& config, std::unique_ptr<GPT>& out) {
   GPTConfig c = config;
   if (auto s = validate_config(c); !s.ok()) return s;
   c.kv_heads = c.kv();
-  if (c.position == Position::rope)
-    return Status::range_error("position", "position 'rope' is not available in this build yet; use 'learned'");
   ParamLayout layout = make_layout(c);
   const std::size_t n = layout.total;
   Scratch p(n), g(n), m(n), v(n);
@@ -197,6 +217,8 @@ Status GPT::run_forward(const std::int32_t* tokens, std::size_t batch, std::size
     float* mid = w.mid(l);
     layernorm_forward(x, n, d, P + lp.ln1_w, opt(lp.ln1_b), ln1, stats1, stats1 + n);
     linear_forward(ln1, n, d, q, P + lp.qkv_w, opt(lp.qkv_b), qkv, false, mm);
+    if (c.position == Position::rope)
+      if (auto s = rotate_qk(c, qkv, batch, seq, nullptr, false, w.at(w.o.rope)); !s.ok()) return s;
     if (fill_cache) {  // batch 1: keys and values of every position, per key/value head
       for (std::size_t t = 0; t < seq; ++t)
         for (std::size_t g = 0; g < G; ++g) {
@@ -265,6 +287,8 @@ Status GPT::run_backward(const std::int32_t* tokens, std::size_t batch, std::siz
     // dres = dL/d mid(l), and mid = resid(l) + c_proj(attention(c_attn(ln_1(resid(l)))))
     linear_backward(atty, dres, n, d, d, P + lp.proj_w, datty, false, Gr + lp.proj_w, gopt(lp.proj_b), mm);
     if (auto s = attention_backward(shape, qkv, atty, w.at(w.o.lse) + l * H * n, datty, dbuf); !s.ok()) return s;
+    if (c.position == Position::rope)  // back through the rotation: its transpose
+      if (auto s = rotate_qk(c, dbuf, batch, seq, nullptr, true, w.at(w.o.rope)); !s.ok()) return s;
     linear_backward(ln1, dbuf, n, d, q, P + lp.qkv_w, dln, false, Gr + lp.qkv_w, gopt(lp.qkv_b), mm);
     layernorm_backward(w.resid(l), n, d, stats1, stats1 + n, P + lp.ln1_w, dln, dres, Gr + lp.ln1_w, gopt(lp.ln1_b));
   }
@@ -372,7 +396,7 @@ Status GPT::decode_step(std::int32_t token, std::size_t pos, float* logits, floa
   const float* P = params_.data();
   auto opt = [&](std::size_t off) { return off == kAbsent ? nullptr : P + off; };
   float *x = buf, *ln = x + d, *qkv = ln + d, *atty = qkv + q, *pre = atty + d, *act = pre + 4 * d, *stats = act + 4 * d,
-        *mm = stats + 4;
+        *rot = stats + 4, *mm = rot + q;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   std::memcpy(x, P + layout_.wte + std::size_t(token) * d, d * sizeof(float));
   if (layout_.wpe != kAbsent) kern::axpy(d, 1.0f, P + layout_.wpe + pos * d, x);
@@ -380,6 +404,10 @@ Status GPT::decode_step(std::int32_t token, std::size_t pos, float* logits, floa
     const LayerParams& lp = layout_.layers[l];
     layernorm_forward(x, 1, d, P + lp.ln1_w, opt(lp.ln1_b), ln, stats, stats + 1);
     linear_forward(ln, 1, d, q, P + lp.qkv_w, opt(lp.qkv_b), qkv, false, mm);
+    if (c.position == Position::rope) {
+      const auto at = static_cast<std::int32_t>(pos);
+      if (auto s = rotate_qk(c, qkv, 1, 1, &at, false, rot); !s.ok()) return s;
+    }
     for (std::size_t g = 0; g < G; ++g) {
       std::memcpy(cache_.data() + ((l * 2 + 0) * G + g) * ctx * dh + pos * dh, qkv + (H + g) * dh, dh * sizeof(float));
       std::memcpy(cache_.data() + ((l * 2 + 1) * G + g) * ctx * dh + pos * dh, qkv + (H + G + g) * dh, dh * sizeof(float));
@@ -415,7 +443,7 @@ Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions
 
   const std::size_t V = c.vocab_size, d = c.d_model;
   const std::size_t cache_floats = sat_mul(sat_mul(2 * c.layers, c.kv_heads), sat_mul(c.context, c.head_dim()));
-  const std::size_t buf_floats = sat_add(sat_mul(d, 12) + c.qkv_width() + 4, kMatmulScratch);
+  const std::size_t buf_floats = sat_add(sat_mul(d, 12) + 2 * c.qkv_width() + 4, kMatmulScratch);
   const std::size_t side = sat_add(sat_mul(3, V), buf_floats);  // logits, sampling scratch, decode buffers
   if (!cache_.data()) {
     Scratch fresh(cache_floats);
