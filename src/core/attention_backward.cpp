@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "kernels/training.h"
 #include "scratch.h"
+#include "format.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -193,17 +194,17 @@ Status attention_backward(const AttentionBackwardArgs& a, const AttentionGradien
   if (auto s = check_product("output", a.nq, a.dv, o_len); !s.ok()) return s;
   if (!a.mask.empty())
     if (auto s = check_product("nq·nk", a.nq, a.nk, nn); !s.ok()) return s;
-  const std::string nq_s = std::to_string(a.nq), nk_s = std::to_string(a.nk);
-  const std::string dk_s = std::to_string(a.dk), dv_s = std::to_string(a.dv);
+  // Shapes as the messages name them ("nq·dk = 6·4"), formatted once.
+  const std::string qk = format("nq·dk = %zu·%zu", a.nq, a.dk), kk = format("nk·dk = %zu·%zu", a.nk, a.dk),
+                    kv = format("nk·dv = %zu·%zu", a.nk, a.dv), qv = format("nq·dv = %zu·%zu", a.nq, a.dv);
   for (auto [name, size, want, shape] :
-       {std::tuple{"q", a.q.size(), q_len, "nq·dk = " + nq_s + "·" + dk_s}, {"k", a.k.size(), k_len, "nk·dk = " + nk_s + "·" + dk_s},
-        {"v", a.v.size(), v_len, "nk·dv = " + nk_s + "·" + dv_s}, {"output", a.output.size(), o_len, "nq·dv = " + nq_s + "·" + dv_s},
-        {"lse", a.lse.size(), a.nq, std::string("nq")}, {"dOutput", a.d_output.size(), o_len, "nq·dv = " + nq_s + "·" + dv_s},
-        {"dq", g.dq.size(), q_len, "nq·dk = " + nq_s + "·" + dk_s}, {"dk", g.dk.size(), k_len, "nk·dk = " + nk_s + "·" + dk_s},
-        {"dv", g.dv.size(), v_len, "nk·dv = " + nk_s + "·" + dv_s}})
-    if (auto s = check_length(name, size, want, shape); !s.ok()) return s;
+       {std::tuple{"q", a.q.size(), q_len, &qk}, {"k", a.k.size(), k_len, &kk}, {"v", a.v.size(), v_len, &kv},
+        {"output", a.output.size(), o_len, &qv}, {"dOutput", a.d_output.size(), o_len, &qv}, {"dq", g.dq.size(), q_len, &qk},
+        {"dk", g.dk.size(), k_len, &kk}, {"dv", g.dv.size(), v_len, &kv}})
+    if (auto s = check_length(name, size, want, *shape); !s.ok()) return s;
+  if (auto s = check_length("lse", a.lse.size(), a.nq, "nq"); !s.ok()) return s;
   if (!a.mask.empty())
-    if (auto s = check_length("mask", a.mask.size(), nn, "nq·nk = " + nq_s + "·" + nk_s); !s.ok()) return s;
+    if (auto s = check_length("mask", a.mask.size(), nn, format("nq·nk = %zu·%zu", a.nq, a.nk)); !s.ok()) return s;
   const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.dk));
   if (a.scale)
     if (auto s = check_positive_finite("scale", *a.scale); !s.ok()) return s;
@@ -222,8 +223,8 @@ Status attention_backward(const AttentionBackwardArgs& a, const AttentionGradien
     bool sees = false;
     for (std::size_t j = 0; j < hi && !sees; ++j) sees = a.mask.empty() || a.mask[i * a.nk + j] != -INFINITY;
     if (sees)
-      return Status::range_error("lse", "lse[" + std::to_string(i) + "] is -Infinity but query " + std::to_string(i) +
-                                            " sees keys; pass the lse the forward returned for these q, k and mask");
+      return range_errorf("lse", "lse[%zu] is -Infinity but query %zu sees keys; pass the lse the forward returned for these q, k "
+                          "and mask", i, i);
   }
 
   // Staged: the gradients reach the caller only once the lse and the results are known to be good.
@@ -245,14 +246,12 @@ Status attention_backward(const AttentionBackwardArgs& a, const AttentionGradien
     const double u = 0x1p-24, tol = 1e-3 + 8.0 * double(a.dk + 2) * u * (scale * qn[i] * k_max + std::fabs(a.lse[i]));
     const double total = sums.data()[i];
     if (!(std::fabs(total - 1.0) <= tol))
-      return Status::range_error("lse", "lse[" + std::to_string(i) + "] = " + fmt(a.lse[i]) +
-                                            " does not match q and k: the weights it gives sum to " + fmt(total) +
-                                            ", not 1; pass the lse the forward returned for these inputs");
+      return range_errorf("lse", "lse[%zu] = %s does not match q and k: the weights it gives sum to %s, not 1; pass the lse "
+                          "the forward returned for these inputs", i, fmt(a.lse[i]).c_str(), fmt(total).c_str());
   }
   for (auto [name, buf, len] : {std::tuple{"dq", dq.data(), q_len}, {"dk", dk.data(), k_len}, {"dv", dv.data(), v_len}})
     if (kernels::active::first_invalid(buf, len, false) < len)
-      return Status::range_error("dOutput", std::string("the gradient ") + name +
-                                                " overflowed float32; scale dOutput (or the inputs) down");
+      return range_errorf("dOutput", "the gradient %s overflowed float32; scale dOutput (or the inputs) down", name);
   std::memcpy(g.dq.data(), dq.data(), q_len * sizeof(float));
   std::memcpy(g.dk.data(), dk.data(), k_len * sizeof(float));
   std::memcpy(g.dv.data(), dv.data(), v_len * sizeof(float));

@@ -5,6 +5,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/training.h"
+#include "format.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -13,15 +14,14 @@ Status softmax_backward(const SoftmaxBackwardArgs& a, std::span<float> dx) {
   using namespace detail;
   namespace kern = kernels::active;
   if (auto s = check_size("cols", a.cols); !s.ok()) return s;
-  if (a.y.empty()) return Status::range_error("y", "y must hold at least one row of cols = " + std::to_string(a.cols) + " elements, got 0");
+  if (a.y.empty()) return range_errorf("y", "y must hold at least one row of cols = %zu elements, got 0", a.cols);
   if (a.y.size() % a.cols != 0)
-    return Status::range_error("y", "y.length must be a multiple of cols = " + std::to_string(a.cols) + ", got " +
-                                        std::to_string(a.y.size()));
+    return range_errorf("y", "y.length must be a multiple of cols = %zu, got %zu", a.cols, a.y.size());
   if (auto s = check_length("dy", a.dy.size(), a.y.size(), "y.length"); !s.ok()) return s;
   if (auto s = check_positive_finite("temperature", a.temperature); !s.ok()) return s;
   if (!std::isfinite(1.0f / a.temperature))
-    return Status::range_error("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got " +
-                                                  fmt(a.temperature));
+    return range_errorf("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got %s",
+                        fmt(a.temperature).c_str());
   if (auto s = check_length("dx", dx.size(), a.y.size(), "y.length"); !s.ok()) return s;
   if (auto s = check_values("y", a.y, a.log); !s.ok()) return s;
   if (auto s = check_values("dy", a.dy, false); !s.ok()) return s;
@@ -29,8 +29,8 @@ Status softmax_backward(const SoftmaxBackwardArgs& a, std::span<float> dx) {
   for (std::size_t i = 0; i < a.y.size(); ++i) {
     const float y = a.y[i];
     if (a.log ? y > 0.0f : (y < 0.0f || y > 1.0f))
-      return Status::range_error("y", "y[" + std::to_string(i) + "] is " + fmt(y) + "; y must be the forward's output, " +
-                                          (a.log ? "log-probabilities ≤ 0" : "probabilities in [0, 1]"));
+      return range_errorf("y", "y[%zu] is %s; y must be the forward's output, %s", i, fmt(y).c_str(),
+                          a.log ? "log-probabilities ≤ 0" : "probabilities in [0, 1]");
   }
 
   const float mul = 1.0f / a.temperature;

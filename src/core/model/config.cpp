@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "../format.h"
 #include "../size_math.h"
 #include "params.h"
 
@@ -34,17 +35,15 @@ std::size_t model_bytes(const GPTConfig& c) {
 Status validate_config(const GPTConfig& c) {
   for (auto [name, value] : {std::pair{"vocabSize", c.vocab_size}, {"context", c.context}, {"dModel", c.d_model},
                              {"heads", c.heads}, {"layers", c.layers}})
-    if (value < 1) return Status::range_error(name, std::string(name) + " must be an integer >= 1, got 0");
+    if (value < 1) return detail::range_errorf(name, "%s must be an integer >= 1, got 0", name);
   if (c.d_model % c.heads != 0)
-    return Status::range_error("heads", "dModel = " + std::to_string(c.d_model) + " must be a multiple of heads = " +
-                                            std::to_string(c.heads));
+    return detail::range_errorf("heads", "dModel = %zu must be a multiple of heads = %zu", c.d_model, c.heads);
   const std::size_t kv = c.kv();
   if (kv > c.heads || c.heads % kv != 0)
-    return Status::range_error("kvHeads", "kvHeads must divide heads = " + std::to_string(c.heads) + ", got " +
-                                              std::to_string(kv));
+    return detail::range_errorf("kvHeads", "kvHeads must divide heads = %zu, got %zu", c.heads, kv);
   if (c.position == Position::rope && c.head_dim() % 2 != 0)
-    return Status::range_error("position", "position 'rope' rotates pairs of channels: the head width dModel / heads = " +
-                                               std::to_string(c.head_dim()) + " must be even");
+    return detail::range_errorf("position", "position 'rope' rotates pairs of channels: the head width dModel / heads = %zu must be even",
+                                c.head_dim());
   // The module's memory grows to 2 GiB at most: refuse what cannot fit, naming the argument that makes it so —
   // the first of context, vocabSize, layers whose reduction to 1 alone would make it fit, else dModel.
   constexpr std::size_t kLimit = std::size_t{1} << 31;
@@ -60,9 +59,8 @@ Status validate_config(const GPTConfig& c) {
         break;
       }
     }
-    return Status::range_error(culprit, std::string(culprit) + " = " + std::to_string(value) +
-                                            " makes the model too large: its parameters, gradients, optimizer state and "
-                                            "one full-context training sequence need more than 2 GiB");
+    return detail::range_errorf(culprit, "%s = %zu makes the model too large: its parameters, gradients, optimizer state and "
+                                         "one full-context training sequence need more than 2 GiB", culprit, value);
   }
   return Status::success();
 }

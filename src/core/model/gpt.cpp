@@ -12,6 +12,7 @@
 #include "../matmul.h"
 #include "../rope.h"
 #include "../size_math.h"
+#include "../format.h"
 #include "../validate.h"
 #include "layers.h"
 #include "random.h"
@@ -93,8 +94,8 @@ Status rotate_qk(const GPTConfig& c, float* qkv, std::size_t batch, std::size_t 
   a.batch = batch, a.heads = c.heads + c.kv(), a.dk = c.head_dim(), a.layout = RopeLayout::bshd, a.inverse = inverse;
   if (position) a.offset = {position, 1};
   if (auto s = rope(a, {tmp, n * qk}); !s.ok())  // only values too large to rotate: the weights have diverged
-    return Status::numerical_error("loss", "the model's queries or keys are not finite (" + s.message +
-                                               "); its weights have diverged");
+    return Status::numerical_error("loss", detail::format("the model's queries or keys are not finite (%s); its weights have diverged",
+                                                          s.message.c_str()));
   for (std::size_t t = 0; t < n; ++t) std::memcpy(qkv + t * w, tmp + t * qk, qk * sizeof(float));
   return Status::success();
 }
@@ -166,8 +167,7 @@ Status GPT::ensure_workspace(std::size_t batch, std::size_t seq) {
     return Status::success();
   }
   Scratch fresh(need);  // the old workspace stays until the new one exists
-  if (!fresh.ok_for(need)) return Status::no_memory("the model's activations (" + std::to_string(batch) + " × " +
-                                                    std::to_string(seq) + " tokens)");
+  if (!fresh.ok_for(need)) return Status::no_memory(detail::format("the model's activations (%zu × %zu tokens)", batch, seq));
   work_ = std::move(fresh);
   work_batch_ = batch, work_seq_ = seq;
   return Status::success();
@@ -178,20 +178,19 @@ Status GPT::check_tokens(std::span<const std::int32_t> tokens, const char* name,
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::int64_t t = tokens[i];
     if (t >= v || t < (allow_ignore ? -1 : 0))
-      return Status::range_error(name, std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(t) +
-                                           " is outside the vocabulary 0…" + std::to_string(v - 1) +
-                                           (allow_ignore ? " (or -1: ignored)" : ""));
+      return detail::range_errorf(name, "%s[%zu] = %lld is outside the vocabulary 0…%lld%s", name, i, (long long)t,
+                                  (long long)(v - 1), allow_ignore ? " (or -1: ignored)" : "");
   }
   return Status::success();
 }
 
 Status GPT::check_batch(std::size_t length, std::size_t seq, const char* name) const {
   if (seq < 1 || seq > config_.context)
-    return Status::range_error(name, std::string(name) + " must hold sequences of 1…context = " +
-                                         std::to_string(config_.context) + " tokens, got sequences of " + std::to_string(seq));
+    return detail::range_errorf(name, "%s must hold sequences of 1…context = %zu tokens, got sequences of %zu", name,
+                                config_.context, seq);
   if (length == 0 || length % seq != 0)
-    return Status::range_error(name, std::string(name) + ".length must be a positive multiple of the sequence length " +
-                                         std::to_string(seq) + ", got " + std::to_string(length));
+    return detail::range_errorf(name, "%s.length must be a positive multiple of the sequence length %zu, got %zu", name, seq,
+                                length);
   return Status::success();
 }
 
@@ -300,8 +299,8 @@ Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<c
                                std::size_t seq, float& loss) {
   if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
   if (targets.size() != tokens.size())
-    return Status::range_error("targets", "targets must have tokens.length = " + std::to_string(tokens.size()) +
-                                              " elements, got " + std::to_string(targets.size()));
+    return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens.size(),
+                                targets.size());
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
   if (auto s = check_tokens(targets, "targets", true); !s.ok()) return s;
   if (std::none_of(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }))
@@ -312,8 +311,8 @@ Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<c
   const Workspace w{work_offsets(config_, n), work_.data(), n, config_.d_model};
   const CrossEntropy ce = cross_entropy(w.at(w.o.logits), targets.data(), n, config_.vocab_size, true, nullptr);
   if (!std::isfinite(ce.mean))
-    return Status::numerical_error("loss", "the loss is " + detail::fmt(ce.mean) +
-                                               "; the step was not applied and the weights are unchanged (is lr too large?)");
+    return Status::numerical_error("loss", detail::format("the loss is %s; the step was not applied and the weights are "
+                                                          "unchanged (is lr too large?)", detail::fmt(ce.mean).c_str()));
   if (auto s = run_backward(tokens.data(), batch, seq); !s.ok()) return s;
   loss = static_cast<float>(ce.mean);
   return Status::success();
@@ -327,7 +326,7 @@ Status GPT::compute_gradients(std::span<const std::int32_t> tokens, std::span<co
 Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
                        const TrainOptions& o, float& loss) {
   auto bad = [](const char* name, float v, const char* want) {
-    return Status::range_error(name, std::string(name) + " must be " + want + ", got " + detail::fmt(v));
+    return detail::range_errorf(name, "%s must be %s, got %s", name, want, detail::fmt(v).c_str());
   };
   if (!(std::isfinite(o.lr) && o.lr >= 0.0f)) return bad("lr", o.lr, "finite and >= 0");
   if (!(std::isfinite(o.weight_decay) && o.weight_decay >= 0.0f)) return bad("weightDecay", o.weight_decay, "finite and >= 0");
@@ -346,8 +345,8 @@ Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std
     sq += double(kern::sum_squares(g + i, std::min<std::size_t>(4096, layout_.total - i)));
   const double norm = std::sqrt(sq);
   if (!std::isfinite(norm))
-    return Status::numerical_error("loss", "the gradient is not finite (its norm is " + detail::fmt(norm) +
-                                               "); the step was not applied and the weights are unchanged");
+    return Status::numerical_error("loss", detail::format("the gradient is not finite (its norm is %s); the step was not "
+                                                          "applied and the weights are unchanged", detail::fmt(norm).c_str()));
   // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
   const float gscale = o.grad_clip > 0.0f && norm > o.grad_clip ? float(double(o.grad_clip) / (norm + 1e-6)) : 1.0f;
   const std::uint64_t t = steps_ + 1;
@@ -435,9 +434,9 @@ Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions
   if (prompt.empty()) return Status::range_error("prompt", "prompt must hold at least one token, got 0");
   if (auto s = check_tokens(prompt, "prompt", false); !s.ok()) return s;
   if (!(std::isfinite(o.temperature) && o.temperature >= 0.0f))
-    return Status::range_error("temperature", "temperature must be finite and >= 0 (0: greedy), got " + detail::fmt(o.temperature));
+    return detail::range_errorf("temperature", "temperature must be finite and >= 0 (0: greedy), got %s", detail::fmt(o.temperature).c_str());
   if (o.temperature > 0.0f && !std::isfinite(1.0f / o.temperature))
-    return Status::range_error("temperature", "temperature must be 0 or at least 3e-39, got " + detail::fmt(o.temperature));
+    return detail::range_errorf("temperature", "temperature must be 0 or at least 3e-39, got %s", detail::fmt(o.temperature).c_str());
   if (auto s = detail::check_length("out", out.size(), o.max_tokens, "maxTokens"); !s.ok()) return s;
   if (o.max_tokens == 0) return Status::success();
 
@@ -501,14 +500,12 @@ Status GPT::set_weights(std::span<const NamedTensor> given) {
     const std::string name(g.name);
     auto it = std::find_if(layout_.tensors.begin(), layout_.tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
     if (it == layout_.tensors.end())
-      return Status::range_error(name, "unknown weight \"" + name + "\": this model's state dict has " +
-                                           std::to_string(layout_.tensors.size()) + " names, from " +
-                                           layout_.tensors.front().name + " to " + layout_.tensors.back().name);
+      return detail::range_errorf(name.c_str(), "unknown weight \"%.100s\": this model's state dict has %zu names, from %s to %s",
+                                  name.c_str(), layout_.tensors.size(), layout_.tensors.front().name.c_str(),
+                                  layout_.tensors.back().name.c_str());
     for (std::size_t j = 0; j < i; ++j)
-      if (targets[j] == &*it) return Status::range_error(name, "weight \"" + name + "\" is given twice");
-    std::string shape = std::to_string(it->rows);  // (built by appending: GCC 12 misreports "…" + string&&)
-    if (it->cols) shape.append(", ").append(std::to_string(it->cols));
-    shape.insert(0, 1, '[').push_back(']');
+      if (targets[j] == &*it) return detail::range_errorf(name.c_str(), "weight \"%s\" is given twice", name.c_str());
+    const std::string shape = it->cols ? detail::format("[%zu, %zu]", it->rows, it->cols) : detail::format("[%zu]", it->rows);
     if (auto s = detail::check_length(name.c_str(), g.data.size(), it->size(), shape); !s.ok()) return s;
     if (auto s = detail::check_values(name.c_str(), g.data, false); !s.ok()) return s;
     targets[i] = &*it;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "../format.h"
 #include "../validate.h"
 #include "json.h"
 
@@ -16,26 +19,25 @@ namespace {
 constexpr std::uint64_t kMaxHeader = std::uint64_t{16} << 20;  // the JSON header; a model's is a few KiB
 
 std::string shape_json(const TensorInfo& t) {
-  return t.cols ? "[" + std::to_string(t.rows) + "," + std::to_string(t.cols) + "]" : "[" + std::to_string(t.rows) + "]";
+  return t.cols ? detail::format("[%zu,%zu]", t.rows, t.cols) : detail::format("[%zu]", t.rows);
 }
 
 // The header, unpadded.
 std::string header(const GPT& g) {
   const GPTConfig& c = g.config();
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  std::string h = "{\"__metadata__\":{\"format\":\"pt\",\"generator\":" + json::quote("attnlab " ATTNLAB_VERSION) +
-                  ",\"vocab_size\":\"" + std::to_string(c.vocab_size) + "\",\"block_size\":\"" + std::to_string(c.context) +
-                  "\",\"n_layer\":\"" + std::to_string(c.layers) + "\",\"n_head\":\"" + std::to_string(c.heads) +
-                  "\",\"n_kv_head\":\"" + std::to_string(c.kv()) + "\",\"n_embd\":\"" + std::to_string(c.d_model) +
-                  "\",\"bias\":\"" + flag(c.bias) + "\",\"mlp\":\"" + flag(c.mlp) + "\",\"position\":\"" +
-                  position_name(c.position) + "\",\"tied\":\"" + flag(c.tied) + "\",\"seed\":\"" + std::to_string(c.seed) +
-                  "\"}";
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  std::string h = detail::format(
+      "{\"__metadata__\":{\"format\":\"pt\",\"generator\":\"attnlab %s\",\"vocab_size\":\"%zu\",\"block_size\":\"%zu\","
+      "\"n_layer\":\"%zu\",\"n_head\":\"%zu\",\"n_kv_head\":\"%zu\",\"n_embd\":\"%zu\",\"bias\":\"%s\",\"mlp\":\"%s\","
+      "\"position\":\"%s\",\"tied\":\"%s\",\"seed\":\"%u\"}",
+      ATTNLAB_VERSION, c.vocab_size, c.context, c.layers, c.heads, c.kv(), c.d_model, flag(c.bias), flag(c.mlp),
+      position_name(c.position), flag(c.tied), unsigned(c.seed));
   std::size_t at = 0;
   for (const TensorInfo& t : g.layout().tensors) {
     if (t.alias) continue;
     const std::size_t bytes = t.size() * 4;
-    h += "," + json::quote(t.name) + ":{\"dtype\":\"F32\",\"shape\":" + shape_json(t) + ",\"data_offsets\":[" +
-         std::to_string(at) + "," + std::to_string(at + bytes) + "]}";
+    h += detail::format(",%s:{\"dtype\":\"F32\",\"shape\":%s,\"data_offsets\":[%zu,%zu]}", json::quote(t.name).c_str(),
+                        shape_json(t).c_str(), at, at + bytes);
     at += bytes;
   }
   return h + "}";
@@ -43,7 +45,20 @@ std::string header(const GPT& g) {
 
 std::size_t padded(std::size_t n) { return (n + 7) / 8 * 8; }
 
-Status bad(const std::string& what) { return Status::range_error("bytes", "not a usable safetensors file: " + what); }
+// A refusal: "not a usable safetensors file: " and a printf-formatted reason (one call per message keeps wasm small).
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+Status bad(const char* fmt, ...) {
+  char reason[512];
+  std::va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(reason, sizeof reason, fmt, args);
+  va_end(args);
+  return detail::range_errorf("bytes", "not a usable safetensors file: %s", reason);
+}
+// A JSON key as the messages show it (quoted, escaped, at most 100 characters).
+std::string q(const std::string& key) { return json::quote(key.size() > 100 ? key.substr(0, 100) + "…" : key); }
 
 float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
@@ -102,17 +117,17 @@ void write_safetensors(const GPT& g, std::span<std::uint8_t> out) {
 
 Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT>& out) {
   static_assert(sizeof(float) == 4);
-  if (bytes.size() < 8) return bad("it has " + std::to_string(bytes.size()) + " bytes, fewer than the 8 of the header length");
+  if (bytes.size() < 8) return bad("it has %zu bytes, fewer than the 8 of the header length", bytes.size());
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[std::size_t(i)];
   if (n > kMaxHeader || n > bytes.size() - 8)
-    return bad("the header length " + std::to_string(n) + " exceeds " +
-               (n > kMaxHeader ? std::string("16 MiB") : "the " + std::to_string(bytes.size() - 8) + " bytes that follow it"));
+    return n > kMaxHeader ? bad("the header length %llu exceeds 16 MiB", (unsigned long long)n)
+                          : bad("the header length %llu exceeds the %zu bytes that follow it", (unsigned long long)n, bytes.size() - 8);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), std::size_t(n));
   json::Value root;
   std::string error;
   if (text.empty() || text[0] != '{') return bad("the header must be a JSON object starting with '{'");
-  if (!json::parse(text, root, error)) return bad("the JSON header is malformed (" + error + ")");
+  if (!json::parse(text, root, error)) return bad("the JSON header is malformed (%s)", error.c_str());
   if (root.type != json::Value::Type::object) return bad("the JSON header is not an object");
   const std::uint64_t data_size = bytes.size() - 8 - n;
   const std::uint8_t* data = bytes.data() + 8 + n;
@@ -135,21 +150,22 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
       for (std::size_t i = 0; i < v.keys.size(); ++i) {
         const std::string& mk = v.keys[i];
         const json::Value& mv = v.members[i];
-        if (mv.type != json::Value::Type::string) return bad("__metadata__." + mk + " must be a string");
+        if (mv.type != json::Value::Type::string) return bad("__metadata__.%s must be a string", q(mk).c_str());
         meta.emplace_back(mk, mv.string);
       }
       continue;
     }
-    if (v.type != json::Value::Type::object) return bad("the entry for " + json::quote(key) + " is not an object");
+    if (v.type != json::Value::Type::object) return bad("the entry for %s is not an object", q(key).c_str());
     const json::Value *dt = v.find("dtype"), *sh = v.find("shape"), *off = v.find("data_offsets");
-    if (!dt || dt->type != json::Value::Type::string) return bad(json::quote(key) + " has no string dtype");
-    if (!sh || sh->type != json::Value::Type::array || sh->array.size() > 8) return bad(json::quote(key) + " has no shape array (of at most 8 sizes)");
+    if (!dt || dt->type != json::Value::Type::string) return bad("%s has no string dtype", q(key).c_str());
+    if (!sh || sh->type != json::Value::Type::array || sh->array.size() > 8)
+      return bad("%s has no shape array (of at most 8 sizes)", q(key).c_str());
     if (!off || off->type != json::Value::Type::array || off->array.size() != 2 || !off->array[0].is_index ||
         !off->array[1].is_index || off->array[0].index > off->array[1].index)
-      return bad(json::quote(key) + " has no data_offsets [begin, end] with begin <= end");
+      return bad("%s has no data_offsets [begin, end] with begin <= end", q(key).c_str());
     Entry e{dt->string, {}, off->array[0].index, off->array[1].index};
     for (const json::Value& s : sh->array) {
-      if (!s.is_index) return bad(json::quote(key) + "'s shape holds something other than a size");
+      if (!s.is_index) return bad("%s's shape holds something other than a size", q(key).c_str());
       e.shape.push_back(s.index);
     }
     entries.emplace_back(key, std::move(e));
@@ -159,13 +175,14 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
   std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
   for (const auto& [key, e] : entries) {
     std::uint64_t width = e.dtype == "F32" ? 4 : e.dtype == "F64" ? 8 : (e.dtype == "F16" || e.dtype == "BF16") ? 2 : 0;
-    if (!width) return bad(json::quote(key) + " has dtype " + json::quote(e.dtype) + "; F32, F16, BF16 and F64 are supported");
+    if (!width) return bad("%s has dtype %s; F32, F16, BF16 and F64 are supported", q(key).c_str(), q(e.dtype).c_str());
     std::uint64_t count = 1;
     for (std::uint64_t s : e.shape) count = s && count > (std::uint64_t(1) << 40) / s ? std::uint64_t(1) << 41 : count * s;
-    if (e.end > data_size) return bad(json::quote(key) + "'s data_offsets end past the data (" + std::to_string(data_size) + " bytes)");
+    if (e.end > data_size)
+      return bad("%s's data_offsets end past the data (%llu bytes)", q(key).c_str(), (unsigned long long)data_size);
     if (e.end - e.begin != count * width)
-      return bad(json::quote(key) + " spans " + std::to_string(e.end - e.begin) + " bytes but its dtype and shape need " +
-                 std::to_string(count * width));
+      return bad("%s spans %llu bytes but its dtype and shape need %llu", q(key).c_str(),
+                 (unsigned long long)(e.end - e.begin), (unsigned long long)(count * width));
     if (e.end > e.begin) spans.emplace_back(e.begin, e.end);
   }
   std::sort(spans.begin(), spans.end());
@@ -174,7 +191,7 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
     if (b != covered) return bad(b < covered ? "two tensors overlap in the data" : "the data has a hole between tensors");
     covered = e;
   }
-  if (covered != data_size) return bad("the data has " + std::to_string(data_size - covered) + " bytes no tensor covers");
+  if (covered != data_size) return bad("the data has %llu bytes no tensor covers", (unsigned long long)(data_size - covered));
 
   // The config: metadata first, the shapes for what it leaves out.
   const auto wte = entry_find("transformer.wte.weight");
@@ -186,7 +203,7 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
   c.position = wpe == entries.end() ? Position::rope : Position::learned;
   if (wpe != entries.end() && wpe->second.shape.size() == 2) c.context = std::size_t(wpe->second.shape[0]);
   std::size_t layers = 0;
-  while (entry_find("transformer.h." + std::to_string(layers) + ".ln_1.weight") != entries.end()) ++layers;
+  while (entry_find(detail::format("transformer.h.%zu.ln_1.weight", layers)) != entries.end()) ++layers;
   c.layers = layers;
   c.bias = entry_find("transformer.ln_f.bias") != entries.end();
   c.mlp = entry_find("transformer.h.0.mlp.c_fc.weight") != entries.end();
@@ -194,12 +211,12 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
   auto number = [&](const char* key, std::size_t& field, bool required) -> Status {
     const auto it = meta_find(key);
     if (it == meta.end()) {
-      if (required) return bad(std::string("its __metadata__ must give ") + key + " (the weights cannot tell it)");
+      if (required) return bad("its __metadata__ must give %s (the weights cannot tell it)", key);
       return Status::success();
     }
     const std::string& s = it->second;
     if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      return bad(std::string("__metadata__.") + key + " = " + json::quote(s) + " is not a size");
+      return bad("__metadata__.%s = %s is not a size", key, q(s).c_str());
     field = std::size_t(std::stoul(s));
     return Status::success();
   };
@@ -220,12 +237,12 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
   for (auto [key, field] : {std::pair{"bias", &c.bias}, {"mlp", &c.mlp}, {"tied", &c.tied}}) {
     const auto it = meta_find(key);
     if (it != meta.end() && !parse_bool(it->second, *field))
-      return bad(std::string("__metadata__.") + key + " = " + json::quote(it->second) + " is not true or false");
+      return bad("__metadata__.%s = %s is not true or false", key, q(it->second).c_str());
   }
   if (const auto it = meta_find("position"); it != meta.end()) {
     if (it->second == "learned") c.position = Position::learned;
     else if (it->second == "rope") c.position = Position::rope;
-    else return bad("__metadata__.position = " + json::quote(it->second) + " is not 'learned' or 'rope'");
+    else return bad("__metadata__.position = %s is not 'learned' or 'rope'", q(it->second).c_str());
   }
   if (const auto it = meta_find("seed"); it != meta.end()) {
     std::size_t seed = 0;
@@ -235,7 +252,7 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
 
   std::unique_ptr<GPT> g;
   if (auto s = GPT::create(c, g); !s.ok())
-    return Status::range_error("bytes", "the file's config is not a valid model: " + s.message);
+    return detail::range_errorf("bytes", "the file's config is not a valid model: %s", s.message.c_str());
 
   // Every tensor the model has must be there with its shape; buffers nanoGPT registers are skipped.
   std::vector<std::vector<float>> storage;
@@ -245,14 +262,14 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
     const auto it = entry_find(t.name);
     if (it == entries.end()) {
       if (t.alias) continue;  // tied: lm_head.weight is transformer.wte.weight
-      return bad("it lacks " + t.name + ", which a model of its config has");
+      return bad("it lacks %s, which a model of its config has", t.name.c_str());
     }
     const Entry& e = it->second;
     const std::vector<std::uint64_t> want = t.cols ? std::vector<std::uint64_t>{t.rows, t.cols} : std::vector<std::uint64_t>{t.rows};
     if (e.shape != want) {
       std::string got = "[";
-      for (std::size_t i = 0; i < e.shape.size(); ++i) got += (i ? "," : "") + std::to_string(e.shape[i]);
-      return bad(t.name + " has shape " + got + "], the config needs " + shape_json(t));
+      for (std::size_t i = 0; i < e.shape.size(); ++i) got += detail::format(i ? ",%llu" : "%llu", (unsigned long long)e.shape[i]);
+      return bad("%s has shape %s], the config needs %s", t.name.c_str(), got.c_str(), shape_json(t).c_str());
     }
     std::vector<float> v(t.size());
     const std::uint8_t* src = data + e.begin;
@@ -281,9 +298,10 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
     const std::string& key = entry.first;
     const bool known = std::any_of(g->layout().tensors.begin(), g->layout().tensors.end(), [&](const TensorInfo& t) { return t.name == key; });
     const bool buffer = key.size() > 10 && (key.ends_with(".attn.bias") || key.ends_with(".attn.masked_bias"));
-    if (!known && !buffer) return bad("it holds a tensor this model does not have: " + json::quote(key));
+    if (!known && !buffer) return bad("it holds a tensor this model does not have: %s", q(key).c_str());
   }
-  if (auto s = g->set_weights(given); !s.ok()) return Status::range_error("bytes", "the file's weights are not usable: " + s.message);
+  if (auto s = g->set_weights(given); !s.ok())
+    return detail::range_errorf("bytes", "the file's weights are not usable: %s", s.message.c_str());
   out = std::move(g);
   return Status::success();
 }
