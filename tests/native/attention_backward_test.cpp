@@ -113,7 +113,7 @@ TEST_CASE("attention backward: head widths 1…40 and 64, masks, explicit scales
   }
 }
 
-TEST_CASE("attention backward: rows that see no key get dq = 0; their lse is -inf", "[attention_backward]") {
+TEST_CASE("attention backward: rows that see no key get dq = 0, their lse is -inf", "[attention_backward]") {
   // causal with nq > nk (bottom-right): the first nq − nk queries see nothing; a fully masked row likewise.
   Case c{9, 4, 6, 5, true, true, 0, 77};
   Data d = make(c);

@@ -277,7 +277,7 @@ TEST_CASE("gpt: config errors name the argument", "[gpt]") {
   expect(c, "dModel", "makes the model too large");
 }
 
-TEST_CASE("gpt: bad tokens, targets and options are range errors; the model is unchanged and still trains", "[gpt]") {
+TEST_CASE("gpt: bad tokens, targets and options are range errors, the model unchanged and still training", "[gpt]") {
   m::GPTConfig c;
   c.vocab_size = 8, c.context = 4, c.d_model = 8, c.heads = 2, c.layers = 1, c.seed = 2;
   auto g = make(c);
@@ -324,7 +324,7 @@ TEST_CASE("gpt: bad tokens, targets and options are range errors; the model is u
   CHECK(g->steps() == 1);
 }
 
-TEST_CASE("gpt: a NaN loss stops the step with a numerical error; weights, moments and step count intact", "[gpt]") {
+TEST_CASE("gpt: a NaN loss stops the step with a numerical error, weights, moments and step count intact", "[gpt]") {
   m::GPTConfig c;
   c.vocab_size = 8, c.context = 4, c.d_model = 8, c.heads = 2, c.layers = 1, c.seed = 2;
   auto g = make(c);

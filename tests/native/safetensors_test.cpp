@@ -124,7 +124,7 @@ TEST_CASE("safetensors: the header is the format's — length, padding, dtype, s
   CHECK(std::memcmp(b.data() + 8 + h.size(), wte.data(), 28 * 4) == 0);
 }
 
-TEST_CASE("safetensors: config from shapes when the metadata has only n_head; F16, BF16, F64 tensors", "[safetensors]") {
+TEST_CASE("safetensors: config from shapes when the metadata has only n_head, and F16, BF16, F64 tensors", "[safetensors]") {
   auto g = make(small());
   const Bytes b = save(*g);
   m::json::Value v;
