@@ -12,6 +12,7 @@ step "fuzz (bounded, deterministic pass)"; bash scripts/fuzz.sh --ci
 step "wasm package build";     npm run --silent build
 step "package tests (node)";   npm run --silent test:js
 step "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)"; bash scripts/test-js-debug.sh
+step "package consumers (npm pack → Node, TypeScript, Vite, webpack, esbuild, Rollup, Vitest, Chromium)"; npm run --silent test:consumers
 step "explorer build";         npm run --silent build:web
 step "explorer tests (Chromium)"; npm run --silent test:e2e
 step "all tests passed"
