@@ -48,7 +48,7 @@ describe('Vite', () => {
     assert.equal(wasmRequests(requests).length, 4, `page and worker fetch each module once: ${wasmRequests(requests)}`);
   });
 
-  test('vite dev server: page and module worker', async () => {
+  test('vite dev server: page and module worker; the .wasm files as ?url imports', async () => {
     const { createServer } = await import('vite');
     const server = await createServer({ root: join(app, 'vite'), configFile: false, logLevel: 'silent', server: { port: 0, host: '127.0.0.1' } });
     await server.listen();
@@ -56,6 +56,11 @@ describe('Vite', () => {
       const { result, problems } = await pageResult(browser, server.resolvedUrls.local[0]);
       for (const [where, r] of Object.entries(result)) expectGood(r, `vite dev (${where})`);
       assert.deepEqual(problems, []);
+      // The .wasm files by name through the exports map, as ?url imports.
+      const viaUrl = await pageResult(browser, `${server.resolvedUrls.local[0]}url.html`);
+      expectGood(viaUrl.result.main, 'vite dev, ?url');
+      assert.ok(viaUrl.result.urls.every((u) => /attnlab-(simd|scalar)\.wasm$/.test(u)), viaUrl.result.urls.join(' '));
+      assert.deepEqual(viaUrl.problems, []);
     } finally {
       await server.close();
     }
