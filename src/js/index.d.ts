@@ -51,7 +51,10 @@ export type Float32Result = Float32Array<ArrayBuffer>;
  * The array a call returns as its main result for options `O`: the `out` buffer when `O` has one (its own
  * type, e.g. a view of a `SharedArrayBuffer`), else a new {@link Float32Result}.
  */
-export type OutputOf<O> = O extends { out: infer T extends Float32Array }
+export type OutputOf<O> = O extends {
+  /** The caller's buffer. */
+  out: infer T extends Float32Array;
+}
   ? T
   : 'out' extends keyof O
     ? O['out' & keyof O] extends null | undefined
@@ -173,6 +176,7 @@ export interface AttentionRawScores {
 /**
  * Result of {@link Lab.attention} for options `O`: `output`, plus each matrix that `O` requests.
  * Without `O` (`AttentionResult`), the requested matrices are optional.
+ * @typeParam O The options of the call.
  */
 export type AttentionResult<O extends AttentionOptions = AttentionOptions> = Simplify<
   AttentionOutput<OutputOf<O>> &
@@ -256,6 +260,7 @@ export interface MultiHeadIntermediates {
 /**
  * Result of {@link Lab.multiHeadAttention} for options `O`: `output`, plus the intermediates when `O` asks for
  * them. Without `O` (`MultiHeadAttentionResult`), the intermediates are optional.
+ * @typeParam O The options of the call.
  */
 export type MultiHeadAttentionResult<O extends MultiHeadAttentionOptions = MultiHeadAttentionOptions> = Simplify<
   MultiHeadOutput<OutputOf<O>> & Requested<O, 'returnIntermediates', MultiHeadIntermediates>
