@@ -27,6 +27,7 @@ sed 's/attnlab-scalar\.wasm/attnlab-simd.wasm/g' build/wasm-debug-scalar/src/was
   || { echo "build-wasm-debug: the two modules' glue differs beyond the .wasm name" >&2; exit 1; }
 copy "build/wasm-debug/src/wasm/attnlab-simd.mjs" "dist-debug/attnlab.mjs"
 rm -f dist-debug/attnlab-simd.mjs dist-debug/attnlab-scalar.mjs   # per-module glue of earlier builds
+bash scripts/inline-wasm.sh dist-debug
 # Proof that this is the checked build: SAFE_HEAP's and the assertions' helpers are in the glue.
 grep -q SAFE_HEAP dist-debug/attnlab.mjs \
   || { echo "dist-debug/: the glue has no SAFE_HEAP checks; was it linked with ATTNLAB_WASM_DEBUG=ON?" >&2; exit 1; }

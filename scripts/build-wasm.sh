@@ -31,14 +31,8 @@ copy build/wasm-simd/src/wasm/attnlab-simd.mjs dist/attnlab.mjs
 rm -f dist/attnlab-simd.mjs dist/attnlab-scalar.mjs   # per-module glue of earlier builds
 for kind in simd scalar; do
   copy "build/wasm-$kind/src/wasm/attnlab-$kind.wasm" "dist/attnlab-$kind.wasm"
-  # The same module as base64 text in an ES module, for the attnlab/inline entry (inline.js).
-  inline="dist/attnlab-$kind.inline.js"
-  if [[ ! -f $inline || "dist/attnlab-$kind.wasm" -nt $inline ]]; then
-    { echo "// attnlab-$kind.wasm as base64, for attnlab/inline (written by scripts/build-wasm.sh)."
-      printf "export default '%s';\n" "$(base64 -w0 "dist/attnlab-$kind.wasm")"; } >"$inline.tmp"
-    mv "$inline.tmp" "$inline"
-  fi
 done
+bash scripts/inline-wasm.sh dist   # the same modules as base64 in ES modules, for attnlab/inline
 
 echo "dist/ (raw bytes, gzip -9 bytes):"
 total() { local raw=0 gz=0 f; for f in "$@"; do raw=$((raw + $(wc -c <"$f"))); gz=$((gz + $(gzip -9c "$f" | wc -c))); done; echo "$raw $gz"; }
