@@ -2,8 +2,14 @@
  * attnlab — softmax, scaled dot-product attention and multi-head attention in WebAssembly
  * (SIMD128 when the engine supports it, scalar otherwise).
  *
- * Every tensor is a row-major `Float32Array`. Every function returns new arrays owned by the caller;
- * nothing needs to be freed.
+ * Every tensor is a row-major `Float32Array`. Every function returns new arrays owned by the caller
+ * (`Float32Array<ArrayBuffer>`: these declarations need TypeScript 5.7 or later); nothing needs to be freed.
+ * Matrices a call can also return (`weights`, `scores`, …) are in the result's type exactly when the call
+ * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
+ *
+ * Two entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
+ * compiled as it streams, read from disk in Node); `attnlab/inline` carries the module inside its JS, for
+ * bundlers that do not copy the file. The declarations need neither the DOM lib nor `@types/node`.
  *
  * Errors: a missing tensor, a tensor that is not a `Float32Array`, or an option of the wrong type throws a
  * `TypeError`; a wrong length, a size that is not an integer ≥ 1, a non-finite or non-positive `temperature`
@@ -29,6 +35,52 @@ export type Backend = 'wasm-simd' | 'wasm';
 /** The two module files the package ships, as passed to a {@link InitOptions.wasmUrl} function. */
 export type WasmFile = 'attnlab-simd.wasm' | 'attnlab-scalar.wasm';
 
+/**
+ * A URL object: anything with an absolute `href`, such as a `URL` (declared here so that these types need
+ * neither the DOM lib nor `@types/node`).
+ */
+export interface UrlLike {
+  /** The absolute URL. */
+  readonly href: string;
+}
+
+/** A `Float32Array` the package allocated: always backed by a plain (not shared) `ArrayBuffer`. */
+export type Float32Result = Float32Array<ArrayBuffer>;
+
+/**
+ * The array a call returns as its main result for options `O`: the `out` buffer when `O` has one (its own
+ * type, e.g. a view of a `SharedArrayBuffer`), else a new {@link Float32Result}.
+ */
+export type OutputOf<O> = O extends {
+  /** The caller's buffer. */
+  out: infer T extends Float32Array;
+}
+  ? T
+  : 'out' extends keyof O
+    ? O['out' & keyof O] extends null | undefined
+      ? Float32Result
+      : Float32Result | NonNullable<O['out' & keyof O]>
+    : Float32Result;
+
+/**
+ * The fields that a `return…` flag adds to a result: all of `Fields` when the flag is `true` in `O`, none when
+ * it is `false` or left out, and all of them optional when `O` types it as `boolean` (not known until run time).
+ * A result type is its always-present fields intersected with one `Requested` per flag.
+ */
+export type Requested<O, Flag extends string, Fields> = Flag extends keyof O
+  ? O[Flag] extends true
+    ? Fields
+    : O[Flag] extends false | undefined
+      ? unknown
+      : Partial<Fields>
+  : unknown;
+
+/** Rejects options that `T` does not name (type parameters skip TypeScript's excess-property check). */
+export type KnownKeys<O, T> = { [K in Exclude<keyof O, keyof T>]: never };
+
+/** Shows an intersection of field groups as one object type. */
+export type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
 /** Options of {@link init}. All optional. */
 export interface InitOptions {
   /**
@@ -42,10 +94,10 @@ export interface InitOptions {
    * function receives the file name of the chosen module and returns its location.
    * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk.
    */
-  wasmUrl?: string | URL | ((file: WasmFile) => string | URL);
+  wasmUrl?: string | UrlLike | ((file: WasmFile) => string | UrlLike);
   /**
    * The module's bytes, already loaded (must be the module chosen by {@link InitOptions.simd}).
-   * When given, nothing is fetched or read.
+   * When given, nothing is fetched or read. Takes precedence over {@link InitOptions.wasmUrl}.
    */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
 }
@@ -97,17 +149,41 @@ export interface AttentionOptions {
   out?: Float32Array | null;
 }
 
-/** Result of {@link Lab.attention}; the optional matrices are present when requested. */
-export interface AttentionResult {
-  /** `[nq × dv]`. A query that sees no key (all masked) gets a row of zeros. */
-  output: Float32Array;
-  /** `[nq × nk]` `scale · Q·Kᵀ + mask`, −Infinity where masked. */
-  scores?: Float32Array;
-  /** `[nq × nk]` attention weights; each row sums to 1 (or is all 0 when every key is masked). */
-  weights?: Float32Array;
-  /** `[nq × nk]` `Q·Kᵀ`. */
-  rawScores?: Float32Array;
+/** The field every {@link AttentionResult} has. */
+export interface AttentionOutput<Out extends Float32Array = Float32Result> {
+  /** `[nq × dv]`. A query that sees no key (all masked) gets a row of zeros. `out` when one was given. */
+  output: Out;
 }
+
+/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnScores}. */
+export interface AttentionScores {
+  /** `[nq × nk]` `scale · Q·Kᵀ + mask`, −Infinity where masked. */
+  scores: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnWeights}. */
+export interface AttentionWeights {
+  /** `[nq × nk]` attention weights; each row sums to 1 (or is all 0 when every key is masked). */
+  weights: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnRawScores}. */
+export interface AttentionRawScores {
+  /** `[nq × nk]` `Q·Kᵀ`. */
+  rawScores: Float32Result;
+}
+
+/**
+ * Result of {@link Lab.attention} for options `O`: `output`, plus each matrix that `O` requests.
+ * Without `O` (`AttentionResult`), the requested matrices are optional.
+ * @typeParam O The options of the call.
+ */
+export type AttentionResult<O extends AttentionOptions = AttentionOptions> = Simplify<
+  AttentionOutput<OutputOf<O>> &
+    Requested<O, 'returnScores', AttentionScores> &
+    Requested<O, 'returnWeights', AttentionWeights> &
+    Requested<O, 'returnRawScores', AttentionRawScores>
+>;
 
 /** Options of {@link Lab.multiHeadAttention} (self-attention over `x`). */
 export interface MultiHeadAttentionOptions {
@@ -145,36 +221,26 @@ export interface MultiHeadAttentionOptions {
   out?: Float32Array | null;
 }
 
-/** One head's intermediates in {@link MultiHeadAttentionResult.heads}. */
+/** One head's intermediates in {@link MultiHeadIntermediates.heads}. */
 export interface HeadIntermediates {
   /** `[n × dk]` this head's queries, `X·Wq` columns of the head. */
-  q: Float32Array;
+  q: Float32Result;
   /** `[n × dk]` the keys it reads: key head `h / (heads / kvHeads)`. */
-  k: Float32Array;
+  k: Float32Result;
   /** `[n × dv]` the values it reads (same key/value head). */
-  v: Float32Array;
+  v: Float32Result;
   /** `[n × n]` scaled and masked logits. */
-  scores: Float32Array;
+  scores: Float32Result;
   /** `[n × n]` attention weights (softmax rows). */
-  weights: Float32Array;
+  weights: Float32Result;
   /** `[n × dv]` the head's output, its block of `concat`. */
-  output: Float32Array;
+  output: Float32Result;
 }
 
-/** Result of {@link Lab.multiHeadAttention}; everything but `output` is present with `returnIntermediates`. */
-export interface MultiHeadAttentionResult {
-  /** `[n × dModel]` = `concat · Wo`. */
-  output: Float32Array;
-  /** `[n × heads·dk]` = `X·Wq`. */
-  q?: Float32Array;
-  /** `[n × kvHeads·dk]` = `X·Wk`. */
-  k?: Float32Array;
-  /** `[n × kvHeads·dv]` = `X·Wv`. */
-  v?: Float32Array;
-  /** `[n × heads·dv]` head outputs side by side, before `Wo`. */
-  concat?: Float32Array;
-  /** One entry per query head. */
-  heads?: HeadIntermediates[];
+/** The field every {@link MultiHeadAttentionResult} has. */
+export interface MultiHeadOutput<Out extends Float32Array = Float32Result> {
+  /** `[n × dModel]` = `concat · Wo`. `out` when one was given. */
+  output: Out;
 }
 
 /**
@@ -236,6 +302,29 @@ export interface RopeOptions {
   /** Write the result into this buffer (length `x.length`, may be `x` itself) and return it; untouched when the call throws. */
   out?: Float32Array | null;
 }
+
+/** Added to a {@link MultiHeadAttentionResult} by {@link MultiHeadAttentionOptions.returnIntermediates}. */
+export interface MultiHeadIntermediates {
+  /** `[n × heads·dk]` = `X·Wq`. */
+  q: Float32Result;
+  /** `[n × kvHeads·dk]` = `X·Wk`. */
+  k: Float32Result;
+  /** `[n × kvHeads·dv]` = `X·Wv`. */
+  v: Float32Result;
+  /** `[n × heads·dv]` head outputs side by side, before `Wo`. */
+  concat: Float32Result;
+  /** One entry per query head. */
+  heads: HeadIntermediates[];
+}
+
+/**
+ * Result of {@link Lab.multiHeadAttention} for options `O`: `output`, plus the intermediates when `O` asks for
+ * them. Without `O` (`MultiHeadAttentionResult`), the intermediates are optional.
+ * @typeParam O The options of the call.
+ */
+export type MultiHeadAttentionResult<O extends MultiHeadAttentionOptions = MultiHeadAttentionOptions> = Simplify<
+  MultiHeadOutput<OutputOf<O>> & Requested<O, 'returnIntermediates', MultiHeadIntermediates>
+>;
 
 /** What the running module contains. */
 export interface BuildInfo {
@@ -408,22 +497,32 @@ export interface Lab {
    * Row-wise softmax of a `[rows × cols]` matrix: subtracts each row's max (no overflow), −Infinity entries
    * get exactly 0, a row that is all −Infinity gives all zeros (never NaN).
    * @param x Logits, `rows·cols` values; −Infinity allowed.
-   * @returns A new `Float32Array` of `x.length` probabilities (or log-probabilities with `log`).
+   * @param options See {@link SoftmaxOptions}.
+   * @returns A new array of `x.length` probabilities (or log-probabilities with `log`), or `out` when given.
    * @throws TypeError when `x` is not a Float32Array; RangeError on a bad `cols`, `temperature` or value.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
-  softmax(x: Float32Array, options?: SoftmaxOptions): Float32Array;
+  softmax<const O extends SoftmaxOptions = {}>(x: Float32Array, options?: O & KnownKeys<O, SoftmaxOptions>): OutputOf<O>;
   /**
    * Scaled dot-product attention `softmax(mask(scale · Q·Kᵀ)) · V`. Without any returned matrix it streams
    * over tiles of K/V (online softmax, no `nq × nk` matrix in memory).
+   * @param options See {@link AttentionOptions}.
+   * @returns `output`, and `scores`, `weights`, `rawScores` when requested (present in the type exactly then).
    * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad sizes, lengths or values.
+   * @typeParam O The options as written, from which the result's fields are typed.
    */
-  attention(options: AttentionOptions): AttentionResult;
+  attention<const O extends AttentionOptions>(options: O & KnownKeys<O, AttentionOptions>): AttentionResult<O>;
   /**
    * Multi-head self-attention: `Q = X·Wq`, `K = X·Wk`, `V = X·Wv`, attention per head (query head `h` reads
    * key/value head `h / (heads / kvHeads)`), heads concatenated, then `· Wo`.
+   * @param options See {@link MultiHeadAttentionOptions}.
+   * @returns `output`, and the intermediates with `returnIntermediates: true` (present in the type exactly then).
    * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad sizes, lengths or values.
+   * @typeParam O The options as written, from which the result's fields are typed.
    */
-  multiHeadAttention(options: MultiHeadAttentionOptions): MultiHeadAttentionResult;
+  multiHeadAttention<const O extends MultiHeadAttentionOptions>(
+    options: O & KnownKeys<O, MultiHeadAttentionOptions>,
+  ): MultiHeadAttentionResult<O>;
   /**
    * Rotary position embedding of query or key heads, as ONNX's `RotaryEmbedding` (opset 23) and Hugging Face's
    * `apply_rotary_pos_emb` compute it. Angles are computed in double precision and rounded once to float32, so
@@ -432,8 +531,9 @@ export interface Lab {
    * @param x Heads to rotate, `[batch, heads, seq, dk]` or `[batch, seq, heads, dk]` (see {@link RopeOptions.layout}); finite.
    * @returns A new `Float32Array` of `x.length` (or `out`).
    * @throws TypeError for a wrong type or an unknown option; RangeError for bad sizes, positions or values.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
-  rope(x: Float32Array, options: RopeOptions): Float32Array;
+  rope<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): OutputOf<O>;
   /**
    * The gradient of row-wise softmax (or log-softmax) with respect to its logits, from the forward's output:
    * `dx = y∘(dy − Σ y∘dy) / temperature`, or `(dy − exp(y)·Σ dy) / temperature` for log-softmax. A row the forward
@@ -462,9 +562,12 @@ export interface Lab {
 }
 
 /**
- * Loads the engine. In browsers the `.wasm` beside the package's JS is fetched and compiled while it
- * streams; in Node it is read from disk. Each call makes an independent instance.
- * @throws TypeError for bad options; Error when `simd: true` is forced on an engine without SIMD128.
+ * Loads the engine. From `attnlab`, browsers fetch the `.wasm` beside the package's JS (compiled while it
+ * streams when served as `application/wasm`, from the same response's bytes otherwise) and Node reads it
+ * from disk; from `attnlab/inline` the module comes from inside the JS. Each call makes an independent instance.
+ * @param options See {@link InitOptions}.
+ * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, and
+ * when the module cannot be loaded: the message names the URL or path it tried and what to do.
  */
 export function init(options?: InitOptions): Promise<Lab>;
 
