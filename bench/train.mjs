@@ -150,7 +150,7 @@ function time(stepFn, from) {
 }
 const labT = time(labStep, CHECK), tfT = time(tfStep, CHECK);
 const prof = await tf.profile(() => tfStep(CHECK + STEPS));
-const fmt = (t) => `${(1000 / t.median).toFixed(2)} steps/s (median ${t.median.toFixed(1)} ms, best ${t.min.toFixed(1)} ms; other load ${t.load?.toFixed?.(2) ?? '?'} cores)`;
+const fmt = (t) => `${(1000 / t.median).toFixed(2)} steps/s (median ${t.median.toFixed(1)} ms, best ${t.min.toFixed(1)} ms; other load ${t.load ? t.load.otherCores.toFixed(2) : '?'} cores)`;
 console.log(`\nattnlab  ${fmt(labT)}`);
 console.log(`tfjs     ${fmt(tfT)}`);
 console.log(`speed-up ${(tfT.median / labT.median).toFixed(2)}× (median), ${(tfT.min / labT.min).toFixed(2)}× (best)`);
