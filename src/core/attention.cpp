@@ -190,6 +190,7 @@ Status attend_streaming(const AttentionProblem& p) {
       const float* src = acc.data() + r * p.dv;
       const float inv = run_sum[r] > 0.0f ? 1.0f / run_sum[r] : 0.0f;  // all-masked row → zeros
       for (std::size_t c = 0; c < p.dv; ++c) dst[c] = src[c] * inv;
+      if (p.lse) p.lse[i0 + r] = run_sum[r] > 0.0f ? run_max[r] + std::log(run_sum[r]) : -INFINITY;
     }
   }
   return Status::success();

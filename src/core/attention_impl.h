@@ -20,6 +20,8 @@ struct AttentionProblem {
   float* raw_scores;                // [nq×nk] or null
   float* scores;                    // [nq×nk] or null
   float* weights;                   // [nq×nk] or null
+  float* lse = nullptr;             // [nq] log Σⱼ exp(scaled logit): the backward's saved statistic (−inf for a
+                                    // row that sees no key); streaming path only, null = not wanted
 };
 
 // Last key index query i may see under the causal mask, plus one (0: the row sees nothing).

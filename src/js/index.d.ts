@@ -338,6 +338,157 @@ export interface BuildInfo {
   kernels: string;
 }
 
+/** Options of {@link Lab.softmaxBackward}: the gradient of softmax (or log-softmax) with respect to its logits. */
+export interface SoftmaxBackwardOptions {
+  /** The forward's output: probabilities in [0, 1] (with `log`: log-probabilities ≤ 0, −Infinity allowed), `rows·cols`. */
+  y: Float32Array;
+  /** dL/dy, the same length; finite. */
+  dy: Float32Array;
+  /** Row length, as in the forward. Default: `y.length` (one row). */
+  cols?: number;
+  /** The forward's temperature: y = softmax(x / temperature). Default 1. */
+  temperature?: number;
+  /** `y` is log-softmax. Default false. */
+  log?: boolean;
+}
+
+/**
+ * Configuration of {@link Lab.createGPT}: a decoder-only transformer with nanoGPT's architecture —
+ * `x = wte[token] + wpe[position]`; per block `x += c_proj(attention(c_attn(ln_1(x))))` (causal, `heads` query
+ * heads reading `kvHeads` key/value heads, scale 1/√(dModel/heads)) and `x += c_proj(GELU(c_fc(ln_2(x))))` (hidden
+ * width 4·dModel, exact GELU); `logits = ln_f(x) · wteᵀ` (or `lm_head` when not tied). LayerNorm eps 1e-5.
+ */
+export interface GPTConfig {
+  /** Token ids are 0 … vocabSize − 1. */
+  vocabSize: number;
+  /** The longest sequence (nanoGPT's block_size). */
+  context: number;
+  /** Residual width (n_embd); a multiple of `heads`. */
+  dModel: number;
+  /** Query heads; the head width is dModel / heads. */
+  heads: number;
+  /** Key/value heads, dividing `heads` (grouped-query attention when fewer). Default `heads`. */
+  kvHeads?: number;
+  /** Transformer blocks. */
+  layers: number;
+  /** `false` leaves out ln_2 and the MLP: an attention-only model. Default true. */
+  mlp?: boolean;
+  /** Learned position embeddings (`transformer.wpe.weight`) or rotary. Default `'learned'`. */
+  position?: 'learned' | 'rope';
+  /** `lm_head` shares the token embedding (nanoGPT's weight tying). Default true. */
+  tied?: boolean;
+  /** Biases in every Linear and LayerNorm (nanoGPT's `bias=True`). Default true. */
+  bias?: boolean;
+  /**
+   * Seed of the initial weights: nanoGPT's `_init_weights` — Linear and Embedding weights N(0, 0.02), the residual
+   * projections (`attn.c_proj`, `mlp.c_proj`) N(0, 0.02/√(2·layers)), biases 0, LayerNorm weights 1. Default 0.
+   */
+  seed?: number;
+}
+
+/** Options of {@link GPT.trainStep}: AdamW as `torch.optim.AdamW`, with its defaults. */
+export interface TrainOptions {
+  /** Learning rate; finite, ≥ 0. Default 1e-3. */
+  lr?: number;
+  /** Decoupled weight decay, applied to matrices and embeddings only (nanoGPT's grouping). Default 0.01. */
+  weightDecay?: number;
+  /** Default 0.9. */
+  beta1?: number;
+  /** Default 0.999. */
+  beta2?: number;
+  /** Default 1e-8. */
+  eps?: number;
+  /** Clip the gradient to this global L2 norm (`clip_grad_norm_`); 0 = no clipping. Default 0. */
+  gradClip?: number;
+}
+
+/** Options of {@link GPT.forward}. */
+export interface ForwardOptions {
+  /** Sequences in `tokens` (`tokens.length / batch` ≤ context tokens each). Default 1. */
+  batch?: number;
+  /** Also return every layer's attention weights. Default false. */
+  returnAttention?: boolean;
+}
+
+/** Result of {@link GPT.forward}. */
+export interface ForwardResult {
+  /** `[batch, t, vocabSize]` logits. */
+  logits: Float32Array;
+  /** With `returnAttention`: one `[batch, heads, t, t]` array of causal attention weights per layer. */
+  attention?: Float32Array[];
+}
+
+/** Options of {@link GPT.generate}. */
+export interface GenerateOptions {
+  /** How many tokens to generate. */
+  maxTokens: number;
+  /** Sampling temperature, ≥ 0; 0 is greedy (the first most likely token). Default 1. */
+  temperature?: number;
+  /** Sample among the k most likely tokens (ties with the k-th kept); 0 = all. Default 0. */
+  topK?: number;
+  /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
+  seed?: number;
+}
+
+/**
+ * A small GPT living in the engine's wasm memory, from {@link Lab.createGPT} or {@link Lab.loadGPT}. Every layer's
+ * forward and backward runs in the engine; nothing crosses to JavaScript between layers.
+ *
+ * Weights use nanoGPT's `state_dict()` names and shapes (`nn.Linear` weights are `[out, in]`):
+ * `transformer.wte.weight` [vocabSize, dModel], `transformer.wpe.weight` [context, dModel],
+ * `transformer.h.{i}.ln_1.weight|bias` [dModel], `transformer.h.{i}.attn.c_attn.weight` [(heads + 2·kvHeads)·dModel/heads,
+ * dModel] (the query heads' rows, then the key heads', then the value heads'; [3·dModel, dModel] without GQA) and its
+ * `.bias`, `transformer.h.{i}.attn.c_proj.weight` [dModel, dModel], `transformer.h.{i}.ln_2.*`,
+ * `transformer.h.{i}.mlp.c_fc.weight` [4·dModel, dModel], `transformer.h.{i}.mlp.c_proj.weight` [dModel, 4·dModel],
+ * `transformer.ln_f.*`, `lm_head.weight` [vocabSize, dModel] (the token embedding itself when tied).
+ *
+ * Errors: arguments of the wrong type throw `TypeError`; bad token ids, lengths, options or weights throw
+ * `RangeError` naming the argument, and leave the model unchanged and usable. A step whose loss or gradient is not
+ * finite throws an `Error` saying so and changes nothing. Any method after {@link GPT.dispose} throws an `Error`.
+ */
+export interface GPT {
+  /** The configuration, defaults filled in. */
+  readonly config: Readonly<Required<GPTConfig>>;
+  /** Number of parameters (the tied lm_head counted once). */
+  readonly parameterCount: number;
+  /** AdamW updates applied so far. */
+  readonly steps: number;
+  /** Bytes of wasm memory the model holds: parameters, gradients, Adam moments, activations, KV cache. */
+  readonly memoryBytes: number;
+  /** The state dict's shapes, as PyTorch has them. */
+  readonly shapes: Record<string, number[]>;
+  /**
+   * One AdamW step on a `[batch, context]` batch (`batch = tokens.length / context`): forward, cross-entropy, backward,
+   * update. A target of −1 is ignored (nanoGPT's `ignore_index=-1`).
+   * @returns the batch's mean cross-entropy before the update.
+   */
+  trainStep(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): number;
+  /** Logits (and optionally attention weights) of `[batch, t]` tokens, `t ≤ context`. */
+  forward(tokens: Int32Array, options?: ForwardOptions): ForwardResult;
+  /**
+   * Continues `prompt` with the model's KV cache and returns the new tokens only. A prompt longer than the context
+   * keeps its last `context` tokens; past the context each token conditions on the last `context` tokens (as
+   * nanoGPT's `generate`).
+   */
+  generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
+  /** Every weight, by state-dict name, in PyTorch's layout (a tied `lm_head.weight` is a copy of the embedding). */
+  getWeights(): Record<string, Float32Array>;
+  /**
+   * Sets any subset of the weights (names and shapes as {@link GPT.getWeights}). Everything is checked first: an
+   * unknown name, a wrong length or a non-finite value throws and nothing changes. The optimizer state is kept.
+   */
+  setWeights(weights: Record<string, Float32Array>): void;
+  /**
+   * The model as a safetensors file: float32 tensors under the state-dict names, the config in `__metadata__`
+   * (`vocab_size`, `block_size`, `n_layer`, `n_head`, `n_kv_head`, `n_embd`, `bias`, `mlp`, `position`, `tied`). A tied
+   * `lm_head.weight` is stored once, as `transformer.wte.weight` (as `safetensors.torch.save_model` does; load it in
+   * PyTorch with `load_model` or `load_state_dict(…, strict=False)`).
+   */
+  toSafetensors(): Uint8Array;
+  /** Frees the model's wasm memory now (it is freed on garbage collection otherwise). Idempotent. */
+  dispose(): void;
+}
+
 /** A loaded engine instance, from {@link init}. Methods do not use `this`; they may be destructured. */
 export interface Lab {
   /** The module that runs. */
@@ -383,6 +534,27 @@ export interface Lab {
    * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
   rope<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): OutputOf<O>;
+  /**
+   * The gradient of row-wise softmax (or log-softmax) with respect to its logits, from the forward's output:
+   * `dx = y∘(dy − Σ y∘dy) / temperature`, or `(dy − exp(y)·Σ dy) / temperature` for log-softmax. A row the forward
+   * saw entirely masked gets zeros.
+   * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad lengths or values (a `y` outside
+   * [0, 1], or above 0 with `log`, is not a softmax output).
+   */
+  softmaxBackward(options: SoftmaxBackwardOptions): Float32Array;
+  /**
+   * A new small GPT with seeded initial weights (see {@link GPTConfig}).
+   * @throws TypeError for a missing or mistyped field; RangeError for a zero size, `dModel % heads`, `heads % kvHeads`,
+   * or a model too large for wasm memory, naming the field.
+   */
+  createGPT(config: GPTConfig): GPT;
+  /**
+   * A GPT from a safetensors file ({@link GPT.toSafetensors}, or PyTorch's with `n_head` in its metadata). F32, F16,
+   * BF16 and F64 tensors are read; what the metadata leaves out is read from the shapes.
+   * @throws TypeError when `bytes` is not a Uint8Array or ArrayBuffer; RangeError naming `bytes` for a malformed file,
+   * a missing, extra or misshapen tensor, or a non-finite weight.
+   */
+  loadGPT(bytes: Uint8Array | ArrayBuffer): GPT;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */

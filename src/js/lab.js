@@ -3,6 +3,8 @@ import { makeAttention } from './attention.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
+import { makeSoftmaxBackward } from './softmax-backward.js';
+import { makeGPT } from './gpt.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
@@ -13,6 +15,8 @@ export function makeLab(m) {
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
     rope: makeRope(m),
+    softmaxBackward: makeSoftmaxBackward(m),
+    ...makeGPT(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;

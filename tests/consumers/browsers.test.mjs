@@ -124,7 +124,9 @@ describe('esbuild, browser ESM', () => {
     const wasm = (kind) => gzipSync(readFileSync(join(app, `node_modules/attnlab/dist/attnlab-${kind}.wasm`)), { level: 9 }).length;
     const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(`# sizes (gzip -9): attnlab JS ${kb(sizes.attnlab)} + attnlab-simd.wasm ${kb(wasm('simd'))} (or scalar ${kb(wasm('scalar'))}) fetched by init; attnlab/inline JS ${kb(sizes['attnlab/inline'])} (both modules inside)`);
-    assert.ok(sizes.attnlab < 30 * 1024 && sizes['attnlab/inline'] < 120 * 1024, JSON.stringify(sizes));
+    // The inline entry carries both modules, each with the small GPT since it joined the engine (training, generation,
+    // the safetensors reader): 235 KiB measured then, over the 120 KiB budget of the engine without it.
+    assert.ok(sizes.attnlab < 30 * 1024 && sizes['attnlab/inline'] < 250 * 1024, JSON.stringify(sizes));
   });
 });
 
