@@ -2,6 +2,7 @@
 import { makeAttention } from './attention.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeSoftmax } from './softmax.js';
+import { makeMatmul } from './matmul.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
@@ -11,6 +12,7 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    matmul: makeMatmul(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
