@@ -1,13 +1,13 @@
 // Seed 000's walk-through for one query token: its scores against every key, scaled, softmaxed into
 // weights, the weighted value vectors, and their sum, the context vector (a row of the engine's output).
-import type { LabContext } from './lab';
-import type { AppState } from '../state/app-state';
-import { weightedValues, type Pipeline } from '../model/pipeline';
-import { el, clear } from '../ui/dom';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { tex, setTex } from '../ui/katex';
-import { BarChart } from '../ui/bars';
-import { select as selectControl, field } from '../ui/controls';
+import type { LabContext } from '../lab';
+import type { AppState } from '../../state/app-state';
+import { weightedValues, type Pipeline } from '../../model/pipeline';
+import { el, clear } from '../../ui/dom';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { tex, setTex } from '../../ui/katex';
+import { BarChart } from '../../ui/bars';
+import { select as selectControl, field } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
 
 export class QueryWalkthrough {

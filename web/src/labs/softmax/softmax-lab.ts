@@ -1,12 +1,12 @@
 // Softmax lab: editable logits, temperature, probabilities, the exp terms and their sum, and the seeds'
 // worked examples (seed 000: [1, 1.1] / [10, 11] / [100, 110]; seed 004: [4, −1, 2.1], [3, 2, 1] vs [30, 20, 10]).
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { BarChart } from '../ui/bars';
-import { buttonGroup, logSlider, formatTemp } from '../ui/controls';
-import { tex } from '../ui/katex';
-import { fmt, fmtProb, exact } from '../ui/format';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { BarChart } from '../../ui/bars';
+import { buttonGroup, logSlider, formatTemp } from '../../ui/controls';
+import { tex } from '../../ui/katex';
+import { fmt, fmtProb, exact } from '../../ui/format';
 import { interpolateViridis } from 'd3';
 
 const PRESETS: { label: string; logits: number[]; note: string }[] = [

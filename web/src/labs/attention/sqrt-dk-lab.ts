@@ -3,15 +3,15 @@
 // softmax from turning one-hot. The page draws random q, k (inputs, in JS) and the engine does all the math:
 // one attention call gives every q·k with and without the scale, a second one their mean squares, and
 // softmax gives one row's weights in each case.
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { buttonGroup } from '../ui/controls';
-import { Histogram } from '../ui/histogram';
-import { BarChart } from '../ui/bars';
-import { mulberry32 } from '../text/random';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { buttonGroup } from '../../ui/controls';
+import { Histogram } from '../../ui/histogram';
+import { BarChart } from '../../ui/bars';
+import { mulberry32 } from '../../text/random';
 import { interpolateViridis } from 'd3';
 
 /** Number of queries and of keys: every pair gives one dot product, N² = 40 000 of them. */

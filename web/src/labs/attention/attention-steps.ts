@@ -1,13 +1,13 @@
 // The attention pipeline, one card per step, each with its shape and formula:
 // X → W → Q, K, V → QKᵀ → scaled → masked → weights → output.
-import type { LabContext } from './lab';
-import type { AppState } from '../state/app-state';
-import type { Pipeline } from '../model/pipeline';
-import { el } from '../ui/dom';
-import { fmt } from '../ui/format';
-import { setTex } from '../ui/katex';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { Heatmap } from '../ui/heatmap';
+import type { LabContext } from '../lab';
+import type { AppState } from '../../state/app-state';
+import type { Pipeline } from '../../model/pipeline';
+import { el } from '../../ui/dom';
+import { fmt } from '../../ui/format';
+import { setTex } from '../../ui/katex';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { Heatmap } from '../../ui/heatmap';
 
 interface Card {
   root: HTMLElement;

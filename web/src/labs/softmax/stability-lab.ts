@@ -2,13 +2,13 @@
 // gives Infinity/Infinity = NaN, while the engine subtracts the row max first. The "naive" columns are what
 // plain float32 arithmetic gives (JS Math.exp rounded with Math.fround), shown as the contrast; every other
 // number is the engine's. A fully masked row (all −∞) is the other edge: 0/0 naively, zeros from the engine.
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { buttonGroup } from '../ui/controls';
-import { MatrixTable } from '../ui/matrix-table';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { buttonGroup } from '../../ui/controls';
+import { MatrixTable } from '../../ui/matrix-table';
 
 const PRESETS: { label: string; logits: number[] }[] = [
   { label: 'overflow [90, 100, 110]', logits: [90, 100, 110] },

@@ -1,14 +1,14 @@
 // The cost lab's measured curve: the engine runs attention at growing n in a Web Worker, on both paths —
 // materialized (returnWeights keeps the n×n matrix) and streaming (online softmax over 32×128 tiles) — and the
 // page plots time and wasm memory against n on log-log axes.
-import { el, clear } from '../ui/dom';
-import { field, select as selectControl } from '../ui/controls';
-import { LogLogChart, decades, legendItem } from '../ui/loglog-chart';
-import { squareBytes, formatBinary, shortSI, TILE_KEYS, TILE_ROWS } from '../model/cost';
-import type { CurveMessage, CurvePath, CurvePoint, CurveRequest } from '../workers/curve-worker';
+import { el, clear } from '../../ui/dom';
+import { field, select as selectControl } from '../../ui/controls';
+import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
+import { squareBytes, formatBinary, shortSI, TILE_KEYS, TILE_ROWS } from '../../model/cost';
+import type { CurveMessage, CurvePath, CurvePoint, CurveRequest } from '../../workers/curve-worker';
 // Keep exactly this `?worker` form: the offline build (singleFile in web/vite.config.ts) rewrites it to
 // `?worker&inline`, so the worker travels inside the single HTML file.
-import CurveWorker from '../workers/curve-worker.ts?worker';
+import CurveWorker from '../../workers/curve-worker.ts?worker';
 import { COLOURS, PATH_LABEL } from './cost-palette';
 
 /** Width of the measured q, k, v (one head of a typical model). */

@@ -2,14 +2,14 @@
 // Queries, keys and values each get their own matrix; the weights come from the query and key spaces and
 // the updated vector is the weighted average in the value space. The sentence, pulled word and positions
 // are the "words pulling words" figure's. Every position and weight is the engine's.
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { buttonGroup } from '../ui/controls';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { project } from '../model/project';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { buttonGroup } from '../../ui/controls';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { project } from '../../model/project';
 import { SpacePlane } from './space-plane';
 import { pullEmbeddings } from './pull-lab';
 

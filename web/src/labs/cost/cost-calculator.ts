@@ -1,16 +1,16 @@
 // The cost lab's calculator: n, d, heads, layers and bytes per number in; memory of the n×n scores (naive vs
 // streaming), FLOPs (projections vs attention) and seed 000's ideal tensor out. The arithmetic is
 // web/src/model/cost.ts (exact BigInt); this file only lays it out.
-import type { AppState } from '../state/app-state';
-import type { Store } from '../state/store';
-import { el, clear } from '../ui/dom';
-import { tex, setTex } from '../ui/katex';
-import { field, select as selectControl, buttonGroup, numberInput } from '../ui/controls';
-import { LogLogChart, decades, legendItem } from '../ui/loglog-chart';
+import type { AppState } from '../../state/app-state';
+import type { Store } from '../../state/store';
+import { el, clear } from '../../ui/dom';
+import { tex, setTex } from '../../ui/katex';
+import { field, select as selectControl, buttonGroup, numberInput } from '../../ui/controls';
+import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
 import {
   cost, validate, formatBytes, formatBinary, formatFlops, shortSI, COST_LIMITS, COST_PRESETS,
   TILE_KEYS, TILE_ROWS, type CostInput,
-} from '../model/cost';
+} from '../../model/cost';
 import { COLOURS } from './cost-palette';
 
 const digits = (v: bigint) => v.toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');

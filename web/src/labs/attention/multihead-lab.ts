@@ -1,19 +1,19 @@
 // Multi-head lab: several heads attend in parallel in their own d_k-wide spaces, their outputs are
 // concatenated and W_O projects the concatenation back to d_model, the shape of X (seeds 002, 003).
-import type { Lab, LabContext } from './lab';
-import { LIMITS, type AppState } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex, setTex } from '../ui/katex';
-import { field, numberInput, select, toggle } from '../ui/controls';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { Heatmap } from '../ui/heatmap';
-import { tokenize } from '../text/tokenize';
-import { embed } from '../text/embeddings';
-import { applyEdits, seededMatrix } from '../model/weights';
-import { legend } from '../ui/legend';
-import { makeScale } from '../ui/palette';
-import { multiHeadNumpy, type MultiHeadCodeInput } from '../model/numpy-code';
-import { codePanel } from '../ui/code-panel';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS, type AppState } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex, setTex } from '../../ui/katex';
+import { field, numberInput, select, toggle } from '../../ui/controls';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { Heatmap } from '../../ui/heatmap';
+import { tokenize } from '../../text/tokenize';
+import { embed } from '../../text/embeddings';
+import { applyEdits, seededMatrix } from '../../model/weights';
+import { legend } from '../../ui/legend';
+import { makeScale } from '../../ui/palette';
+import { multiHeadNumpy, type MultiHeadCodeInput } from '../../model/numpy-code';
+import { codePanel } from '../../ui/code-panel';
 
 const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
 

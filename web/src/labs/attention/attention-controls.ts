@@ -1,11 +1,11 @@
 // The attention lab's inputs: text and examples, embeddings, projection weights, and the attention knobs.
-import type { LabContext } from './lab';
-import { LIMITS, type AppState } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { buttonGroup, field, logSlider, numberInput, select, toggle } from '../ui/controls';
-import { EXAMPLES } from '../text/examples';
-import { PRESETS } from '../model/weights';
-import type { Pipeline } from '../model/pipeline';
+import type { LabContext } from '../lab';
+import { LIMITS, type AppState } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { buttonGroup, field, logSlider, numberInput, select, toggle } from '../../ui/controls';
+import { EXAMPLES } from '../../text/examples';
+import { PRESETS } from '../../model/weights';
+import type { Pipeline } from '../../model/pipeline';
 
 export class AttentionControls {
   readonly root: HTMLElement;

@@ -3,17 +3,17 @@
 // Keys pull, queries are pulled: "bride pulls ring" is q_ring · k_bride. All numbers from the engine: the
 // projections (multiHeadAttention), S = QKᵀ and A (attention), and S − Sᵀ, A − Aᵀ as raw scores of stacked
 // rows ([M | I]·[I | −M]ᵀ = M − Mᵀ: one rounding per cell, so a symmetric M gives exactly 0).
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { toggle } from '../ui/controls';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { Heatmap } from '../ui/heatmap';
-import { project } from '../model/project';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { toggle } from '../../ui/controls';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { Heatmap } from '../../ui/heatmap';
+import { project } from '../../model/project';
 import { SpacePlane } from './space-plane';
-import type { Engine } from '../engine';
+import type { Engine } from '../../engine';
 
 export const ASYM_WORDS = ['bride', 'ring', 'wedding', 'boxing'];
 /** One shared 2-D space (seed 003): bride and wedding together, ring between them and boxing. */

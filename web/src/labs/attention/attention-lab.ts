@@ -1,14 +1,14 @@
 // Attention lab: text → tokens → embeddings → Q, K, V → scores → weights → output, every step live.
-import type { Lab, LabContext } from './lab';
-import { el } from '../ui/dom';
-import { tex } from '../ui/katex';
+import type { Lab, LabContext } from '../lab';
+import { el } from '../../ui/dom';
+import { tex } from '../../ui/katex';
 import { AttentionControls } from './attention-controls';
 import { AttentionSteps } from './attention-steps';
 import { QueryWalkthrough } from './query-walkthrough';
-import type { AppState } from '../state/app-state';
-import { runPipeline, type Pipeline } from '../model/pipeline';
-import { attentionNumpy } from '../model/numpy-code';
-import { codePanel } from '../ui/code-panel';
+import type { AppState } from '../../state/app-state';
+import { runPipeline, type Pipeline } from '../../model/pipeline';
+import { attentionNumpy } from '../../model/numpy-code';
+import { codePanel } from '../../ui/code-panel';
 
 const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
 

@@ -2,8 +2,8 @@
 // the unit basis vectors e₁, e₂ carried by the matrix (x ↦ x·W, rows as in X·W), so the reader sees the
 // space itself bend. It only draws what it is given; the positions come from the engine.
 import { scaleLinear, select, type Selection } from 'd3';
-import { el } from '../ui/dom';
-import { fmt } from '../ui/format';
+import { el } from '../../ui/dom';
+import { fmt } from '../../ui/format';
 
 export interface SpaceSpec {
   title: string;

@@ -2,14 +2,14 @@
 // dictionary lookup fails, but attention blends the values by how similar each key is to the query.
 // One engine call gives the scores, the weights and the blended value; a second (V = diag(values)) gives
 // each key's share aⱼ·vⱼ, so no product shown on the page is computed in JS.
-import type { Lab, LabContext } from './lab';
-import { LIMITS } from '../state/app-state';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { BarChart } from '../ui/bars';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { buttonGroup } from '../ui/controls';
+import type { Lab, LabContext } from '../lab';
+import { LIMITS } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { BarChart } from '../../ui/bars';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { buttonGroup } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
 
 export const KV_KEYS = ['apple', 'banana', 'chair'] as const;

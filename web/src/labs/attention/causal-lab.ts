@@ -1,12 +1,12 @@
 // Causal masking (seed 002) on the attention lab's current tokens: the mask M (0 on and below the diagonal,
 // −∞ above), the masked scores, their zero weights, and each output row written out as the lower-triangular
 // sum S₂₁V₁ + S₂₂V₂ + … . Selecting a weight cell (click, or arrow keys in the table) traces its arithmetic.
-import type { Lab, LabContext } from './lab';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt } from '../ui/format';
-import { MatrixTable, type MatrixSpec } from '../ui/matrix-table';
-import { runPipeline } from '../model/pipeline';
+import type { Lab, LabContext } from '../lab';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt } from '../../ui/format';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { runPipeline } from '../../model/pipeline';
 import { CellTrace } from './cell-trace';
 
 const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];

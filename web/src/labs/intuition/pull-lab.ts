@@ -2,17 +2,17 @@
 // a strength softmax(x_apple · x_j), and the updated apple is the weighted average of all the words. Applying
 // attention again pulls every word with the already-updated vectors. All numbers: engine.attention with
 // Q = K = V = X and scale 1 (the seed's plain dot product).
-import type { Lab, LabContext } from './lab';
-import { el, clear } from '../ui/dom';
-import { tex } from '../ui/katex';
-import { exact, fmt, fmtProb } from '../ui/format';
-import { buttonGroup, field, select as selectControl } from '../ui/controls';
-import { tokenize } from '../text/tokenize';
-import { wordVector } from '../text/embeddings';
+import type { Lab, LabContext } from '../lab';
+import { el, clear } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { exact, fmt, fmtProb } from '../../ui/format';
+import { buttonGroup, field, select as selectControl } from '../../ui/controls';
+import { tokenize } from '../../text/tokenize';
+import { wordVector } from '../../text/embeddings';
 import { PullPlane } from './pull-plane';
-import type { Engine } from '../engine';
-import type { AppState } from '../state/app-state';
-import { LIMITS } from '../state/app-state';
+import type { Engine } from '../../engine';
+import type { AppState } from '../../state/app-state';
+import { LIMITS } from '../../state/app-state';
 
 export const PULL_SENTENCES = ['I ate a banana and an apple', 'I got a new phone from apple', 'banana pear phone apple'];
 const EMB_SEED = 1; // the attention lab's default seed: the same words sit in the same places

@@ -1,13 +1,13 @@
 // "How fast is it in this browser?": plain JS vs the engine's scalar and SIMD128 modules, timed live in a Web
 // Worker (web/src/workers/bench-worker.ts) so the page keeps scrolling and answering clicks while it runs.
 // The page only shows what the worker measured; the timing policy and the inputs live in the worker.
-import '../styles/bench.css';
+import '../../styles/bench.css';
 // Keep this exact `?worker` form: the single-file build step looks for it to inline the worker.
-import BenchWorker from '../workers/bench-worker.ts?worker';
-import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, TaskSpec } from '../workers/bench-worker';
-import type { Lab, LabContext } from './lab';
-import { el, clear } from '../ui/dom';
-import { select } from '../ui/controls';
+import BenchWorker from '../../workers/bench-worker.ts?worker';
+import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, TaskSpec } from '../../workers/bench-worker';
+import type { Lab, LabContext } from '../lab';
+import { el, clear } from '../../ui/dom';
+import { select } from '../../ui/controls';
 import { scaleLinear, select as d3select } from 'd3';
 
 const IMPLS: Impl[] = ['js', 'scalar', 'simd'];

@@ -4,8 +4,8 @@
 // positions and weights come from the caller (the engine).
 import { drag, scaleLinear, select, type Selection } from 'd3';
 import 'd3-transition';
-import { el, reducedMotion } from '../ui/dom';
-import { fmt, fmtProb } from '../ui/format';
+import { el, reducedMotion } from '../../ui/dom';
+import { fmt, fmtProb } from '../../ui/format';
 
 export interface PlaneSpec {
   words: string[];

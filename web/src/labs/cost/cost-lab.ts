@@ -1,11 +1,11 @@
 // "The context is full" (seed 000): attention keeps an n×n matrix of scores per head per layer, so its memory
 // and its FLOPs grow with n², while q, k, v and the projections grow with n. The section has two parts: the
 // calculator (cost-calculator.ts) does the arithmetic, the measured curve (cost-curve.ts) runs the engine itself.
-import type { Lab, LabContext } from './lab';
-import { el } from '../ui/dom';
+import type { Lab, LabContext } from '../lab';
+import { el } from '../../ui/dom';
 import { mountCalculator } from './cost-calculator';
 import { mountCurve } from './cost-curve';
-import '../styles/cost.css';
+import '../../styles/cost.css';
 
 export const costLab: Lab = {
   id: 'cost',

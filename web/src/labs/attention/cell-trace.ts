@@ -3,10 +3,10 @@
 // the terms are the diagonal of a d_k × d_k, width-1 attention's raw scores; sᵢⱼ − mᵢ is a score with an
 // additive mask of −mᵢ; e^(sᵢⱼ−mᵢ) = aᵢⱼ / a_max and Σ = 1 / a_max are ratios of the engine's own weights
 // (the 1/Σ cancels, as in the softmax lab); aᵢⱼ·vⱼ is attention with V zeroed except row j.
-import type { Engine } from '../engine';
-import type { Pipeline } from '../model/pipeline';
-import { el, clear } from '../ui/dom';
-import { exact, fmt, fmtProb } from '../ui/format';
+import type { Engine } from '../../engine';
+import type { Pipeline } from '../../model/pipeline';
+import { el, clear } from '../../ui/dom';
+import { exact, fmt, fmtProb } from '../../ui/format';
 
 export class CellTrace {
   readonly root = el('div', { class: 'cell-trace', 'aria-live': 'polite' });
