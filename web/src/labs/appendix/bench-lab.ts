@@ -8,6 +8,7 @@ import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, Ta
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
 import { select } from '../../ui/controls';
+import { disclosure } from '../../ui/disclosure';
 import { scaleLinear, select as d3select } from 'd3';
 
 const IMPLS: Impl[] = ['js', 'scalar', 'simd'];
@@ -20,7 +21,7 @@ type State = 'idle' | 'running' | 'done' | 'cancelled' | 'error';
 const taskLabel = (t: TaskSpec) => `${t.kind} n=${t.n}${t.causal ? ' causal' : ''}`;
 // No-break spaces: on a phone the cell may wrap, but only after the comma.
 const sizeLabel = (t: TaskSpec) => (t.kind === 'softmax' ? `${t.n}\u00a0×\u00a0${t.n}` : `n\u00a0=\u00a0${t.n}, d\u00a0=\u00a0${t.d}`);
-/** GFLOP/s for attention (dense 4·n²·d, as `npm run bench` counts causal too), M elements/s for softmax. */
+/** GFLOP/s for attention (dense 4·n²·d, as the project's benchmark counts causal too), M elements/s for softmax. */
 const rate = (t: TaskSpec, ms: number) => (t.kind === 'attention' ? t.work / ms / 1e6 : t.work / ms / 1e3);
 const unitOf = (kind: TaskSpec['kind']) => (kind === 'attention' ? 'GFLOP/s' : 'M elements/s');
 
@@ -50,9 +51,9 @@ export const benchLab: Lab = {
     const page = ctx.engine.buildInfo();
     section.dataset.state = 'idle';
     section.append(
-      el('h2', { text: 'How fast is it in this browser?' }),
+      el('h2', { text: 'Appendix: how fast is it in this browser?' }),
       el('p', { class: 'intro', text: 'Press Run to time softmax and attention three ways, right here: a careful plain-JavaScript version, the engine compiled to ordinary (scalar) WebAssembly, and the engine compiled with WebAssembly SIMD. The timing runs in a background worker, so the page stays usable meanwhile.' }),
-      el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. All three run the same algorithm for attention: tiles of keys (64 in JS, 128 in the engine) with an online softmax, never building the n × n matrix. What differs is the code: the plain-JS version computes in float64 JavaScript numbers through a JIT, the scalar module in float32 one number per instruction (about as fast: a JIT compiles a careful typed-array loop well), and the SIMD module four float32 lanes per instruction, which is where the several-fold speed-up comes from.' }),
+      disclosure('What the three are', el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. All three run the same algorithm for attention: tiles of keys (64 in JS, 128 in the engine) with an online softmax, never building the n × n matrix. What differs is the code: the plain-JS version computes in float64 JavaScript numbers through a JIT, the scalar module in float32 one number per instruction (about as fast: a JIT compiles a careful typed-array loop well), and the SIMD module four float32 lanes per instruction, which is where the several-fold speed-up comes from.' }), 'speed-what'),
     );
 
     let sizes: Sizes = 'full';
@@ -72,6 +73,13 @@ export const benchLab: Lab = {
     const attChart = el('div', { class: 'bench-chart', 'data-chart': 'speed-attention' });
     const softChart = el('div', { class: 'bench-chart', 'data-chart': 'speed-softmax' });
 
+    // The results appear once a run has started; before that the section is its controls and text.
+    const resultsBox = el('div', { class: 'bench-results', hidden: true },
+      tableNote,
+      el('div', { class: 'table-scroll' }, table),
+      el('div', { class: 'two-col' },
+        el('div', { class: 'panel' }, el('h3', { text: 'Attention, GFLOP/s by implementation' }), attChart),
+        el('div', { class: 'panel' }, el('h3', { text: 'Softmax, million elements/s by implementation' }), softChart)));
     section.append(
       // The size choice and the buttons on one line, the choice's explanation under both.
       el('div', { class: 'field bench-controls' },
@@ -81,18 +89,10 @@ export const benchLab: Lab = {
         el('p', { class: 'help', id: 'speed-sizes-help', text: 'Full: softmax of 256² and 1024² logits, attention at n = 64, 256, 1024 and causal 1024. Quick: softmax 256², attention at n = 64 and causal 256.' })),
       el('div', { class: 'bench-progress-row' }, progress, progressText),
       env,
-      tableNote,
-      el('div', { class: 'table-scroll' }, table),
-      el('div', { class: 'two-col' },
-        el('div', { class: 'panel' }, el('h3', { text: 'Attention, GFLOP/s by implementation' }), attChart),
-        el('div', { class: 'panel' }, el('h3', { text: 'Softmax, million elements/s by implementation' }), softChart)),
-      el('p', { class: 'help' },
-        'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same seeded random inputs go to all three implementations, and each writes into an output array allocated once (the engine’s `out` option), so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in ',
-        el('code', { text: 'npm run bench' }),
-        '. Softmax is mostly exponentials, which are not single flops, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).'),
-      el('p', { class: 'help' },
-        'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in the “Performance” section of the ',
-        el('code', { text: 'README.md' }), ' in the attnlab repository.'),
+      resultsBox,
+      disclosure('How it is timed', el('div', {},
+        el('p', { class: 'help', text: 'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same random inputs go to all three implementations, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).' }),
+        el('p', { class: 'help', text: 'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in its README, under “Performance”.' })), 'speed-how'),
     );
 
     let state: State = 'idle';
@@ -119,7 +119,7 @@ export const benchLab: Lab = {
       clear(env);
       const implText = (id: Impl) => {
         const i = impls.find((x) => x.id === id);
-        if (id === 'js') return 'the bench’s plain-JS baseline (bench/lib/plainjs.mjs)';
+        if (id === 'js') return 'a careful plain-JavaScript version (the same as in the project’s benchmark)';
         if (!i) return 'loads when the run starts';
         if (!i.available) return `unavailable: ${i.note ?? 'not supported'}`;
         return `attnlab ${i.version}, kernels ${i.kernels}, SIMD ${i.simd ? 'on' : 'off'}`;
@@ -199,7 +199,11 @@ export const benchLab: Lab = {
       drawChart(softChart, tasks.filter((t) => t.kind === 'softmax'), results, impls, 'M elements/s');
     };
 
-    const render = () => { renderTable(); renderCharts(); };
+    const render = () => {
+      resultsBox.hidden = tasks.length === 0;
+      renderTable();
+      renderCharts();
+    };
 
     const stop = () => {
       worker?.terminate();

@@ -2,7 +2,7 @@
 import type { LabContext } from '../lab';
 import { LIMITS, type AppState } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
-import { buttonGroup, field, logSlider, numberInput, select, toggle } from '../../ui/controls';
+import { buttonGroup, field, logSlider, randomDraw, select, toggle } from '../../ui/controls';
 import { EXAMPLES } from '../../text/examples';
 import { PRESETS } from '../../model/weights';
 import type { Pipeline } from '../../model/pipeline';
@@ -49,7 +49,8 @@ export class AttentionControls {
       const st = store.state;
       update({ dModel: d, ...(st.dk === st.dModel ? { dk: d } : {}), ...(st.dv === st.dModel ? { dv: d } : {}) });
     }, 'dmodel');
-    this.embSeed = numberInput(s.embSeed, { min: 0, max: 999999, step: 1, name: 'emb-seed', label: 'embedding seed' }, (v) => update({ embSeed: Math.round(v) }));
+    const embDraw = randomDraw('random vectors', s.embSeed, (v) => update({ embSeed: v }), 'emb-seed');
+    this.embSeed = embDraw.input;
     const resetX = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-x', text: 'reset edited X cells' });
     resetX.addEventListener('click', () => update({ xEdits: new Map() }));
 
@@ -57,13 +58,14 @@ export class AttentionControls {
       label: p.label, title: p.help, name: `preset-${p.id}`, pressed: s.preset === p.id,
       onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map() }),
     })));
-    this.wSeed = numberInput(s.wSeed, { min: 0, max: 999999, step: 1, name: 'w-seed', label: 'weight seed' }, (v) => update({ wSeed: Math.round(v) }));
+    const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
+    this.wSeed = wDraw.input;
     this.dk = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
     this.dv = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
     const presetHelp = el('p', { class: 'help', id: 'preset-help' });
 
     const causal = toggle('causal mask', s.causal, (v) => update({ causal: v }), 'causal', 'Each token sees only itself and earlier tokens (−∞ above the diagonal).');
-    const scaled = toggle('divide by √d_k', s.scaled, (v) => update({ scaled: v }), 'scaled', 'Keeps the scores’ spread independent of d_k (seeds 001, 002).');
+    const scaled = toggle('divide by √d_k', s.scaled, (v) => update({ scaled: v }), 'scaled', 'Keeps the scores’ spread independent of d_k (see “Why divide by √d_k?” below).');
     this.causal = causal.input;
     this.scaled = scaled.input;
     this.temp = logSlider(LIMITS.temp.min, LIMITS.temp.max, s.attnTemp, (v) => update({ attnTemp: v }), 'attn-temp', 'Attention temperature τ');
@@ -75,18 +77,16 @@ export class AttentionControls {
         examples, this.exampleNote, this.tokens, this.truncated),
       el('fieldset', { class: 'control-group' },
         el('legend', { text: 'Embeddings X' }),
-        field('d_model', this.dModel, 'Width of each token vector.'),
-        field('Seed for other words', this.embSeed),
-        resetX,
         el('p', { class: 'help' },
-          el('span', { class: 'swatch toy', 'aria-hidden': 'true' }), ' toy words from seed 003 (banana, pear, apple, phone, …) sit on a fruit axis (d0) and a tech axis (d1); ',
-          el('span', { class: 'swatch seeded', 'aria-hidden': 'true' }), ' other words get seeded random vectors.')),
+          el('span', { class: 'swatch toy', 'aria-hidden': 'true' }), ' the words of the words-pulling-words figures (banana, pear, apple, phone, …) sit on a fruit axis (d1) and a tech axis (d2); ',
+          el('span', { class: 'swatch seeded', 'aria-hidden': 'true' }), ' other words get random vectors:'),
+        embDraw.root,
+        el('div', { class: 'field-row' }, field('d_model (width)', this.dModel), resetX)),
       el('fieldset', { class: 'control-group' },
-        el('legend', { text: 'Projections' }),
+        el('legend', { text: 'Projections W_Q, W_K, W_V' }),
         this.presetGroup, presetHelp,
-        field('d_k (queries, keys)', this.dk),
-        field('d_v (values)', this.dv),
-        field('Seed for random weights', this.wSeed)),
+        wDraw.root,
+        el('div', { class: 'field-row' }, field('d_k (queries, keys)', this.dk), field('d_v (values)', this.dv))),
       el('fieldset', { class: 'control-group' },
         el('legend', { text: 'Attention' }),
         causal.root, scaled.root, this.temp.root),
@@ -118,8 +118,8 @@ export class AttentionControls {
     }
     const qi = Math.min(s.query, p.n - 1);
     p.words.forEach((w, i) => {
-      const b = el('button', { type: 'button', class: `token ${p.source[i]}`, 'aria-pressed': String(i === qi), 'data-token': i, title: `${p.source[i] === 'toy' ? 'toy embedding' : 'seeded embedding'}; click to make it the query` },
-        el('span', { class: 'token-index', text: String(i) }), el('span', { text: w }));
+      const b = el('button', { type: 'button', class: `token ${p.source[i]}`, 'aria-pressed': String(i === qi), 'data-token': i, title: `${p.source[i] === 'toy' ? 'placed on the fruit/tech plane' : 'random vector'}; click to make it the query` },
+        el('span', { class: 'token-index', text: String(i + 1) }), el('span', { text: w }));
       b.addEventListener('click', () => this.ctx.store.update({ query: i }));
       this.tokens.appendChild(b);
     });

@@ -1,16 +1,15 @@
-// Causal masking (seed 002) on the attention lab's current tokens: the mask M (0 on and below the diagonal,
+// Causal masking ("The Mechanics of Causal Self Attention") on the attention lab's current tokens: the mask M (0 on and below the diagonal,
 // −∞ above), the masked scores, their zero weights, and each output row written out as the lower-triangular
 // sum S₂₁V₁ + S₂₂V₂ + … . Selecting a weight cell (click, or arrow keys in the table) traces its arithmetic.
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
-import { exact, fmt } from '../../ui/format';
+import { exact, fmt, sub } from '../../ui/format';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { runPipeline } from '../../model/pipeline';
 import { CellTrace } from './cell-trace';
 
 const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];
-const sub = (n: number) => String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[Number(d)]);
 
 export const causalLab: Lab = {
   id: 'causal',
@@ -19,7 +18,7 @@ export const causalLab: Lab = {
     const { engine, store } = ctx;
     section.append(
       el('h2', { text: 'Causal masking: no peeking ahead' }),
-      el('p', { class: 'intro', text: 'When a model learns to predict the next word, token i must not see the tokens after it. Adding −∞ to those scores makes e^(−∞) = 0: their weights are exactly zero, so output row i only mixes the values of tokens 1…i (seed 002). This figure uses the attention lab’s sentence, embeddings and weights, with the mask always on. Click any weight (or move through the table with the arrow keys) to see its arithmetic.' }),
+      el('p', { class: 'intro', text: 'When a model learns to predict the next word, token i must not see the tokens after it. Adding −∞ to those scores makes e^(−∞) = 0: their weights are exactly zero, so output row i only mixes the values of tokens 1…i, as “The Mechanics of Causal Self Attention” writes out. This figure uses the attention lab’s sentence, embeddings and weights, with the mask always on. Click any weight (or move through the table with the arrow keys) to see its arithmetic.' }),
       tex(String.raw`M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}\qquad O = \operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d_k}} + M\Big)V`, true),
     );
     const base = (name: string, caption: string, palette: MatrixSpec['palette']): MatrixSpec =>
@@ -58,12 +57,12 @@ export const causalLab: Lab = {
       const maskedCells = Array.from(m, (v) => v === Number.NEGATIVE_INFINITY);
       const spec = (t: MatrixSpec, values: Float32Array, extra: Partial<MatrixSpec> = {}) => ({ ...t, rows: n, cols: n, values, rowLabels: labels, colLabels: labels, ...extra });
       mask.update(spec(base('causal-mask', 'mask M', 'none'), m, { showLegend: false }));
-      scores.update(spec(base('causal-scores', 'scores + M', 'div'), p.masked));
+      scores.update(spec(base('causal-scores', 'scores + M', 'div'), p.scores));
       const i = Math.min(s.traceRow, n - 1), j = Math.min(s.traceCol, n - 1);
       weights.update(spec(base('causal-weights', 'weights S = softmax(scores + M): click a cell', 'seq'), p.weights, { fixedMax: 1, maskedCells, highlightRow: i }));
       weights.root.querySelectorAll('td.traced').forEach((td) => td.classList.remove('traced'));
       weights.root.querySelector(`td[data-r="${i}"][data-c="${j}"]`)?.classList.add('traced');
-      trace.update(p, i, j, true);
+      trace.update(p, i, j);
 
       clear(sums);
       sums.append(

@@ -1,66 +1,59 @@
-// The arithmetic of one attention weight aᵢⱼ, step by step: the terms qᵢₜkⱼₜ and their sum, × the scale,
-// + the mask, e^(s − mᵢ), ÷ the row sum, and aᵢⱼ·vⱼ, its share of output row i. Every number is the engine's:
-// the terms are the diagonal of a d_k × d_k, width-1 attention's raw scores; sᵢⱼ − mᵢ is a score with an
-// additive mask of −mᵢ; e^(sᵢⱼ−mᵢ) = aᵢⱼ / a_max and Σ = 1 / a_max are ratios of the engine's own weights
-// (the 1/Σ cancels, as in the softmax lab); aᵢⱼ·vⱼ is attention with V zeroed except row j.
+// The arithmetic of one attention weight aᵢⱼ, step by step: the terms qᵢₜkⱼₜ and their sum, × the scale and + the
+// mask, softmax opened up (− the row max, exp, ÷ the row sum), and aᵢⱼ·vⱼ, its share of output row i. The terms
+// (diag(qᵢ)·kⱼ) and the share (aᵢⱼ·vⱼ) are engine matrix products; q·k, the scaled and masked score and the weight
+// are the engine's attention results; the softmax rows in between are the page's own float32 arithmetic, marked
+// as such, to show what the engine does inside softmax.
 import type { Engine } from '../../engine';
 import type { Pipeline } from '../../model/pipeline';
 import { el, clear } from '../../ui/dom';
-import { exact, fmt, fmtProb } from '../../ui/format';
+import { exact, fmt, fmtProb, sub, vec } from '../../ui/format';
 
 export class CellTrace {
   readonly root = el('div', { class: 'cell-trace', 'aria-live': 'polite' });
 
   constructor(private engine: Engine) {}
 
-  update(p: Pipeline, i: number, j: number, causal: boolean): void {
-    const { n, dk, dv, engine } = { ...p, engine: this.engine };
-    const qi = p.q.subarray(i * dk, (i + 1) * dk);
-    const kj = p.k.subarray(j * dk, (j + 1) * dk);
-    const diagTerms = engine.attention({ q: qi, k: kj, v: new Float32Array(dk), nq: dk, nk: dk, dk: 1, dv: 1, scale: 1, returnRawScores: true }).rawScores!;
-    const terms = Array.from({ length: dk }, (_, t) => diagTerms[t * dk + t]);
+  update(p: Pipeline, i: number, j: number): void {
+    const { n, dk, dv } = p;
+    const engine = this.engine;
+    const diag = new Float32Array(dk * dk);
+    for (let t = 0; t < dk; t++) diag[t * dk + t] = p.q[i * dk + t];
+    const terms = engine.matmul(diag, p.k.subarray(j * dk, (j + 1) * dk), { m: dk, k: dk, n: 1 });
     const at = (m: Float32Array) => m[i * n + j];
-    const row = p.masked.subarray(i * n, (i + 1) * n);
-    let mi = -Infinity;
-    row.forEach((v) => { if (v > mi) mi = v; }); // a comparison: which score is largest
-    // Keys must be finite: masked keys go in as 0 with a mask of −∞, the others with a mask of −mᵢ.
-    const finite = Float32Array.from(row, (v) => (v === Number.NEGATIVE_INFINITY ? 0 : v));
-    const shiftMask = Float32Array.from(row, (v) => (v === Number.NEGATIVE_INFINITY ? v : -mi));
-    const shifted = engine.attention({ q: new Float32Array([1]), k: finite, v: new Float32Array(n), nq: 1, nk: n, dk: 1, dv: 1, scale: 1,
-      mask: shiftMask, returnScores: true }).scores!;
-    const w = p.weights.subarray(i * n, (i + 1) * n);
-    let wmax = 0;
-    w.forEach((v) => { if (v > wmax) wmax = v; });
-    const vj = new Float32Array(n * dv);
-    vj.set(p.v.subarray(j * dv, (j + 1) * dv), j * dv);
-    const part = engine.attention({ q: p.q, k: p.k, v: vj, nq: n, nk: n, dk, dv, causal, scale: p.scale }).output.subarray(i * dv, (i + 1) * dv);
-    const vec = (xs: ArrayLike<number>) => `[${Array.from(xs, (x) => fmt(x, 3)).join(', ')}]`;
-    const isMasked = at(p.masked) === Number.NEGATIVE_INFINITY;
+    const row = p.scores.subarray(i * n, (i + 1) * n);
+    const isMasked = at(p.scores) === Number.NEGATIVE_INFINITY;
+    // Softmax opened up, in float32 like the engine: the row max, each visible score minus it, exp, and the sum.
+    let mi = Number.NEGATIVE_INFINITY;
+    row.forEach((v) => { if (v > mi) mi = v; });
+    const f = Math.fround;
+    const shifted = isMasked ? Number.NEGATIVE_INFINITY : f(at(p.scores) - mi);
+    const e = isMasked ? 0 : f(Math.exp(shifted));
+    let sum = 0;
+    row.forEach((v) => { if (v !== Number.NEGATIVE_INFINITY) sum = f(sum + f(Math.exp(f(v - mi)))); });
+    const w = at(p.weights);
+    const part = engine.matmul(new Float32Array([w]), p.v.subarray(j * dv, (j + 1) * dv), { m: 1, k: 1, n: dv });
 
     const wi = p.words[i], wj = p.words[j];
-    const I = i + 1, J = j + 1; // the figure counts tokens from 1, like seed 002's S₁₁V₁
-    const rows: [string, string, string, string][] = [
-      ['terms', `q${sub(I)},ₜ · k${sub(J)},ₜ for t = 1…${dk}`, terms.map((t) => fmt(t, 4)).join(' + '), terms.join(',')],
-      ['raw', `sum: q${sub(I)}·k${sub(J)}`, fmt(at(p.raw), 4), exact(at(p.raw))],
-      ['scaled', `× scale ${p.scale === 1 ? '(1)' : `= ${fmt(p.scale, 4)}`}`, fmt(at(p.scaledScores), 4), exact(at(p.scaledScores))],
-      ['masked', `+ mask ${isMasked ? '(−∞: key after the query)' : '(0)'}`, fmt(at(p.masked), 4), exact(at(p.masked))],
-      ['shifted', `− row max mᵢ = ${fmt(mi, 4)}`, fmt(shifted[j], 4), exact(shifted[j])],
-      ['exp', 'exp: e^(s − mᵢ) = aᵢⱼ / aᵢ,max', fmt(w[j] / wmax, 4), exact(w[j] / wmax)],
-      ['rowsum', 'row sum Σₗ e^(sᵢₗ − mᵢ) = 1 / aᵢ,max', fmt(1 / wmax, 4), exact(1 / wmax)],
-      ['weight', '÷ row sum: weight aᵢⱼ', fmtProb(w[j]), exact(w[j])],
-      ['part', `× v${sub(J)} = ${vec(p.v.subarray(j * dv, (j + 1) * dv))}: share of output row ${I}`, vec(part), Array.from(part).join(',')],
+    const I = sub(i + 1), J = sub(j + 1); // tokens counted from 1, like S₁₁V₁ in “The Mechanics of Causal Self Attention”
+    const scaleText = p.scale === 1 ? '× 1' : `× ${fmt(p.scale, 4)}`;
+    const rows: [string, string, string, string, boolean][] = [
+      ['terms', `q${I},ₜ · k${J},ₜ for t = 1…${dk}`, Array.from(terms, (t) => fmt(t, 4)).join(' + '), Array.from(terms, exact).join(','), false],
+      ['raw', `sum: q${I}·k${J}`, fmt(at(p.raw), 4), exact(at(p.raw)), false],
+      ['scaled', isMasked ? `masked: key ${j + 1} comes after token ${i + 1}, so the score is −∞ (not scaled)` : `${scaleText}, + mask 0`, fmt(at(p.scores), 4), exact(at(p.scores)), false],
+      ['shifted', `− row max m${I} = ${fmt(mi, 4)}`, fmt(shifted, 4), exact(shifted), true],
+      ['exp', `e^(s − m${I})`, fmt(e, 4), exact(e), true],
+      ['rowsum', `row sum Σₗ e^(s${I}ₗ − m${I})`, fmt(sum, 4), exact(sum), true],
+      ['weight', `÷ row sum: weight a${I}${J}`, fmtProb(w), exact(w), false],
+      ['part', `× v${J} = ${vec(p.v.subarray(j * dv, (j + 1) * dv))}: share of output row ${i + 1}`, vec(part), Array.from(part, exact).join(','), false],
     ];
     clear(this.root);
     this.root.append(
-      el('h4', { text: `How “${wi}” (row ${I}) weighs “${wj}” (column ${J})` }),
+      el('h3', { class: 'trace-title', text: `How “${wi}” (row ${i + 1}) weighs “${wj}” (column ${j + 1})` }),
       el('div', { class: 'table-scroll' }, el('table', { class: 'plain-table', 'data-table': 'cell-trace', 'data-i': i, 'data-j': j },
-        el('tbody', {}, ...rows.map(([key, label, shown, value]) => el('tr', {},
-          el('th', { scope: 'row', text: label }),
+        el('caption', { class: 'trace-caption', text: 'Rows marked “page” are the page’s own float32 arithmetic, opening up the softmax; the other numbers are the engine’s.' }),
+        el('tbody', {}, ...rows.map(([key, label, shown, value, page]) => el('tr', { class: page ? 'page-arith' : undefined },
+          el('th', { scope: 'row' }, label, page ? el('span', { class: 'page-badge', text: 'page' }) : null),
           el('td', { 'data-step': key, 'data-value': value, text: shown })))))),
     );
   }
-}
-
-function sub(n: number): string {
-  return String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[Number(d)]);
 }

@@ -1,10 +1,11 @@
 // Multi-head lab: several heads attend in parallel in their own d_k-wide spaces, their outputs are
-// concatenated and W_O projects the concatenation back to d_model, the shape of X (seeds 002, 003).
+// concatenated and W_O projects the concatenation back to d_model, the shape of X ("The Mechanics of Causal Self
+// Attention" and the words-pulling-words article). One engine call: multiHeadAttention with its intermediates.
 import type { Lab, LabContext } from '../lab';
 import { LIMITS, type AppState } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
 import { tex, setTex } from '../../ui/katex';
-import { field, numberInput, select, toggle } from '../../ui/controls';
+import { field, randomDraw, select, toggle } from '../../ui/controls';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { Heatmap } from '../../ui/heatmap';
 import { tokenize } from '../../text/tokenize';
@@ -36,7 +37,8 @@ export const multiheadLab: Lab = {
     const opts = (max: number) => Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: String(i + 1) }));
     const heads = select(opts(LIMITS.heads.max), String(s0.heads), (v) => store.update({ heads: Number(v) }), 'heads');
     const headDim = select(opts(LIMITS.headDim.max), String(s0.headDim), (v) => store.update({ headDim: Number(v) }), 'head-dim');
-    const seed = numberInput(s0.mhSeed, { min: 0, max: 999999, step: 1, name: 'mh-seed', label: 'weight seed' }, (v) => store.update({ mhSeed: Math.round(v) }));
+    const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed');
+    const seed = draw.input;
     const causal = toggle('causal mask', s0.mhCausal, (v) => store.update({ mhCausal: v }), 'mh-causal');
     const resetWo = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-wo', text: 'reset edited W_O cells' });
     resetWo.addEventListener('click', () => store.update({ woEdits: new Map() }));
@@ -57,17 +59,17 @@ export const multiheadLab: Lab = {
 
     section.append(
       el('h2', { text: 'Multi-head attention' }),
-      el('p', { class: 'intro', text: 'One head can only learn one way for words to pull each other. Several heads look at the same tokens through their own W_Q, W_K, W_V (seed 003: a “semantic” head and a “grammar” head), each in a narrower space of d_k = d_model / h. Their outputs are put side by side and W_O mixes them back into d_model numbers per token: the same shape as X, ready for the next layer.' }),
+      el('p', { class: 'intro', text: 'One head can only learn one way for words to pull each other. Several heads look at the same tokens through their own W_Q, W_K, W_V (the words-pulling-words article imagines a “semantic” head and a “grammar” head), each in a narrower space of d_k = d_model / h. Their outputs are put side by side and W_O mixes them back into d_model numbers per token: the same shape as X, ready for the next layer.' }),
       tex(String.raw`\begin{gathered} \text{head}_h = \operatorname{softmax}\!\Big(\frac{Q_h K_h^{\top}}{\sqrt{d_k}}+M\Big)V_h \\ \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1,\dots,\text{head}_H)\,W_O \end{gathered}`, true),
       el('div', { class: 'controls' },
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Heads' }),
           field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex),
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
-          field('Seed for W_Q, W_K, W_V, W_O', seed), el('div', { class: 'field' }, causal.root), resetWo,
+          draw.root, el('p', { class: 'help', text: 'W_Q, W_K, W_V and W_O are random here; a trained model learns them.' }), el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
       codePanel('multihead', () => last && multiHeadNumpy(last)),
       el('h3', { text: 'Input X' }), x.root,
-      el('details', { class: 'weights-details' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
+      el('details', { class: 'disclosure weights-details', 'data-disclosure': 'mh-weights' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
         el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root)),
       el('h3', { text: 'Each head’s attention weights' }),
       legend(makeScale('seq', [], 1), 'weight', true), headsGrid,
@@ -103,9 +105,9 @@ export const multiheadLab: Lab = {
       });
       last = { text: s.text, words, n, heads: h, headDim: d, x: emb.x, wq: mq, wk: mk, wv: mv, wo: mo.m, causal: s.mhCausal };
 
-      const tok = words.map((w, i) => `${i} ${w}`);
-      const dimLabels = (k: number, p: string) => Array.from({ length: k }, (_, i) => `${p}${i}`);
-      const headCols = Array.from({ length: h * d }, (_, c) => `h${Math.floor(c / d) + 1}.${c % d}`);
+      const tok = words.map((w, i) => `${i + 1} ${w}`);
+      const dimLabels = (k: number, p: string) => Array.from({ length: k }, (_, i) => `${p}${i + 1}`);
+      const headCols = Array.from({ length: h * d }, (_, c) => `h${Math.floor(c / d) + 1}.${(c % d) + 1}`);
       const groups: [string, number][] = Array.from({ length: h }, (_, i) => [`head ${i + 1}`, d]);
       x.update({ name: 'mh-X', caption: `X (${n} × ${dModel})`, rows: n, cols: dModel, values: emb.x, rowLabels: tok, colLabels: dimLabels(dModel, 'd'), palette: 'div' });
       const wSpec = (name: string, caption: string, m: Float32Array): MatrixSpec => ({
@@ -132,8 +134,7 @@ export const multiheadLab: Lab = {
           const out = blank(`mh-head${i + 1}-output`, `head ${i + 1} output`);
           const root = el('figure', { class: 'head-card' },
             el('figcaption', { text: `Head ${i + 1}` }), heat.root,
-            el('details', {}, el('summary', { text: `Table of head ${i + 1}’s weights` }), weights.root),
-            out.root);
+            el('details', { class: 'disclosure', 'data-disclosure': `mh-head${i + 1}-table` }, el('summary', { text: `Head ${i + 1} as tables` }), weights.root, out.root));
           headsGrid.appendChild(root);
           return { root, heat, weights, output: out };
         });
@@ -142,7 +143,7 @@ export const multiheadLab: Lab = {
         const v = views[i];
         const maskedCells = Array.from(hd.scores, (z) => z === Number.NEGATIVE_INFINITY);
         v.heat.update({
-          name: `head${i + 1}`, label: `Head ${i + 1} weights`, n, m: n, values: hd.weights, rowLabels: words, colLabels: words,
+          name: `head${i + 1}`, label: `Head ${i + 1} weights`, n, m: n, values: hd.weights, rowLabels: tok, colLabels: tok,
           masked: maskedCells, maxCell: 34,
         });
         v.weights.update({ name: `mh-head${i + 1}-weights`, caption: `head ${i + 1} weights (${n} × ${n})`, rows: n, cols: n, values: hd.weights, rowLabels: tok, colLabels: tok, palette: 'seq', fixedMax: 1, showLegend: false, maskedCells });

@@ -1,12 +1,13 @@
-// Why attention divides by √d_k (seeds 001, 002): for q, k with independent unit-variance entries, q·k is a
-// sum of d_k unit-variance terms, so its variance is d_k; dividing by √d_k brings it back to 1 and keeps
-// softmax from turning one-hot. The page draws random q, k (inputs, in JS) and the engine does all the math:
-// one attention call gives every q·k with and without the scale, a second one their mean squares, and
-// softmax gives one row's weights in each case.
+// Why attention divides by √d_k ("Yet another set of notes on self-attention", "The Mechanics of Causal Self
+// Attention"): for q, k with independent unit-variance entries, q·k is a sum of d_k unit-variance terms, so its
+// variance is d_k; dividing by √d_k brings it back to 1 and keeps softmax from turning one-hot. The page draws
+// random q, k (inputs, in JS); the engine computes every q·k (one matrix product), their sums and sums of
+// squares (a second one) and one row's softmax each way; the page scales by 1/√d_k and divides the sums by N².
 import type { Lab, LabContext } from '../lab';
 import { LIMITS } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
+import { disclosure } from '../../ui/disclosure';
 import { exact, fmt, fmtProb } from '../../ui/format';
 import { buttonGroup } from '../../ui/controls';
 import { Histogram } from '../../ui/histogram';
@@ -34,7 +35,7 @@ export function unitNormals(seed: number, count: number): Float32Array {
 
 export const sqrtDkLab: Lab = {
   id: 'sqrt-dk',
-  nav: 'Why √d_k',
+  nav: '√d_k',
   mount(section: HTMLElement, ctx: LabContext) {
     const { engine, store } = ctx;
     section.append(
@@ -46,7 +47,7 @@ export const sqrtDkLab: Lab = {
     const slider = el('input', { type: 'range', min: 0, max: Math.log2(LIMITS.rootDk), step: 1, 'data-control': 'sqrt-dk', id: 'sqrt-dk-slider' });
     const out = el('output', { class: 'slider-value', for: 'sqrt-dk-slider' });
     slider.addEventListener('input', () => store.update({ rootDk: 2 ** Number(slider.value) }));
-    const reseed = buttonGroup('Random draw', [{ label: 'New random draw', name: 'sqrt-reseed', onClick: () => store.update({ rootSeed: (store.state.rootSeed + 1) % 1000000 }) }]);
+    const reseed = buttonGroup('Random draw', [{ label: 'shuffle', title: 'Draw new random q and k', name: 'sqrt-reseed', onClick: () => store.update({ rootSeed: (store.state.rootSeed + 1) % 1000000 }) }]);
     const rawHist = new Histogram('sqrt-raw');
     const scaledHist = new Histogram('sqrt-scaled');
     const stats = el('table', { class: 'plain-table', 'data-table': 'sqrt-stats' });
@@ -66,7 +67,7 @@ export const sqrtDkLab: Lab = {
       el('div', { class: 'two-col' },
         el('div', { class: 'panel' }, el('h4', { text: 'softmax(q·k)' }), rawBars.root),
         el('div', { class: 'panel' }, el('h4', { text: 'softmax(q·k / √d_k)' }), scaledBars.root)),
-      el('div', { class: 'table-scroll' }, rowTable),
+      disclosure('The row as a table', el('div', { class: 'table-scroll' }, rowTable), 'sqrt-row'),
     );
 
     const render = () => {
@@ -81,16 +82,20 @@ export const sqrtDkLab: Lab = {
       const qk = unitNormals(rootSeed, 2 * n * dk);
       const q = qk.subarray(0, n * dk);
       const k = qk.subarray(n * dk);
-      const r = engine.attention({ q, k, v: new Float32Array(n), nq: n, nk: n, dk, dv: 1, scale: 1 / Math.sqrt(dk), returnRawScores: true, returnScores: true });
-      const raw = r.rawScores!;
-      const scaled = r.scores!;
-      // Mean squares and means, by the engine: rows [raw; scaled; ones] against rows [raw; scaled], scaled by 1/N².
+      // Every q·k: one engine product Q·Kᵀ. The scaled scores are the page's: one float32 multiply each by
+      // 1/√d_k, the same rounding the engine's attention applies.
+      const raw = engine.matmul(q, k, { m: n, k: dk, n, transposeB: true });
+      const inv = Math.fround(1 / Math.sqrt(dk));
+      const scaled = raw.map((x) => x * inv); // a Float32Array: each product is rounded to float32
+      // Sums of squares and sums by one engine product, rows [raw; scaled] against rows [raw; scaled; ones]:
+      // [Σr², Σrs, Σr; Σsr, Σs², Σs]. The page divides them by N² for the means.
       const m = n * n;
-      const ones = new Float32Array(m).fill(1);
-      const a = new Float32Array(3 * m);
-      a.set(raw, 0); a.set(scaled, m); a.set(ones, 2 * m);
-      const mom = engine.attention({ q: a, k: a.subarray(0, 2 * m), v: new Float32Array(2), nq: 3, nk: 2, dk: m, dv: 1, scale: 1 / m, returnScores: true }).scores!;
-      const [msRaw, , , msScaled, meanRaw, meanScaled] = mom;
+      const a = new Float32Array(2 * m);
+      a.set(raw, 0); a.set(scaled, m);
+      const b = new Float32Array(3 * m);
+      b.set(raw, 0); b.set(scaled, m); b.fill(1, 2 * m);
+      const sums = engine.matmul(a, b, { m: 2, k: m, n: 3, transposeB: true });
+      const msRaw = sums[0] / m, meanRaw = sums[2] / m, msScaled = sums[4] / m, meanScaled = sums[5] / m;
 
       const lim = Math.max(4, 4 * Math.sqrt(dk));
       const bins = 60;
@@ -101,8 +106,8 @@ export const sqrtDkLab: Lab = {
 
       clear(stats);
       stats.append(
-        el('caption', { text: `${m} dot products at d_k = ${dk} (seed ${rootSeed})` }),
-        el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: '' }), el('th', { scope: 'col', text: 'mean' }),
+        el('caption', { text: `${m} dot products at d_k = ${dk} (random draw #${rootSeed})` }),
+        el('thead', {}, el('tr', {}, el('td'), el('th', { scope: 'col', text: 'mean' }),
           el('th', { scope: 'col', text: 'measured variance = mean of squares' }), el('th', { scope: 'col', text: 'predicted variance' }))),
         el('tbody', {},
           el('tr', {}, el('th', { scope: 'row', text: 'q·k' }),

@@ -1,11 +1,12 @@
 // The cost lab's calculator: n, d, heads, layers and bytes per number in; memory of the n×n scores (naive vs
-// streaming), FLOPs (projections vs attention) and seed 000's ideal tensor out. The arithmetic is
-// web/src/model/cost.ts (exact BigInt); this file only lays it out.
+// streaming), FLOPs (projections vs attention) and the ideal tensor of "Self-attention" out. The arithmetic is
+// model/cost.ts: the page's own exact integer (BigInt) arithmetic, not the engine's; this file only lays it out.
 import type { AppState } from '../../state/app-state';
 import type { Store } from '../../state/store';
 import { el, clear } from '../../ui/dom';
 import { tex, setTex } from '../../ui/katex';
 import { field, select as selectControl, buttonGroup, numberInput } from '../../ui/controls';
+import { disclosure } from '../../ui/disclosure';
 import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
 import {
   cost, validate, formatBytes, formatBinary, formatFlops, shortSI, COST_LIMITS, COST_PRESETS,
@@ -42,7 +43,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     layers: numberInput(cur.layers, { min: COST_LIMITS.layers.min, max: COST_LIMITS.layers.max, step: 1, name: 'cost-layers', label: 'layers' }, edit('layers')),
   };
   const bytes = selectControl(
-    [{ value: '4', label: '4 (fp32)' }, { value: '2', label: '2 (fp16 / bf16)' }, { value: '1', label: '1 (int8)' }],
+    [{ value: '4', label: '4 (float32)' }, { value: '2', label: '2 (16-bit: fp16, bf16)' }, { value: '1', label: '1 (8-bit)' }],
     String(cur.bytes), edit('bytes'), 'cost-bytes');
   const note = el('p', { class: 'preset-note', 'aria-live': 'polite', 'data-cost': 'preset-note' });
   const error = el('p', { class: 'cost-error warn-text', role: 'alert', 'data-cost': 'error' });
@@ -74,34 +75,39 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
   const idealNote = el('p', { 'data-cost': 'ideal-note' });
   const flopsChart = new LogLogChart('cost-flops', 'n (tokens in the context)', 'FLOPs per layer');
 
+  const legendFlops = el('ul', { class: 'cost-legend', 'aria-label': 'Legend of the FLOPs chart' },
+    legendItem(COLOURS.streaming, 'projections Q, K, V, O: 8nd²'),
+    legendItem(COLOURS.materialized, 'attention QKᵀ and P·V: 4n²d'));
   section.append(
-    el('h3', { text: 'Calculator' }),
+    el('h3', { text: 'Calculator: a whole model' }),
+    el('p', { class: 'help cost-help', text: 'The grid above is one head of one layer. A model has many of both: give its width d, its heads and layers, and how many bytes each number takes.' }),
     el('div', { class: 'cost-inputs' },
       field('n (tokens)', inputs.n), field('d (model width)', inputs.d), field('heads', inputs.heads),
       field('layers', inputs.layers), field('bytes per number', bytes)),
     presets, note, error,
     el('div', { class: 'callout cost-ideal' },
-      el('p', {}, el('strong', { text: 'Seed 000’s “ideal” tensor: ' }), 'a d × d matrix for every pair of tokens, saying how token A changes token B. That is n · n · d · d numbers:'),
+      el('p', {}, el('strong', { text: 'The “ideal” tensor of “Self-attention”: ' }), 'a d × d matrix for every pair of tokens, saying how token A changes token B. That is n · n · d · d numbers:'),
       idealFormula,
       el('p', {}, 'One such tensor: ', ideal, '.'),
       idealNote),
-    el('h4', { text: 'Memory: the score matrices' }),
-    // Separate blocks so the formulas wrap on a phone instead of scrolling sideways.
-    el('div', { class: 'cost-formulas' },
-      tex(String.raw`M_{\text{materialized}} = L\,h\,n^2 b`, true),
-      tex(String.raw`M_{\text{streaming}} = L\,h\,\big(${TILE_ROWS}\cdot${TILE_KEYS} + ${TILE_ROWS}\,d_h + 2\cdot${TILE_ROWS}\big)\,b`, true),
-      tex(String.raw`d_h = d/h`, true)),
-    el('p', { class: 'help cost-counts', text: `What is counted. Materialized: one n × n matrix per head, the minimum (softmax can overwrite the scores in place; this engine keeps scores and weights in two separate n × n buffers, twice this, as the measured curve below shows), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. The layer and model rows count one tile per head, as when heads run in parallel; this engine runs the heads of a call one after another, so it holds one tile at a time. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the MLP, the KV cache across requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` }),
+    el('h4', { text: 'Memory of the score matrices' }),
     el('div', { class: 'table-scroll' }, memTable),
-    el('h4', { text: 'Compute: projections vs attention' }),
-    el('div', { class: 'cost-formulas' },
-      tex(String.raw`F_{\text{proj}} = \underbrace{4}_{Q,K,V,O} \cdot 2\,n\,d^2 = 8\,n d^2`, true),
-      tex(String.raw`F_{\text{attn}} = \underbrace{2}_{QK^{\top},\;PV} \cdot 2\,n^2 d = 4\,n^2 d`, true),
-      tex(String.raw`\frac{F_{\text{attn}}}{F_{\text{proj}}} = \frac{n}{2d}`, true)),
-    el('p', { class: 'help', text: 'A multiply-add counts as 2 FLOPs; per layer, summed over the heads (h heads of width d/h do the same work as one of width d). Softmax itself (a few FLOPs per score) and the MLP are left out. Seed 001 puts the O(nd²) cost on QKᵀ: that is the projections; QKᵀ and P·V are the O(n²d) part.' }),
-    el('div', { class: 'table-scroll' }, flopTable),
+    disclosure('How the memory is counted', el('div', {},
+      // Separate blocks so the formulas wrap on a phone instead of scrolling sideways.
+      el('div', { class: 'cost-formulas' },
+        tex(String.raw`M_{\text{materialized}} = L\,h\,n^2 b`, true),
+        tex(String.raw`M_{\text{streaming}} = L\,h\,\big(${TILE_ROWS}\cdot${TILE_KEYS} + ${TILE_ROWS}\,d_h + 2\cdot${TILE_ROWS}\big)\,b`, true),
+        tex(String.raw`d_h = d/h`, true)),
+      el('p', { class: 'cost-counts', text: `L layers, h heads, b bytes per number, d_h = d/h the width of a head. Materialized: one n × n matrix per head, the minimum (softmax can overwrite the scores in place; this engine keeps scores and weights in two separate n × n buffers, twice this, as the measured curve below shows), for every head of a layer at once and, in the last rows, for every layer (what training keeps for the backward pass). Streaming, as this engine does it: a tile of ${TILE_ROWS} query rows × ${TILE_KEYS} keys of scores, a ${TILE_ROWS} × d_h output accumulator, and a running max and sum for each of the ${TILE_ROWS} rows — no n anywhere. The layer and model rows count one tile per head, as when heads run in parallel; this engine runs the heads of a call one after another, so it holds one tile at a time. Both paths also need q, k, v and the output, n × d numbers each per layer (4 L n d b): they grow with n, not n². Not counted: weights, the feed-forward layers, a cache of keys and values kept between requests, and the engine’s packed copy of Kᵀ (another n × d_h per head).` })), 'cost-memory-how'),
     crossover,
-    flopsChart.root,
+    disclosure('Compute: projections against attention', el('div', {},
+      el('div', { class: 'cost-formulas' },
+        tex(String.raw`F_{\text{proj}} = \underbrace{4}_{Q,K,V,O} \cdot 2\,n\,d^2 = 8\,n d^2`, true),
+        tex(String.raw`F_{\text{attn}} = \underbrace{2}_{QK^{\top},\;PV} \cdot 2\,n^2 d = 4\,n^2 d`, true),
+        tex(String.raw`\frac{F_{\text{attn}}}{F_{\text{proj}}} = \frac{n}{2d}`, true)),
+      el('p', { class: 'cost-counts', text: 'FLOPs count arithmetic: a multiply-add is 2. Per layer, summed over the heads (h heads of width d/h do the same work as one of width d). Softmax itself (a few per score) and the feed-forward layers are left out. “Yet another set of notes on self-attention” puts the O(nd²) cost on QKᵀ: that is the projections; QKᵀ and P·V are the O(n²d) part.' }),
+      el('div', { class: 'table-scroll' }, flopTable),
+      flopsChart.root, legendFlops), 'cost-compute'),
   );
 
   function render(): void {
@@ -121,14 +127,14 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     idealNote.textContent = `What attention stores instead: W_q, W_k and W_v, d × d each, 3 · d² · b ${eq(formatBytes(r.qkvWeights))} — ${fmtRatio(Number(r.idealTensor) / Number(r.qkvWeights))} times smaller.`;
     idealNote.dataset.value = r.qkvWeights.toString();
 
-    const cell = (v: bigint, col: string) => el('td', { 'data-col': col, 'data-value': v.toString(), title: `${digits(v)} bytes` },
-      el('span', { class: 'cost-dec', text: formatBytes(v) }), el('span', { class: 'cost-bin', text: formatBinary(v) }));
+    const cell = (v: bigint, col: string) => el('td', { 'data-col': col, 'data-value': v.toString(), title: `${digits(v)} bytes (${formatBinary(v)})` },
+      el('span', { class: 'cost-dec', text: formatBytes(v) }));
     const row = (id: string, label: string, a: bigint, s: bigint) =>
       el('tr', { 'data-row': id }, el('th', { scope: 'row', text: label }), cell(a, 'naive'), cell(s, 'stream'));
     clear(memTable);
     memTable.append(
-      el('caption', { text: `n = ${n}, d = ${d} (d_h = ${r.headDim}), ${cur.heads} heads, ${cur.layers} layers, ${b} B per number. Decimal units (1 KB = 1000 B) as in seed 000; binary below.` }),
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: '' }),
+      el('caption', { text: `n = ${n}, d = ${d} (each head ${r.headDim} wide), ${cur.heads} heads, ${cur.layers} layers, ${b} byte${b > 1 ? 's' : ''} per number; 1 KB = 1000 bytes` }),
+      el('thead', {}, el('tr', {}, el('td'),
         el('th', { scope: 'col', text: 'materialized (n × n)' }), el('th', { scope: 'col', text: 'streaming (online softmax)' }))),
       el('tbody', {},
         row('scores-head', 'Scores, one head', r.scoresPerHead, r.tilePerHead),
@@ -146,7 +152,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     clear(flopTable);
     flopTable.append(
       el('caption', { text: 'FLOPs of one forward pass over the n tokens' }),
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: '' }), el('th', { scope: 'col', text: 'one layer' }), el('th', { scope: 'col', text: `${cur.layers} layers` }))),
+      el('thead', {}, el('tr', {}, el('td'), el('th', { scope: 'col', text: 'one layer' }), el('th', { scope: 'col', text: `${cur.layers} layers` }))),
       el('tbody', {},
         el('tr', { 'data-row': 'proj' }, el('th', { scope: 'row', text: 'Projections Q, K, V, O: 8 n d²' }), fcell(r.projFlopsPerLayer, 'layer'), fcell(r.projFlopsAll, 'all')),
         el('tr', { 'data-row': 'attn' }, el('th', { scope: 'row', text: 'Attention QKᵀ and P·V: 4 n² d' }), fcell(r.attnFlopsPerLayer, 'layer'), fcell(r.attnFlopsAll, 'all')),
@@ -155,10 +161,10 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     crossover.dataset.value = String(r.crossoverN);
     crossover.dataset.ratio = String(r.attnOverProj);
     crossover.textContent = r.attnOverProj === 1
-      ? `The n² term overtakes at n = 2d = ${r.crossoverN}: here, exactly at the crossover, attention and the projections cost the same.`
+      ? `Compute: attention’s arithmetic (n² d) overtakes the projections’ (n d²) at n = 2d = ${r.crossoverN}. Here, exactly there, they cost the same.`
       : r.attnOverProj > 1
-        ? `The n² term overtakes at n = 2d = ${r.crossoverN}. At n = ${n}, attention costs ${fmtRatio(r.attnOverProj)} × the projections, and every doubling of n doubles that ratio.`
-        : `The n² term overtakes at n = 2d = ${r.crossoverN}. At n = ${n} the projections still dominate: attention is ${fmtRatio(r.attnOverProj)} × their cost.`;
+        ? `Compute: attention’s arithmetic (n² d) overtakes the projections’ (n d²) at n = 2d = ${r.crossoverN}. At n = ${n} attention costs ${fmtRatio(r.attnOverProj)} × the projections, and every doubling of n doubles that.`
+        : `Compute: attention’s arithmetic (n² d) overtakes the projections’ (n d²) at n = 2d = ${r.crossoverN}. At n = ${n} the projections still cost more: attention is ${fmtRatio(r.attnOverProj)} × their cost.`;
 
     // FLOPs per layer against n: two straight lines in log-log (slope 1 and slope 2) crossing at n = 2d.
     const lo = 2 ** Math.max(0, Math.floor(Math.log2(Math.min(n, 2 * d))) - 3);
@@ -181,9 +187,6 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
       label: `FLOPs per layer against n at d = ${d}: projections 8nd² (slope 1) and attention 4n²d (slope 2) cross at n = 2d = ${2 * d}.`,
     });
   }
-  section.append(el('ul', { class: 'cost-legend', 'aria-label': 'Legend of the FLOPs chart' },
-    legendItem(COLOURS.streaming, 'projections Q, K, V, O: 8nd²'),
-    legendItem(COLOURS.materialized, 'attention QKᵀ and P·V: 4n²d')));
 
   function showInputs(): void {
     inputs.n.value = String(cur.n); inputs.d.value = String(cur.d);

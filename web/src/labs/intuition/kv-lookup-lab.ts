@@ -1,7 +1,7 @@
-// Seed 004's soft key-value lookup: "fruit" is not a key of {apple: 10, banana: 5, chair: 2}, so an exact
-// dictionary lookup fails, but attention blends the values by how similar each key is to the query.
-// One engine call gives the scores, the weights and the blended value; a second (V = diag(values)) gives
-// each key's share aⱼ·vⱼ, so no product shown on the page is computed in JS.
+// The soft key-value lookup of "An Intuition for Attention": "fruit" is not a key of {apple: 10, banana: 5,
+// chair: 2}, so an exact dictionary lookup fails, but attention blends the values by how similar each key is to
+// the query. One attention call gives the scores, the weights and the blended value; one matrix product,
+// diag(a)·v, gives each key's share aⱼ·vⱼ.
 import type { Lab, LabContext } from '../lab';
 import { LIMITS } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
@@ -22,7 +22,7 @@ export const kvLookupLab: Lab = {
     const clamp = (v: number) => Math.max(-LIMITS.kvAbs, Math.min(LIMITS.kvAbs, v));
     section.append(
       el('h2', { text: 'Attention as a soft dictionary lookup' }),
-      el('p', { class: 'intro', text: 'A dictionary answers only for an exact key: {apple: 10, banana: 5, chair: 2}["fruit"] is an error. Attention instead compares the query with every key (a dot product), turns the similarities into weights with softmax, and returns the weighted sum of the values: “fruit” is a bit of apple and a bit of banana, and almost no chair (seed 004). Edit any vector or value.' }),
+      el('p', { class: 'intro', text: 'A dictionary answers only for an exact key: {apple: 10, banana: 5, chair: 2}["fruit"] is an error. Attention instead compares the query with every key (a dot product), turns the similarities into weights with softmax, and returns the weighted sum of the values: “fruit” is a bit of apple and a bit of banana, and almost no chair. Edit any vector or value.' }),
       tex(String.raw`\operatorname{attention}(q, K, v) = \operatorname{softmax}(qK^{\top})\,v = \sum_j a_j v_j`, true),
     );
 
@@ -37,7 +37,7 @@ export const kvLookupLab: Lab = {
     const values = new MatrixTable(vSpec);
     values.root.classList.add('edit-plain');
     const presets = buttonGroup('Query presets', [
-      { label: '“fruit” (seed 004)', name: 'kv-preset-fruit', onClick: () => store.update({ kvQuery: [1, 0.2] }) },
+      { label: '“fruit”', title: 'The query of “An Intuition for Attention”', name: 'kv-preset-fruit', onClick: () => store.update({ kvQuery: [1, 0.2] }) },
       ...KV_KEYS.map((w, r) => ({ label: `q = key of “${w}”`, name: `kv-preset-${w}`, onClick: () => store.update({ kvQuery: store.state.kvKeys.slice(r * 2, r * 2 + 2) }) })),
       { label: 'reset all', name: 'kv-reset', onClick: () => store.update({ kvQuery: [1, 0.2], kvKeys: [1.2, 0.4, 0.9, 0.3, -1, 0.5], kvValues: [10, 5, 2] }) },
     ]);
@@ -72,13 +72,13 @@ export const kvLookupLab: Lab = {
       const q = Float32Array.from(s.kvQuery);
       const k = Float32Array.from(s.kvKeys);
       const v = Float32Array.from(s.kvValues);
-      // The seed's formula has no 1/√d_k: scale 1.
+      // The article's formula here has no 1/√d_k: scale 1.
       const r = engine.attention({ q, k, v, nq: 1, nk: 3, dk: 2, dv: 1, scale: 1, returnRawScores: true, returnWeights: true });
-      const diag = new Float32Array(9);
-      v.forEach((x, j) => { diag[j * 3 + j] = x; });
-      const parts = engine.attention({ q, k, v: diag, nq: 1, nk: 3, dk: 2, dv: 3, scale: 1 }).output;
       const scores = r.rawScores!;
       const w = r.weights!;
+      const diag = new Float32Array(9);
+      w.forEach((x, j) => { diag[j * 3 + j] = x; });
+      const parts = engine.matmul(diag, v, { m: 3, k: 3, n: 1 });
 
       query.update({ ...qSpec, values: q });
       keys.update({ ...kSpec, values: k });

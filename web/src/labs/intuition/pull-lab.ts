@@ -1,7 +1,7 @@
-// Seed 003's "words pulling words": in the fruit/tech plane, every word pulls the chosen word ("apple") with
+// "Words pulling words", from the article of that image: in the fruit/tech plane, every word pulls the chosen word ("apple") with
 // a strength softmax(x_apple · x_j), and the updated apple is the weighted average of all the words. Applying
 // attention again pulls every word with the already-updated vectors. All numbers: engine.attention with
-// Q = K = V = X and scale 1 (the seed's plain dot product).
+// Q = K = V = X and scale 1 (the article's plain dot product).
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
@@ -59,17 +59,18 @@ export function runPull(engine: Engine, s: AppState): PullState {
 
 export const pullLab: Lab = {
   id: 'pull',
-  nav: 'Words pull words',
+  nav: 'Pulling',
   mount(section: HTMLElement, ctx: LabContext) {
     const { engine, store } = ctx;
     section.append(
       el('h2', { text: 'Words pulling words' }),
-      el('p', { class: 'intro', text: '“Apple” sits between the fruits and the tech words: it is both. In a sentence, the other words pull it towards the meaning they share with it (seed 003). The pull of each word is its softmax weight, softmax of the dot products with apple, and the new apple is the weighted average of all the words. Drag a word (or focus it and use the arrow keys, Shift for bigger steps); click or press Enter on a word to watch it being pulled instead.' }),
+      el('p', { class: 'intro', text: '“Apple” sits between the fruits and the tech words: it is both. In a sentence, the other words pull it towards the meaning they share with it. The pull of each word is its softmax weight, softmax of the dot products with apple, and the new apple is the weighted average of all the words. Drag a word (or focus it and use the arrow keys, Shift for bigger steps); click or press Enter on a word to watch it being pulled instead.' }),
       tex(String.raw`\text{apple}' = \sum_j \operatorname{softmax}_j(x_{\text{apple}}\cdot x_j)\; x_j`, true),
     );
     const plane = new PullPlane();
     const chooser = el('div', { class: 'pull-chooser' });
     const status = el('p', { class: 'pull-status', 'aria-live': 'polite' });
+    const collapse = el('p', { class: 'callout', 'data-output': 'pull-collapse', 'aria-live': 'polite' });
     const table = el('table', { class: 'plain-table', 'data-table': 'pull' });
     let animateNext = false;
     const controls = buttonGroup('Pull controls', [
@@ -80,7 +81,7 @@ export const pullLab: Lab = {
       { label: 'Back to the embeddings', name: 'pull-reset', onClick: () => store.update({ pullIters: 0 }) },
       { label: 'Reset positions', name: 'pull-reset-edits', onClick: () => store.update({ pullEdits: new Map(), pullIters: 0 }) },
     ]);
-    section.append(chooser, controls, status,
+    section.append(chooser, controls, status, collapse,
       el('div', { class: 'two-col' },
         el('div', { class: 'panel' }, plane.root, el('p', { class: 'help', text: 'Line width = how hard each word pulls. The arrow goes from the word to its updated vector (the ring).' })),
         el('div', { class: 'panel' }, el('div', { class: 'table-scroll' }, table))));
@@ -115,6 +116,8 @@ export const pullLab: Lab = {
 
       let best = -1;
       w.forEach((v, j) => { if (j !== i && (best < 0 || v > w[best])) best = j; });
+      collapse.hidden = s.pullIters === 0;
+      collapse.textContent = s.pullIters === 0 ? '' : `Applied ${s.pullIters} time${s.pullIters > 1 ? 's' : ''}. Each application moves every word to a weighted average of all the words, and an average of averages draws them together: apply it a few more times and the words bunch into one knot. That collapse is expected from repeating a plain average. In a real model attention is one layer among many, each adding its result to the word’s own vector, with learned W_Q, W_K, W_V, so the words keep their differences. “Back to the embeddings” undoes it.`;
       status.textContent = `${s.pullIters === 0 ? 'Original embeddings' : `After applying attention ${s.pullIters} time${s.pullIters > 1 ? 's' : ''}`}: “${p.words[i]}” is pulled hardest by “${p.words[best]}” (${fmtProb(w[best])}) and moves from (${fmt(p.x[2 * i], 3)}, ${fmt(p.x[2 * i + 1], 3)}) to (${fmt(u[0], 3)}, ${fmt(u[1], 3)}).`;
 
       clear(table);

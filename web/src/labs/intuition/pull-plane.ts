@@ -1,4 +1,4 @@
-// The 2-D fruit/tech plane of seed 003 in SVG: words as draggable points (pointer, or arrow keys when a point
+// The 2-D fruit/tech plane of the words-pulling-words article in SVG: words as draggable points (pointer, or arrow keys when a point
 // has focus), the chosen word's pull towards every word drawn as a line whose width is the attention weight,
 // and its updated vector drawn as a ring with an arrow from the old position. The plane only draws: all
 // positions and weights come from the caller (the engine).
@@ -6,6 +6,7 @@ import { drag, scaleLinear, select, type Selection } from 'd3';
 import 'd3-transition';
 import { el, reducedMotion } from '../../ui/dom';
 import { fmt, fmtProb } from '../../ui/format';
+import { placeLabels } from '../../ui/label-layout';
 
 export interface PlaneSpec {
   words: string[];
@@ -79,13 +80,21 @@ export class PullPlane {
     ug.append('line').attr('class', 'update-arrow').attr('x1', x(c[0])).attr('y1', y(c[1])).attr('x2', x(u[0])).attr('y2', y(u[1]))
       .attr('marker-end', 'url(#pull-arrow)');
     ug.append('circle').attr('class', 'updated-point').attr('r', 9).attr('cx', x(u[0])).attr('cy', y(u[1]));
-    ug.append('text').attr('class', 'updated-label').attr('x', x(u[0]) + 12).attr('y', y(u[1]) + 16)
+    // Labels placed so that none covers another or a point: the words first, then the updated vector's.
+    const layout = placeLabels([
+      ...idx.map((i) => ({ x: x(P(i)[0]), y: y(P(i)[1]), text: spec.words[i] })),
+      { x: x(u[0]), y: y(u[1]), text: `new ${spec.words[spec.chosen]}` },
+    ], { fontSize: 13, pointRadius: 9, bounds: { x0: PAD - 4, y0: 2, x1: W - 2, y1: H - PAD + 4 } });
+    const ul = layout[n];
+    if (ul.leader) ug.append('line').attr('class', 'label-leader').attr('x1', x(u[0])).attr('y1', y(u[1])).attr('x2', x(u[0]) + ul.lx).attr('y2', y(u[1]) + ul.ly);
+    ug.append('text').attr('class', 'updated-label').attr('x', x(u[0]) + ul.dx).attr('y', y(u[1]) + ul.dy).attr('text-anchor', ul.anchor)
       .text(`new ${spec.words[spec.chosen]}`);
 
     const pts = this.svg.select('g.points').selectAll<SVGGElement, number>('g.point').data(idx).join((enter) => {
       const g = enter.append('g').attr('class', 'point').attr('tabindex', 0).attr('role', 'button');
+      g.append('line').attr('class', 'label-leader');
       g.append('circle').attr('r', 8);
-      g.append('text').attr('x', 11).attr('y', -9);
+      g.append('text');
       g.on('keydown', (e: KeyboardEvent, i) => this.onKey(e, i));
       g.on('click', (_, i) => this.spec?.onChoose(i));
       g.call(drag<SVGGElement, number>()
@@ -99,7 +108,10 @@ export class PullPlane {
       .attr('data-word', (i) => spec.words[i])
       .attr('aria-pressed', (i) => String(i === spec.chosen))
       .attr('aria-label', (i) => `${spec.words[i]} at fruitiness ${fmt(P(i)[0], 2)}, techiness ${fmt(P(i)[1], 2)}${i === spec.chosen ? ', the word being pulled' : `, pulls with weight ${fmtProb(spec.weights[i])}`}. Arrow keys move it; Enter makes it the pulled word.`);
-    pts.select('text').text((i) => spec.words[i]);
+    pts.select('text').text((i) => spec.words[i])
+      .attr('x', (i) => layout[i].dx).attr('y', (i) => layout[i].dy).attr('text-anchor', (i) => layout[i].anchor);
+    pts.select('line.label-leader').attr('display', (i) => (layout[i].leader ? null : 'none'))
+      .attr('x1', 0).attr('y1', 0).attr('x2', (i) => layout[i].lx).attr('y2', (i) => layout[i].ly);
     const at = (i: number, src: ArrayLike<number>) => `translate(${x(src[2 * i])},${y(src[2 * i + 1])})`;
     if (animate && spec.from) {
       pts.interrupt().attr('transform', (i) => at(i, spec.from!)).transition().duration(900).attr('transform', (i) => at(i, spec.points));

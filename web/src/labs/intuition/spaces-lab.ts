@@ -1,16 +1,19 @@
-// Seed 003's transformed spaces: a 2 × 2 matrix moves every word and the basis vectors e₁, e₂ with them.
+// Transformed spaces, from the words-pulling-words article: a 2 × 2 matrix moves every word and the basis
+// vectors e₁, e₂ with them.
 // Queries, keys and values each get their own matrix; the weights come from the query and key spaces and
 // the updated vector is the weighted average in the value space. The sentence, pulled word and positions
-// are the "words pulling words" figure's. Every position and weight is the engine's.
+// are the "words pulling words" figure's. Every position (three matrix products) and weight (one attention
+// call) is the engine's.
 import type { Lab, LabContext } from '../lab';
 import { LIMITS } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
+import { disclosure } from '../../ui/disclosure';
 import { exact, fmt, fmtProb } from '../../ui/format';
 import { buttonGroup } from '../../ui/controls';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
-import { project } from '../../model/project';
-import { SpacePlane } from './space-plane';
+import { project } from '../../model/pipeline';
+import { SpacePlane, planeLimit } from './space-plane';
 import { pullEmbeddings } from './pull-lab';
 
 type Key = 'spWq' | 'spWk' | 'spWv';
@@ -24,12 +27,17 @@ const PRESETS: { label: string; q: number[]; k: number[]; v: number[] }[] = [
 
 export const spacesLab: Lab = {
   id: 'spaces',
-  nav: 'Transformed spaces',
+  nav: 'Spaces',
   mount(section: HTMLElement, ctx: LabContext) {
     const { engine, store } = ctx;
     section.append(
       el('h2', { text: 'Transformed spaces: queries, keys and values' }),
-      el('p', { class: 'intro', text: 'A 2 × 2 matrix transforms the whole plane: each word x moves to x·W, and the unit vectors e₁ = (1, 0) and e₂ = (0, 1) move to the rows of W, carrying the grid with them. Attention uses three such spaces: similarities are measured between the query space and the key space, and the updated word is the weighted average in the value space (seed 003). Edit the matrices; the weights update live. The words and the pulled word are those of “Words pulling words”.' }),
+      el('p', { class: 'intro', text: 'A 2 × 2 matrix transforms the whole plane: each word x moves to x·W, and the unit vectors e₁ = (1, 0) and e₂ = (0, 1) move to the rows of W, carrying the grid with them. Attention uses three such spaces: similarities are measured between the query space and the key space, and the updated word is the weighted average in the value space. Edit the matrices; the weights update live. The words and the pulled word are those of “Words pulling words”.' }),
+      el('div', { class: 'callout learned' },
+        el('p', {}, el('strong', { text: 'Where do W_Q, W_K and W_V come from? ' }),
+          'In a real model they are learned: training adjusts their numbers, over a great deal of text, until the attention they produce helps predict the next word. Here you set them by hand.'),
+        el('p', {}, el('strong', { text: 'Why three? ' }),
+          'Each word plays three parts. As a query it asks what it is looking for (W_Q); as a key it offers itself to the others’ queries (W_K); as a value it is what gets passed on when it is picked (W_V). With one matrix for all three, or none at all, the pull of one word on another always equals the pull back, and the words move in the very space that measured them. Set all three to the identity and Q, K and V are the same table, X itself: the plain pulling of the figure above.')),
       tex(String.raw`q = xW_Q,\quad k = xW_K,\quad v = xW_V,\qquad \text{new}_i = \sum_j \operatorname{softmax}_j(q_i\cdot k_j)\, v_j`, true),
     );
     const cols = ['→ fruit', '→ tech'];
@@ -50,7 +58,7 @@ export const spacesLab: Lab = {
       buttonGroup('Space presets', PRESETS.map((p, i) => ({ label: p.label, name: `sp-preset-${i}`, onClick: () => store.update({ spWq: [...p.q], spWk: [...p.k], spWv: [...p.v] }) }))),
       el('div', { class: 'spaces-grid' }, ...mats.map((m) => el('div', { class: 'panel' }, m.table.root, m.plane.root))),
       summary,
-      el('div', { class: 'table-scroll' }, table),
+      disclosure('The numbers: each word in the three spaces', el('div', { class: 'table-scroll' }, table), 'spaces-table'),
     );
 
     const render = () => {
@@ -63,9 +71,11 @@ export const spacesLab: Lab = {
       const { q, k, v } = project(engine, x, n, 2, w.spWq, w.spWk, w.spWv);
       const r = engine.attention({ q, k, v, nq: n, nk: n, dk: 2, dv: 2, scale: 1, returnRawScores: true, returnWeights: true });
       const pts = { spWq: q, spWk: k, spWv: v };
+      // One scale for the three planes, large enough for every word and basis vector.
+      const limit = planeLimit(q, k, v, w.spWq, w.spWk, w.spWv);
       for (const m of mats) {
         m.table.update({ ...m.spec, values: w[m.key] });
-        m.plane.update({ title: m.title, words, points: pts[m.key], w: w[m.key], colour: m.colour });
+        m.plane.update({ title: m.title, words, points: pts[m.key], w: w[m.key], colour: m.colour, limit });
       }
       const wt = r.weights!.subarray(i * n, (i + 1) * n);
       const out = r.output.subarray(i * 2, i * 2 + 2);

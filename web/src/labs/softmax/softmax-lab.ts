@@ -1,20 +1,23 @@
-// Softmax lab: editable logits, temperature, probabilities, the exp terms and their sum, and the seeds'
-// worked examples (seed 000: [1, 1.1] / [10, 11] / [100, 110]; seed 004: [4, −1, 2.1], [3, 2, 1] vs [30, 20, 10]).
+// Softmax lab: editable logits, temperature, probabilities, the exp terms and their sum, and the articles'
+// worked examples ("Self-attention": [1, 1.1] / [10, 11] / [100, 110]; "An Intuition for Attention": [4, −1, 2.1],
+// [3, 2, 1] vs [30, 20, 10]). The probabilities are the engine's; the e^((x−m)/T) column and its sum are the
+// page's reading of them (pᵢ / p_max and 1 / p_max: the 1/Σ cancels).
 import type { Lab, LabContext } from '../lab';
 import { LIMITS } from '../../state/app-state';
-import { el, clear } from '../../ui/dom';
+import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
 import { buttonGroup, logSlider, formatTemp } from '../../ui/controls';
 import { tex } from '../../ui/katex';
-import { fmt, fmtProb, exact } from '../../ui/format';
+import { disclosure } from '../../ui/disclosure';
+import { fmt, fmtProb, exact, sub } from '../../ui/format';
 import { interpolateViridis } from 'd3';
 
 const PRESETS: { label: string; logits: number[]; note: string }[] = [
-  { label: '[1, 1.1]', logits: [1, 1.1], note: 'Seed 000: two logits 10% apart give almost even odds…' },
+  { label: '[1, 1.1]', logits: [1, 1.1], note: 'From “Self-attention”: two logits 10% apart give almost even odds…' },
   { label: '[10, 11]', logits: [10, 11], note: '…the same 10% at ten times the scale is a clear winner…' },
   { label: '[100, 110]', logits: [100, 110], note: '…and at a hundred times it is nearly one-hot.' },
-  { label: '[4, −1, 2.1]', logits: [4, -1, 2.1], note: 'Seed 004: softmax([4, −1, 2.1]) ≈ [0.8648, 0.0058, 0.1294].' },
-  { label: '[3, 2, 1]', logits: [3, 2, 1], note: 'Seed 004: softmax([3, 2, 1]) ≈ [0.665, 0.244, 0.090]…' },
+  { label: '[4, −1, 2.1]', logits: [4, -1, 2.1], note: 'From “An Intuition for Attention”: softmax([4, −1, 2.1]) ≈ [0.8648, 0.0058, 0.1294].' },
+  { label: '[3, 2, 1]', logits: [3, 2, 1], note: 'From “An Intuition for Attention”: softmax([3, 2, 1]) ≈ [0.665, 0.244, 0.090]…' },
   { label: '[30, 20, 10]', logits: [30, 20, 10], note: '…but ×10 makes it extreme: why attention divides scores by √d_k.' },
 ];
 
@@ -28,13 +31,13 @@ export const softmaxLab: Lab = {
     const { engine, store } = ctx;
     section.append(
       el('h2', { text: 'Softmax: from scores to probabilities' }),
-      el('p', { class: 'intro', text: 'Attention turns raw similarity scores into weights with softmax: exponentiate each number, then divide by the sum. The results are between 0 and 1, sum to 1, keep the order of the inputs, and exaggerate gaps: the bigger the numbers, the more the largest one wins. Drag the bars, type logits, or try the seeds’ examples.' }),
+      el('p', { class: 'intro', text: 'Attention turns raw similarity scores into weights with softmax: exponentiate each number, then divide by the sum. The results are between 0 and 1, sum to 1, keep the order of the inputs, and exaggerate gaps: the bigger the numbers, the more the largest one wins. Drag the bars, type logits, or try the articles’ examples.' }),
       tex(String.raw`\begin{gathered} \operatorname{softmax}(x)_i \;=\; \frac{e^{x_i/T}}{\sum_j e^{x_j/T}} \;=\; \frac{e^{(x_i-m)/T}}{\sum_j e^{(x_j-m)/T}} \\ m=\max_j x_j \end{gathered}`, true),
     );
 
     const note = el('p', { class: 'preset-note', 'aria-live': 'polite' });
     section.append(
-      buttonGroup('Seed examples', PRESETS.map((p) => ({
+      buttonGroup('Worked examples', PRESETS.map((p) => ({
         label: p.label, title: p.note, name: `sm-preset-${p.label}`,
         onClick: () => { note.textContent = p.note; store.update({ logits: [...p.logits] }); },
       }))),
@@ -66,9 +69,9 @@ export const softmaxLab: Lab = {
       el('h3', { text: 'The arithmetic' }),
       el('div', { class: 'table-scroll' }, table),
       overflow,
-      el('h3', { text: 'Same gaps, different scales' }),
-      el('p', { class: 'help', text: 'The seeds’ examples at the current temperature: softmax reacts to differences, and multiplying every input by 10 makes the same relative gap decisive.' }),
-      el('div', { class: 'table-scroll' }, scales),
+      disclosure('Same gaps, different scales: every worked example at this temperature', el('div', {},
+        el('p', { class: 'help', text: 'Softmax reacts to differences, and multiplying every input by 10 makes the same relative gap decisive.' }),
+        el('div', { class: 'table-scroll' }, scales)), 'softmax-scales'),
     );
 
     let inputs: HTMLInputElement[] = [];
@@ -83,7 +86,7 @@ export const softmaxLab: Lab = {
             input.toggleAttribute('aria-invalid', !ok);
             if (ok) store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) });
           });
-          const rm = el('button', { type: 'button', class: 'icon-btn', 'aria-label': `remove logit ${i + 1}`, text: '×' });
+          const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
           rm.disabled = xs.length <= LIMITS.logits.min;
           rm.addEventListener('click', () => {
             if (store.state.logits.length > LIMITS.logits.min) store.update({ logits: store.state.logits.filter((_, j) => j !== i) });
@@ -118,7 +121,7 @@ export const softmaxLab: Lab = {
         el('caption', { text: `softmax at T = ${formatTemp(smTemp)}` }),
         el('thead', {}, el('tr', {},
           el('th', { scope: 'col', text: 'i' }), el('th', { scope: 'col', text: 'logit xᵢ' }),
-          el('th', { scope: 'col' }, tex(String.raw`e^{(x_i-m)/T}`)), el('th', { scope: 'col', text: 'probability pᵢ' }))),
+          el('th', { scope: 'col' }, tex(String.raw`e^{(x_i-m)/T}`), el('span', { class: 'visually-hidden', text: 'e to the power (xᵢ − m) / T' })), el('th', { scope: 'col', text: 'probability pᵢ' }))),
       );
       const body = el('tbody');
       logits.forEach((x, i) => {
@@ -161,6 +164,3 @@ export const softmaxLab: Lab = {
   },
 };
 
-function sub(n: number): string {
-  return String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[Number(d)]);
-}

@@ -1,7 +1,7 @@
 // Numerical stability of softmax: float32 e^x overflows to Infinity above x ≈ 88.72, so the textbook formula
 // gives Infinity/Infinity = NaN, while the engine subtracts the row max first. The "naive" columns are what
-// plain float32 arithmetic gives (JS Math.exp rounded with Math.fround), shown as the contrast; every other
-// number is the engine's. A fully masked row (all −∞) is the other edge: 0/0 naively, zeros from the engine.
+// plain float32 arithmetic gives (JS Math.exp rounded with Math.fround), shown as the contrast, and x − m is the
+// page's own subtraction; the softmax, log-softmax and attention columns are the engine's. A fully masked row (all −∞) is the other edge: 0/0 naively, zeros from the engine.
 import type { Lab, LabContext } from '../lab';
 import { LIMITS } from '../../state/app-state';
 import { el, clear } from '../../ui/dom';
@@ -67,17 +67,16 @@ export const stabilityLab: Lab = {
       const x = Float32Array.from(xs);
       const p = engine.softmax(x, { cols: n });
       const logp = engine.softmax(x, { cols: n, log: true });
-      // x − m by the engine: a 1-wide "attention" whose scores are 1·xⱼ plus an additive mask of −m.
+      // x − m, one float32 subtraction each: the page's arithmetic, showing what the engine's softmax does first.
       let m = -Infinity;
-      x.forEach((v) => { if (v > m) m = v; }); // choosing the max is a comparison, not arithmetic
-      const shifted = engine.attention({ q: new Float32Array([1]), k: x, v: new Float32Array(n), nq: 1, nk: n, dk: 1, dv: 1, scale: 1,
-        mask: new Float32Array(n).fill(-m), returnScores: true }).scores!;
+      x.forEach((v) => { if (v > m) m = v; });
+      const shifted = x.map((v) => v - m); // a Float32Array: each difference is rounded to float32
       const naive = naiveSoftmax32(Array.from(x));
 
       clear(table);
       table.append(
-        el('caption', { text: 'Naive float32 softmax (JS Math.exp rounded to float32: what the formula gives without the max) vs the engine' }),
-        el('thead', {}, el('tr', {}, ...['i', 'xᵢ', 'naive e^xᵢ (float32)', 'naive e^xᵢ / Σ', 'engine: xᵢ − m', 'engine: softmax', 'engine: log-softmax'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('caption', { text: 'Naive float32 softmax (JS Math.exp rounded to float32: what the formula gives without the max) against the engine; xᵢ − m is the page’s float32 subtraction, the first step of the engine’s softmax' }),
+        el('thead', {}, el('tr', {}, ...['i', 'xᵢ', 'naive e^xᵢ (float32)', 'naive e^xᵢ / Σ', 'xᵢ − m', 'engine: softmax', 'engine: log-softmax'].map((h) => el('th', { scope: 'col', text: h })))),
       );
       const body = el('tbody');
       for (let j = 0; j < n; j++) {
@@ -112,7 +111,7 @@ export const stabilityLab: Lab = {
       clear(masked);
       masked.append(
         el('caption', { text: 'Logits [−∞, −∞, −∞]' }),
-        el('thead', {}, el('tr', {}, ...['', 'key 1', 'key 2', 'key 3'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('thead', {}, el('tr', {}, el('td'), ...['key 1', 'key 2', 'key 3'].map((h) => el('th', { scope: 'col', text: h })))),
         el('tbody', {},
           el('tr', {}, el('th', { scope: 'row', text: 'naive e^x / Σ (float32, JS)' }), ...naiveM.p.map((v) => el('td', { class: 'bad', 'data-col': 'naive', 'data-value': String(v), text: fmt(v) }))),
           el('tr', {}, el('th', { scope: 'row', text: 'engine softmax' }), ...Array.from(pm, (v) => el('td', { 'data-col': 'softmax', 'data-value': exact(v), text: fmt(v) }))),
