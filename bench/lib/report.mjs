@@ -197,7 +197,7 @@ export function markdownReport(results) {
     for (const r of mh.rows) out.push(`| ${r.returnIntermediates ? 'yes' : 'no'} | ${r.causal ? 'yes' : 'no'} | ${(r.ms * 1000).toFixed(1)} |`);
     out.push('');
   }
-  out.push('### Targets of issue 7 in this run');
+  out.push('### Performance targets in this run');
   out.push('');
   for (const line of targetLines(targets(results))) out.push(`- ${line}`);
   out.push('');
@@ -208,7 +208,7 @@ export function markdownReport(results) {
   return out.join('\n');
 }
 
-/** The targets of issue 7, evaluated on this run (ratios within the run; `pass` is null when not measured). */
+/** The project's performance targets, evaluated on this run (ratios within the run; `pass` is null when not measured). */
 export function targets(results) {
   const out = [];
   const cell = (n, d, causal) => results.attention.find((c) => c.n === n && c.d === d && c.causal === causal);

@@ -189,7 +189,7 @@ async function checkMatrixExports(page, name, caption) {
     rows: [...t.tBodies[0].rows].map((tr) => tr.querySelector('th').textContent),
   }));
   // Several labs have a "W_Q": pick the buttons under this table, then check their names.
-  const bar = `figure:has(> .table-scroll > table[data-matrix="${name}"]) > .matrix-head > .export-bar`;
+  const bar = `figure:has(> .table-scroll > table[data-matrix="${name}"]) > .export-bar`;
   assert.equal(await page.getAttribute(`${bar} button[data-export="csv"]`, 'aria-label'), `Download ${caption} as CSV`);
   assert.equal(await page.getAttribute(`${bar} button[data-export="json"]`, 'aria-label'), `Download ${caption} as JSON`);
   const csv = await downloadOf(page, `${bar} button[data-export="csv"]`);

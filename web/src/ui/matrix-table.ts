@@ -55,8 +55,7 @@ export class MatrixTable {
       const sp = this.spec!;
       return { name: sp.name, caption: sp.caption, rows: sp.rows, cols: sp.cols, rowLabels: sp.rowLabels, colLabels: sp.colLabels, values: sp.values };
     });
-    // Legend and export buttons share one line above the table.
-    this.root = el('figure', { class: 'matrix' }, el('div', { class: 'matrix-head' }, this.legendSlot, this.exportBar.root), el('div', { class: 'table-scroll' }, this.table));
+    this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.exportBar.root);
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));
     this.table.addEventListener('focusin', (e) => this.onFocus(e));

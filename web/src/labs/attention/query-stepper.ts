@@ -103,7 +103,7 @@ export class QueryStepper {
       `query q${I} = row ${i + 1} of Q = ${vec(p.q.subarray(i * dk, (i + 1) * dk))}`,
       `scores q${I}·kⱼ, one per key: from ${named(raw, argmin(raw), (v) => fmt(v, 3))} to ${named(raw, argmax(raw), (v) => fmt(v, 3))}`,
       `÷ ${divisor}${hidden ? `, and −∞ for the ${hidden} key${hidden > 1 ? 's' : ''} after token ${i + 1} (causal mask)` : ''}: now from ${fmt(Math.min(...visible), 3)} to ${fmt(Math.max(...visible), 3)}`,
-      `softmax: e^score ÷ the row’s sum, so the weights are ≥ 0 and add up to 1; largest ${named(weights, argmax(weights), fmtProb)}`,
+      `softmax: e^score ÷ the sum of e^score over the row, so the weights are ≥ 0 and add up to 1; largest ${named(weights, argmax(weights), fmtProb)}`,
       `weighted sum: c${I} = Σⱼ a${I}ⱼ·vⱼ = ${vec(p.output.subarray(i * p.dv, (i + 1) * p.dv))}, row ${i + 1} of the output`,
     ];
     this.stages.forEach((li, k) => {

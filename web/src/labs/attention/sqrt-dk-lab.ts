@@ -47,7 +47,7 @@ export const sqrtDkLab: Lab = {
     const slider = el('input', { type: 'range', min: 0, max: Math.log2(LIMITS.rootDk), step: 1, 'data-control': 'sqrt-dk', id: 'sqrt-dk-slider' });
     const out = el('output', { class: 'slider-value', for: 'sqrt-dk-slider' });
     slider.addEventListener('input', () => store.update({ rootDk: 2 ** Number(slider.value) }));
-    const reseed = buttonGroup('Random draw', [{ label: 'shuffle', title: 'Draw new random q and k', name: 'sqrt-reseed', onClick: () => store.update({ rootSeed: (store.state.rootSeed + 1) % 1000000 }) }]);
+    const reseed = buttonGroup('Random draw', [{ label: 'shuffle q and k', title: 'Draw new random q and k', name: 'sqrt-reseed', onClick: () => store.update({ rootSeed: (store.state.rootSeed + 1) % 1000000 }) }]);
     const rawHist = new Histogram('sqrt-raw');
     const scaledHist = new Histogram('sqrt-scaled');
     const stats = el('table', { class: 'plain-table', 'data-table': 'sqrt-stats' });
