@@ -165,6 +165,12 @@ test('the one-query step-through: a heatmap row click shows its steps beside the
   assert.ok(step.top < 900 && step.bottom > 0, 'the step-through is in the viewport after the click');
   const stages = await page.$$eval('.stepper-stages .stage', (li) => li.map((x) => x.className));
   assert.deepEqual(stages, ['stage done', 'stage done', 'stage done', 'stage done', 'stage now']);
+  // The token menu keeps the keyboard focus while it changes the query (it is not rebuilt on each change).
+  await page.focus('select[data-control="query"]');
+  await page.selectOption('select[data-control="query"]', '5');
+  await settle(page);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.control), 'query');
+  assert.match(await page.textContent('.stepper-title'), /“an” \(token 6\)/);
   assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -21,6 +21,10 @@ export class QueryStepper {
   readonly root: HTMLElement;
   private title = el('h4', { class: 'stepper-title' });
   private chooser = el('div', { class: 'stepper-chooser' });
+  // Built once and refilled only when the tokens change, so it keeps the keyboard focus while the reader
+  // steps through the tokens with the arrow keys.
+  private select = selectControl([], '0', (v) => this.ctx.store.update({ query: Number(v) }), 'query');
+  private selectKey = '';
   private replay = el('button', { type: 'button', class: 'chip', 'data-control': 'stepper-replay', text: '▶ Play the steps' });
   private stages: HTMLLIElement[];
   private stageText: HTMLElement[];
@@ -37,6 +41,7 @@ export class QueryStepper {
       el('span', { class: 'stage-num', 'aria-hidden': 'true', text: String(k + 1) })));
     this.stageText = this.stages.map((li) => li.appendChild(el('span', { class: 'stage-text' })));
     this.replay.addEventListener('click', () => this.play());
+    this.chooser.appendChild(field('Query token', this.select));
     this.root = el('section', { class: 'stepper', 'aria-label': 'One query, step by step', 'data-stage': '5' },
       this.title,
       el('div', { class: 'stepper-controls' }, this.chooser, this.replay),
@@ -49,9 +54,13 @@ export class QueryStepper {
   update(s: AppState, p: Pipeline, play = false): void {
     const i = Math.min(s.query, p.n - 1);
     this.last = { s, p, i, parts: weightedValues(this.ctx.engine, p, i) };
-    clear(this.chooser);
-    this.chooser.appendChild(field('Query token', selectControl(p.words.map((w, j) => ({ value: String(j), label: `${j + 1} · ${w}` })), String(i),
-      (v) => this.ctx.store.update({ query: Number(v) }), 'query')));
+    const key = p.words.join('\u0001');
+    if (key !== this.selectKey) {
+      this.selectKey = key;
+      clear(this.select);
+      p.words.forEach((w, j) => this.select.appendChild(el('option', { value: String(j), text: `${j + 1} · ${w}` })));
+    }
+    this.select.value = String(i);
     this.title.textContent = `One query, step by step: “${p.words[i]}” (token ${i + 1})`;
     this.renderTable();
     if (play) this.play();
