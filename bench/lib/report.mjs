@@ -95,7 +95,7 @@ export function markdownReport(results) {
   const stat = results.stat ?? 'median';
   const out = [];
   const peak = results.peak?.gflops;
-  out.push(`Measured by \`npm run bench\` (\`${results.command}\`) on ${m.date.slice(0, 10)}: ${m.cpuModel} (${m.cpuFamily ? `family ${m.cpuFamily} model ${m.cpuModelNumber}; ` : ''}${m.logicalCpus} logical CPUs${m.hypervisor ? ', VM' : ''}, ${m.simdFlags.join('/')}), ` +
+  out.push(`Measured by \`${results.command.replace(/^node bench\/run\.mjs/, 'npm run bench --')}\` on ${m.date.slice(0, 10)}: ${m.cpuModel} (${m.cpuFamily ? `family ${m.cpuFamily} model ${m.cpuModelNumber}; ` : ''}${m.logicalCpus} logical CPUs${m.hypervisor ? ', VM' : ''}, ${m.simdFlags.join('/')}), ` +
     `Node ${m.node} (V8 ${m.v8}), ${m.os}. One thread for every library. ` +
     `Load average at start ${m.loadAverageAtStart.join(' ')}; other processes used ${m.otherCoresMean ?? '?'} cores on average (max ${m.otherCoresMax?.toFixed?.(2) ?? '?'}) while cells were measured${(m.otherCoresMean ?? 0) > 0.2 ? ' — the machine was busy, compare only within this run' : ''}.`);
   out.push('');

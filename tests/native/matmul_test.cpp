@@ -59,7 +59,7 @@ TEST_CASE("matmul: the depth block (k around 256) and larger shapes", "[matmul]"
   }
 }
 
-TEST_CASE("matmul: small integers multiply exactly; identity and zero", "[matmul]") {
+TEST_CASE("matmul: small integers multiply exactly, identity and zero", "[matmul]") {
   const std::size_t m = 6, k = 5, n = 7;
   std::vector<float> a(m * k), b(k * n), eye(k * k, 0.0f), c(m * n);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 7) - 3);
@@ -127,7 +127,7 @@ TEST_CASE("matmul: every size, length and value error names the argument and wri
   CHECK(c[0] == 2e36f);
 }
 
-TEST_CASE("matmul: out may not overlap an input; sizes whose product overflows are rejected", "[matmul]") {
+TEST_CASE("matmul: out may not overlap an input, and sizes whose product overflows are rejected", "[matmul]") {
   std::vector<float> buf(16, 1.0f);
   const auto s = attnlab::matmul({std::span<const float>(buf).first(4), std::span<const float>(buf).subspan(4, 4), 2, 2, 2},
                                  std::span<float>(buf).subspan(2, 4));

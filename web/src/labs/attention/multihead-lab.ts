@@ -15,6 +15,7 @@ import { legend } from '../../ui/legend';
 import { makeScale } from '../../ui/palette';
 import { multiHeadNumpy, type MultiHeadCodeInput } from '../../model/numpy-code';
 import { codePanel } from '../../ui/code-panel';
+import { disclosure } from '../../ui/disclosure';
 
 const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
 
@@ -68,7 +69,7 @@ export const multiheadLab: Lab = {
           draw.root, el('p', { class: 'help', text: 'W_Q, W_K, W_V and W_O are random here; a trained model learns them.' }), el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
       codePanel('multihead', () => last && multiHeadNumpy(last)),
-      el('h3', { text: 'Input X' }), x.root,
+      disclosure('Input X: the attention lab’s sentence, d_model = h · d_k wide', x.root, 'mh-x'),
       el('details', { class: 'disclosure weights-details', 'data-disclosure': 'mh-weights' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
         el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root)),
       el('h3', { text: 'Each head’s attention weights' }),

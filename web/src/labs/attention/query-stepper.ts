@@ -72,6 +72,7 @@ export class QueryStepper {
     window.clearTimeout(this.timer);
     this.timer = undefined;
     if (reducedMotion()) {
+      delete this.root.dataset.playing;
       this.show(5);
       return;
     }

@@ -5,6 +5,7 @@
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
+import { disclosure } from '../../ui/disclosure';
 import { exact, fmt, fmtProb } from '../../ui/format';
 import { buttonGroup, field, select as selectControl } from '../../ui/controls';
 import { tokenize } from '../../text/tokenize';
@@ -84,7 +85,9 @@ export const pullLab: Lab = {
     section.append(chooser, controls, status, collapse,
       el('div', { class: 'two-col' },
         el('div', { class: 'panel' }, plane.root, el('p', { class: 'help', text: 'Line width = how hard each word pulls. The arrow goes from the word to its updated vector (the ring).' })),
-        el('div', { class: 'panel' }, el('div', { class: 'table-scroll' }, table))));
+        // The numbers behind the picture: beside it on a wide screen, folded under it on a phone.
+        el('div', { class: 'panel' }, disclosure('The pulls as a table', el('div', { class: 'table-scroll' }, table), 'pull-table',
+          window.matchMedia('(min-width: 900px)').matches))));
 
     const render = () => {
       const t0 = performance.now();
