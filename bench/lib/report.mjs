@@ -95,7 +95,7 @@ export function markdownReport(results) {
   const stat = results.stat ?? 'median';
   const out = [];
   const peak = results.peak?.gflops;
-  out.push(`Measured by \`npm run bench\` (\`${results.command}\`) on ${m.date.slice(0, 10)}: ${m.cpuModel} (${m.cpuFamily ? `family ${m.cpuFamily} model ${m.cpuModelNumber}; ` : ''}${m.logicalCpus} logical CPUs${m.hypervisor ? ', VM' : ''}, ${m.simdFlags.join('/')}), ` +
+  out.push(`Measured by \`${results.command.replace(/^node bench\/run\.mjs/, 'npm run bench --')}\` on ${m.date.slice(0, 10)}: ${m.cpuModel} (${m.cpuFamily ? `family ${m.cpuFamily} model ${m.cpuModelNumber}; ` : ''}${m.logicalCpus} logical CPUs${m.hypervisor ? ', VM' : ''}, ${m.simdFlags.join('/')}), ` +
     `Node ${m.node} (V8 ${m.v8}), ${m.os}. One thread for every library. ` +
     `Load average at start ${m.loadAverageAtStart.join(' ')}; other processes used ${m.otherCoresMean ?? '?'} cores on average (max ${m.otherCoresMax?.toFixed?.(2) ?? '?'}) while cells were measured${(m.otherCoresMean ?? 0) > 0.2 ? ' — the machine was busy, compare only within this run' : ''}.`);
   out.push('');
@@ -197,7 +197,7 @@ export function markdownReport(results) {
     for (const r of mh.rows) out.push(`| ${r.returnIntermediates ? 'yes' : 'no'} | ${r.causal ? 'yes' : 'no'} | ${(r.ms * 1000).toFixed(1)} |`);
     out.push('');
   }
-  out.push('### Targets of issue 7 in this run');
+  out.push('### Performance targets in this run');
   out.push('');
   for (const line of targetLines(targets(results))) out.push(`- ${line}`);
   out.push('');
@@ -208,7 +208,7 @@ export function markdownReport(results) {
   return out.join('\n');
 }
 
-/** The targets of issue 7, evaluated on this run (ratios within the run; `pass` is null when not measured). */
+/** The project's performance targets, evaluated on this run (ratios within the run; `pass` is null when not measured). */
 export function targets(results) {
   const out = [];
   const cell = (n, d, causal) => results.attention.find((c) => c.n === n && c.d === d && c.causal === causal);

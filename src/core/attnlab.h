@@ -2,6 +2,7 @@
 #pragma once
 #include "attention.h"
 #include "build_info.h"
+#include "matmul.h"
 #include "multihead.h"
 #include "rope.h"
 #include "softmax.h"

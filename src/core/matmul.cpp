@@ -1,58 +1,89 @@
 #include "matmul.h"
 
-#include "kernels/kernels.h"
-#include "kernels/training.h"
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "gemm_blocked.h"
+#include "scratch.h"
+#include "validate.h"
 
 namespace attnlab {
+namespace {
 
-void matmul(Op op_a, Op op_b, std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
-            const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate, float* scratch) noexcept {
-  namespace kern = kernels::active;
-  if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: C = 0, or unchanged when accumulating
-    if (!accumulate)
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = 0.0f;
-    return;
+using namespace detail;
+
+// Largest Euclidean norm among `count` vectors of `len` floats, vector v at x + v·stride_v, element t at
+// + t·stride_t. Summed in double: a float sum of squares overflows from |x| ≈ 1.8e19, well inside float32.
+double max_norm(const float* x, std::size_t count, std::size_t len, std::size_t stride_v, std::size_t stride_t) noexcept {
+  double best = 0.0;
+  for (std::size_t v = 0; v < count; ++v) {
+    const float* p = x + v * stride_v;
+    double s = 0.0;
+    for (std::size_t t = 0; t < len; ++t) s += double(p[t * stride_t]) * double(p[t * stride_t]);
+    best = s > best ? s : best;
   }
-  if (m < kernels::kPanelRows && op_a == Op::n) {  // a row or three (decoding one token): a packed panel would be mostly padding
-    for (std::size_t i = 0; i < m; ++i) {
-      const float* ai = a + i * lda;
-      float* ci = c + i * ldc;
-      if (op_b == Op::n) {
-        kern::gemm(1, n, k, ai, lda, b, ldb, ci, ldc, accumulate);
-      } else {
-        for (std::size_t j = 0; j < n; ++j) {
-          const float s = kern::dot(ai, b + j * ldb, k);
-          ci[j] = accumulate ? ci[j] + s : s;
-        }
-      }
-    }
-    return;
+  return std::sqrt(best);
+}
+
+// Column norms of a row-major [k×n] B read row by row (unit stride), into one running sum per column.
+Status max_column_norm(const float* b, std::size_t k, std::size_t n, double& out) {
+  std::unique_ptr<double[]> sums(new (std::nothrow) double[n]());
+  if (!sums) return Status::no_memory("the column norms of b");
+  for (std::size_t p = 0; p < k; ++p)
+    for (std::size_t j = 0; j < n; ++j) sums[j] += double(b[p * n + j]) * double(b[p * n + j]);
+  double best = 0.0;
+  for (std::size_t j = 0; j < n; ++j) best = sums[j] > best ? sums[j] : best;
+  out = std::sqrt(best);
+  return Status::success();
+}
+
+bool overlaps(std::span<const float> x, std::span<float> y) noexcept {
+  const auto x0 = reinterpret_cast<std::uintptr_t>(x.data()), y0 = reinterpret_cast<std::uintptr_t>(y.data());
+  return !x.empty() && !y.empty() && x0 < y0 + y.size_bytes() && y0 < x0 + x.size_bytes();
+}
+
+}  // namespace
+
+Status matmul(const MatmulArgs& a, std::span<float> out) {
+  for (auto [name, value] : {std::pair{"m", a.m}, {"k", a.k}, {"n", a.n}})
+    if (auto s = check_size(name, value); !s.ok()) return s;
+  std::size_t a_len, b_len, out_len;
+  if (auto s = check_product("a", a.m, a.k, a_len); !s.ok()) return s;
+  if (auto s = check_product("b", a.k, a.n, b_len); !s.ok()) return s;
+  if (auto s = check_product("out", a.m, a.n, out_len); !s.ok()) return s;
+  const std::string m_s = std::to_string(a.m), k_s = std::to_string(a.k), n_s = std::to_string(a.n);
+  if (auto s = check_length("a", a.a.size(), a_len, "m·k = " + m_s + "·" + k_s); !s.ok()) return s;
+  if (auto s = check_length("b", a.b.size(), b_len, a.transpose_b ? "n·k = " + n_s + "·" + k_s : "k·n = " + k_s + "·" + n_s);
+      !s.ok())
+    return s;
+  if (auto s = check_length("out", out.size(), out_len, "m·n = " + m_s + "·" + n_s); !s.ok()) return s;
+  if (overlaps(a.a, out) || overlaps(a.b, out))
+    return Status::range_error("out", "out must not overlap a or b (the product is written while they are read)");
+  if (auto s = check_values("a", a.a, false); !s.ok()) return s;
+  if (auto s = check_values("b", a.b, false); !s.ok()) return s;
+
+  // |cᵢⱼ| and every partial sum of it are ≤ ‖row i of A‖·‖column j of B‖: keep that well inside float32.
+  double b_norm = 0.0;
+  if (a.transpose_b) {
+    b_norm = max_norm(a.b.data(), a.n, a.k, a.k, 1);
+  } else if (auto s = max_column_norm(a.b.data(), a.k, a.n, b_norm); !s.ok()) {
+    return s;
   }
-  float* const packed_a = scratch;
-  float* const block_b = scratch + kMatmulMc * kMatmulKc;
-  for (std::size_t k0 = 0; k0 < k; k0 += kMatmulKc) {
-    const std::size_t kb = k - k0 < kMatmulKc ? k - k0 : kMatmulKc;
-    const bool acc = accumulate || k0 > 0;
-    for (std::size_t n0 = 0; n0 < n; n0 += kMatmulNc) {
-      const std::size_t nb = n - n0 < kMatmulNc ? n - n0 : kMatmulNc;
-      const float* bp;
-      std::size_t ldbp;
-      if (op_b == Op::n) {
-        bp = b + k0 * ldb + n0, ldbp = ldb;
-      } else {  // B is [n×k]: its block, transposed into [kb × nb]
-        kern::transpose(nb, kb, b + n0 * ldb + k0, ldb, block_b, nb);
-        bp = block_b, ldbp = nb;
-      }
-      for (std::size_t m0 = 0; m0 < m; m0 += kMatmulMc) {
-        const std::size_t mb = m - m0 < kMatmulMc ? m - m0 : kMatmulMc;
-        if (op_a == Op::n) kern::pack_rows(mb, kb, a + m0 * lda + k0, lda, 1.0f, packed_a);
-        else kern::pack_cols(mb, kb, a + k0 * lda + m0, lda, 1.0f, packed_a);
-        kern::gemm_packed(mb, nb, kb, packed_a, bp, ldbp, c + m0 * ldc + n0, ldc, acc);
-      }
-    }
-  }
+  const double bound = max_norm(a.a.data(), a.m, a.k, a.k, 1) * b_norm;
+  if (!(bound <= 1e37))
+    return Status::range_error("a", "a and b are too large: max ‖row of a‖·‖column of b‖ = " + fmt(bound) +
+                                        " could overflow float32; the limit is 1e37");
+
+  // The blocked GEMM the model's layers use: fixed scratch (A's blocks packed, Bᵀ's blocks transposed into it).
+  Scratch scratch(kGemmScratch);
+  if (!scratch.ok_for(kGemmScratch)) return Status::no_memory("the matrix product");
+  gemm_blocked(Op::n, a.transpose_b ? Op::t : Op::n, a.m, a.n, a.k, a.a.data(), a.k, a.b.data(), a.transpose_b ? a.k : a.n,
+               out.data(), a.n, false, scratch.data());
+  return Status::success();
 }
 
 }  // namespace attnlab

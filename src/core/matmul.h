@@ -1,25 +1,22 @@
-// Matrix products with either operand transposed, cache-blocked over the packed GEMM micro-kernel
-// (kernels::pack_rows / pack_cols + gemm_packed). The backward passes need all three forms:
-//   Y  = X·W     (nn)   forward of a linear layer, W stored [in × out]
-//   dX = dY·Wᵀ   (nt)   its input gradient
-//   dW = Xᵀ·dY   (tn)   its weight gradient
-// Scratch is fixed (kMatmulScratch floats, about 320 KiB) whatever the sizes: blocks of A are packed and,
-// for a transposed B, blocks of B are transposed into it; nothing is allocated.
+// Matrix product C = A·B (or A·Bᵀ), row-major float32, on the same SIMD GEMM micro-kernel as attention.
 #pragma once
 #include <cstddef>
+#include <span>
+
+#include "status.h"
 
 namespace attnlab {
 
-enum class Op : unsigned char { n, t };  // the operand as stored, or its transpose
+struct MatmulArgs {
+  std::span<const float> a;  // [m×k]; finite
+  std::span<const float> b;  // [k×n], or [n×k] when transpose_b; finite
+  std::size_t m = 0, k = 0, n = 0;
+  bool transpose_b = false;  // C = A·Bᵀ: B holds one row of k per output column (e.g. keys for Q·Kᵀ)
+};
 
-// Block sizes: a kKc × kNc block of B (64 K floats) stays in L2 while every packed kMc-row block of A walks it.
-inline constexpr std::size_t kMatmulMc = 64, kMatmulKc = 256, kMatmulNc = 256;
-inline constexpr std::size_t kMatmulScratch = kMatmulMc * kMatmulKc + kMatmulKc * kMatmulNc;
-
-// C[m×n] = op(A)·op(B) (or += when accumulate), row-major with leading dimensions. op(A) is [m×k]: A is
-// stored [m×k] for Op::n, [k×m] for Op::t; op(B) is [k×n]: B stored [k×n] for Op::n, [n×k] for Op::t.
-// `scratch` holds kMatmulScratch floats. Any summation order: each entry is within γ(k)·Σ|a·b| of exact.
-void matmul(Op op_a, Op op_b, std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
-            const float* b, std::size_t ldb, float* c, std::size_t ldc, bool accumulate, float* scratch) noexcept;
+// out.size() must be m·n; out must not overlap a or b. Rejects inputs whose product could overflow float32
+// (max ‖row of A‖ · max ‖column of B‖ > 1e37, a Cauchy–Schwarz bound on every entry and partial sum).
+// On error nothing is written.
+Status matmul(const MatmulArgs& args, std::span<float> out);
 
 }  // namespace attnlab

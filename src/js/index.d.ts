@@ -221,6 +221,20 @@ export interface MultiHeadAttentionOptions {
   out?: Float32Array | null;
 }
 
+/** Options of {@link Lab.matmul}: the sizes of `a[m × k] · b[k × n] = [m × n]`. */
+export interface MatmulOptions {
+  /** Rows of `a` and of the result. */
+  m: number;
+  /** Columns of `a`: the length of every dot product. */
+  k: number;
+  /** Columns of the result (of `b`, or rows of `b` with {@link MatmulOptions.transposeB}). */
+  n: number;
+  /** `b` is `[n × k]` and the result is `a · bᵀ` (one row of `b` per output column, as keys in `Q·Kᵀ`). Default false. */
+  transposeB?: boolean;
+  /** Write the result into this buffer (length `m·n`, not `a` or `b`) instead of a new array; untouched when the call throws. */
+  out?: Float32Array | null;
+}
+
 /** One head's intermediates in {@link MultiHeadIntermediates.heads}. */
 export interface HeadIntermediates {
   /** `[n × dk]` this head's queries, `X·Wq` columns of the head. */
@@ -523,6 +537,23 @@ export interface Lab {
   multiHeadAttention<const O extends MultiHeadAttentionOptions>(
     options: O & KnownKeys<O, MultiHeadAttentionOptions>,
   ): MultiHeadAttentionResult<O>;
+  /**
+   * Matrix product `a · b` (or `a · bᵀ` with `transposeB`) of row-major float32 matrices, on the same SIMD
+   * GEMM kernel as attention. Each entry is a float32 sum of `k` products.
+   * @param a `[m × k]`.
+   * @param b `[k × n]`, or `[n × k]` with `transposeB`.
+   * @returns A new `Float32Array` of `m·n` values (or `options.out`).
+   * @throws TypeError when `a`, `b` or `out` is not a Float32Array, a size is not a number, or an option is
+   * unknown; RangeError for a size < 1, a length that does not match the sizes, a NaN or ±Infinity in `a` or
+   * `b`, or inputs whose product could overflow float32 (max row norm of `a` × max column norm of `b` > 1e37).
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
+   * @example
+   * ```ts
+   * const q = lab.matmul(x, wq, { m: n, k: dModel, n: dk });               // Q = X·W_Q
+   * const s = lab.matmul(q, k, { m: n, k: dk, n: n, transposeB: true });   // Q·Kᵀ
+   * ```
+   */
+  matmul<const O extends MatmulOptions>(a: Float32Array, b: Float32Array, options: O & KnownKeys<O, MatmulOptions>): OutputOf<O>;
   /**
    * Rotary position embedding of query or key heads, as ONNX's `RotaryEmbedding` (opset 23) and Hugging Face's
    * `apply_rotary_pos_emb` compute it. Angles are computed in double precision and rounded once to float32, so

@@ -5,6 +5,7 @@ import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
 import { makeSoftmaxBackward } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
+import { makeMatmul } from './matmul.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
@@ -14,6 +15,7 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    matmul: makeMatmul(m),
     rope: makeRope(m),
     softmaxBackward: makeSoftmaxBackward(m),
     ...makeGPT(m),

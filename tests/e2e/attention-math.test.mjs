@@ -66,20 +66,22 @@ test('causal toggle zeroes the upper triangle exactly; scaling toggle changes th
   assert.notDeepEqual(after, before, 'causal mask changed the weights');
   assert.equal(after[0][0], 1, 'the first token can only attend to itself');
 
-  // √d_k off: scaled scores equal the raw scores (scale 1), and the weights follow the unscaled reference.
+  // √d_k off: the scaled and masked scores equal the raw scores where a key is visible (scale 1), −∞ above the
+  // diagonal; the weights follow the unscaled reference.
   await page.uncheck('input[data-control="scaled"]');
   await settle(page);
   const raw = (await readMatrix(page, 'QKt')).values;
-  const scaled = (await readMatrix(page, 'scaled')).values;
-  assert.deepEqual(scaled, raw, 'without scaling, the scaled step equals QKᵀ');
+  const scores = (await readMatrix(page, 'scores')).values;
+  raw.forEach((row, i) => row.forEach((r, j) => assert.equal(scores[i][j], j > i ? -Infinity : r, `scores (${i},${j}) without scaling`)));
   await checkAgainstReference(page, { causal: true });
   await page.check('input[data-control="scaled"]');
+  await page.uncheck('input[data-control="causal"]');
   await settle(page);
   const raw2 = (await readMatrix(page, 'QKt')).values;
-  const scaled2 = (await readMatrix(page, 'scaled')).values;
+  const scores2 = (await readMatrix(page, 'scores')).values;
   const s = 1 / Math.sqrt(2);
   raw2.forEach((row, i) => row.forEach((r, j) => {
-    assert.ok(Math.abs(scaled2[i][j] - r * s) <= 4 * U * Math.abs(r * s) + 1e-30, `scaled (${i},${j})`);
+    assert.ok(Math.abs(scores2[i][j] - r * s) <= 4 * U * Math.abs(r * s) + 1e-30, `scaled (${i},${j})`);
   }));
   assert.deepEqual(log.errors, []);
   await context.close();
@@ -92,7 +94,7 @@ test('editing the text, an X cell, a W cell, the preset and d_k recompute correc
   const x = await readMatrix(page, 'X');
   assert.equal(x.rows, 5, 'five words; punctuation dropped');
   const labels = await page.$$eval('table[data-matrix="X"] tbody th', (ths) => ths.map((t) => t.textContent));
-  assert.deepEqual(labels, ['0 houston', '1 we', '2 have', '3 a', '4 problem']);
+  assert.deepEqual(labels, ['1 houston', '2 we', '3 have', '4 a', '5 problem'], 'tokens are numbered from 1');
   await checkAgainstReference(page, { causal: false });
 
   // X cell: every occurrence of a word moves together.
@@ -136,16 +138,97 @@ test('editing the text, an X cell, a W cell, the preset and d_k recompute correc
   await context.close();
 });
 
-test('the one-query walk-through sums weighted values into the output row', async () => {
-  const { page, context } = await openPage(env, '');
+test('the one-query step-through: a heatmap row click shows its steps beside the heatmap, summing into the output row', async () => {
+  const { page, context, log } = await openPage(env, '');
   await page.selectOption('select[data-control="query"]', '3');
   await settle(page);
-  const ctx = await page.$eval('td[data-context]', (td) => td.textContent);
   const O = (await readMatrix(page, 'output')).values;
-  const shown = ctx.replace(/[[\]]/g, '').split(',').map(Number);
-  shown.forEach((v, k) => assert.ok(Math.abs(v - O[3][k]) < 1e-3, `context vector ${k}`));
-  const highlighted = await page.$eval('table[data-matrix="weights"] tr.highlight th', (th) => th.textContent);
-  assert.equal(highlighted, '3 banana');
+  const readContext = () => page.$eval('.stepper td[data-context]', (td) => td.dataset.value.split(',').map(Number));
+  (await readContext()).forEach((v, k) => assert.equal(v, O[3][k], `context vector ${k} is output row 4`));
+  // The weighted values aᵢⱼ·vⱼ (one engine product) add up to the output row, within float32 rounding.
+  const parts = await page.$$eval('.stepper tbody tr:not(.sum-row) td:last-child', (tds) => tds.map((td) => td.dataset.value.split(',').map(Number)));
+  O[3].forEach((o, k) => {
+    const sum = parts.reduce((a, p) => a + p[k], 0);
+    const mag = parts.reduce((a, p) => a + Math.abs(p[k]), 0);
+    assert.ok(Math.abs(sum - o) <= 16 * U * mag + 1e-30, `Σ aⱼvⱼ = ${sum} vs output ${o}`);
+  });
+  assert.equal(await page.$eval('table[data-matrix="weights"] tr.highlight th', (th) => th.textContent), '4 banana');
+  assert.match(await page.textContent('.stepper-title'), /“banana” \(token 4\)/);
+
+  // A click on a heatmap row: the step-through follows it and is on screen, beside the heatmap.
+  await page.click('svg[data-heatmap="weights"] g.cell >> nth=14'); // row 3 (0-based 2): "a"
+  await settle(page);
+  assert.match(await page.textContent('.stepper-title'), /“a” \(token 3\)/);
+  assert.equal(await page.getAttribute('.stepper', 'data-stage'), '5', 'reduced motion: every stage at once');
+  const [heat, step] = await Promise.all([page.$eval('svg[data-heatmap="weights"]', (e) => e.getBoundingClientRect().toJSON()), page.$eval('.stepper', (e) => e.getBoundingClientRect().toJSON())]);
+  assert.ok(step.left >= heat.right - 1 && step.top < heat.bottom, `the step-through sits beside the heatmap at 1280 px (${JSON.stringify({ heat, step })})`);
+  assert.ok(step.top < 900 && step.bottom > 0, 'the step-through is in the viewport after the click');
+  const stages = await page.$$eval('.stepper-stages .stage', (li) => li.map((x) => x.className));
+  assert.deepEqual(stages, ['stage done', 'stage done', 'stage done', 'stage done', 'stage now']);
+  // The token menu keeps the keyboard focus while it changes the query (it is not rebuilt on each change).
+  await page.focus('select[data-control="query"]');
+  await page.selectOption('select[data-control="query"]', '5');
+  await settle(page);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.control), 'query');
+  assert.match(await page.textContent('.stepper-title'), /“an” \(token 6\)/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('the step-through plays query → scores → ÷√d_k → softmax → weighted sum without reduced motion; on a phone the click scrolls it into view', async () => {
+  const { page, context, log } = await openPage(env, '', { width: 390, height: 800, reducedMotion: 'no-preference' });
+  await page.$eval('svg[data-heatmap="weights"]', (svg) => svg.scrollIntoView({ block: 'start' }));
+  const seen = page.evaluate(() => new Promise((resolve) => {
+    const root = document.querySelector('.stepper');
+    const stages = [root.dataset.stage];
+    new MutationObserver(() => {
+      if (stages[stages.length - 1] !== root.dataset.stage) stages.push(root.dataset.stage);
+      if (root.dataset.stage === '5' && !root.dataset.playing) resolve(stages);
+    }).observe(root, { attributes: true, attributeFilter: ['data-stage', 'data-playing'] });
+  }));
+  await page.click('svg[data-heatmap="weights"] g.cell >> nth=7'); // row 2: "ate"
+  const stages = await seen;
+  assert.deepEqual(stages.slice(-5), ['1', '2', '3', '4', '5'], `the stages played in order: ${stages.join(' → ')}`);
+  const box = await page.$eval('.stepper-title', (e) => e.getBoundingClientRect().toJSON());
+  assert.ok(box.top >= 0 && box.bottom <= 800 + 1, `the step-through is on screen after the click (${JSON.stringify(box)})`);
+  assert.match(await page.textContent('.stepper-title'), /“ate” \(token 2\)/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('an edit costs a handful of engine calls: three projections and one attention call, plus one product for the step-through', async () => {
+  const { page, context, log } = await openPage(env, '');
+  const calls = async (edit) => {
+    await edit();
+    await settle(page);
+    return Number(await page.getAttribute('body', 'data-engine-calls-last-edit'));
+  };
+  // A W_Q cell: Q, K, V re-projected (3 matmul), one attention call, one matmul for the weighted values.
+  assert.equal(await calls(() => page.fill('table[data-matrix="Wq"] input[data-r="0"][data-c="1"]', '0.5')), 5);
+  // The mask changes nothing upstream: the projections are reused.
+  assert.equal(await calls(() => page.check('input[data-control="causal"]')), 2);
+  // Another query: the same attention call again, and the step-through's product.
+  assert.equal(await calls(() => page.selectOption('select[data-control="query"]', '2')), 2);
+  // The sentence feeds the multi-head lab too: one multiHeadAttention call more.
+  assert.equal(await calls(() => page.fill('input[data-control="text"]', 'Houston we have a problem')), 6);
+  assert.match(await page.textContent('#build-info'), /last edit: 6 engine calls/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('where W_Q, W_K, W_V first appear the page says they are learned, and why three; identity weights make Q = K = V', async () => {
+  const { page, context } = await openPage(env, '');
+  const spaces = await page.textContent('#spaces .callout.learned');
+  assert.match(spaces, /learned: training adjusts their numbers/);
+  assert.match(spaces, /Why three\?/);
+  assert.match(await page.textContent('#attention [data-step="2"]'), /learned/);
+  assert.match(await page.textContent('#attention [data-step="3"] .step-note'), /the three tables below are identical: Q = K = V = X/);
+  const [Q, K, V] = [await readMatrix(page, 'Q'), await readMatrix(page, 'K'), await readMatrix(page, 'V')];
+  assert.deepEqual(Q.values, K.values);
+  assert.deepEqual(K.values, V.values);
+  await page.click('button[data-control="preset-rnd"]');
+  await settle(page);
+  assert.equal(await page.textContent('#attention [data-step="3"] .step-note'), '', 'the note goes once the weights differ');
   await context.close();
 });
 

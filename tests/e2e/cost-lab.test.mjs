@@ -1,9 +1,9 @@
-// The cost-of-attention lab: the calculator against independent BigInt arithmetic (including seed 000's
+// The cost-of-attention lab: the calculator against independent BigInt arithmetic (including “Self-attention”'s
 // ≈ 4.5 PB ideal tensor), and the measured curve run in a Web Worker at a small largest n: progress to the end,
 // points for both paths, materialized memory above streaming, a responsive main thread, and Cancel.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage } from './helpers.mjs';
+import { setup, openPage, drainTasks } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -92,20 +92,20 @@ async function setInputs(page, { n, d, heads, layers, bytes }) {
   await page.selectOption('#cost select[data-control="cost-bytes"]', String(bytes));
 }
 
-test('cost calculator: exact bytes and FLOPs, seed 000’s ≈ 4.5 PB tensor, presets and bad input', async () => {
+test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, presets and bad input', async () => {
   const { page, context, log } = await openPage(env, '#cost');
   await page.click('button[data-control="cost-preset-small"]'); // away and back: the preset really sets the inputs
-  await page.click('button[data-control="cost-preset-seed-000"]');
+  await page.click('button[data-control="cost-preset-ideal"]');
   assert.equal(await page.inputValue('input[data-control="cost-n"]'), '8192');
   const seed = await checkCalc(page, { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 });
-  // Seed 000: (8192 × 8192 × 4096 × 4096) × 4 bytes ≈ 4.5 PB, i.e. 2^52 bytes, exactly 4 PiB.
+  // “Self-attention”: (8192 × 8192 × 4096 × 4096) × 4 bytes ≈ 4.5 PB, i.e. 2^52 bytes, exactly 4 PiB.
   assert.equal(seed.ideal.value, String(2n ** 52n));
   assert.match(seed.ideal.text, /^≈ 4\.50 PB \(4\.00 PiB\)$/);
-  // What replaces it: W_q, W_k, W_v, 3 · 4096² · 4 B ≈ 201 MB (seed 000's "hundreds of megabytes").
+  // What replaces it: W_q, W_k, W_v, 3 · 4096² · 4 B ≈ 201 MB (the chapter's "hundreds of megabytes").
   assert.equal(await page.getAttribute('#cost [data-cost="ideal-note"]', 'data-value'), String(3n * 4096n * 4096n * 4n));
   assert.match(await page.textContent('#cost [data-cost="ideal-note"]'), /≈ 201 MB/);
   assert.match(await page.textContent('#cost [data-cost="preset-note"]'), /4\.5 PB/);
-  assert.equal(await page.getAttribute('button[data-control="cost-preset-seed-000"]', 'aria-pressed'), 'true');
+  assert.equal(await page.getAttribute('button[data-control="cost-preset-ideal"]', 'aria-pressed'), 'true');
   // n = 2d: exactly at the crossover, attention and projections have equal FLOPs.
   assert.equal(seed.flops.proj.layer.value, seed.flops.attn.layer.value);
 
@@ -280,7 +280,7 @@ test('measured curve: Cancel stops the worker, keeps the points, and a new run w
   assert.ok(before.prog.value < 14, `stopped before the end (${before.prog.value}/14)`);
   assert.match(await page.textContent('[data-status="cost-curve"]'), /^Cancelled after \d+ of 14 points/);
   // Nothing more arrives: progress and points stay where they were.
-  await page.waitForTimeout(2500);
+  await drainTasks(page);
   const later = { prog: await page.$eval('progress[data-progress="cost-curve"]', (p) => ({ value: p.value, max: p.max })), rows: (await readCurve(page)).length };
   assert.deepEqual(later, before);
   assert.ok(later.rows >= 2);

@@ -21,7 +21,9 @@ after(() => { if (!process.env.ATTNLAB_KEEP_EXPORTS) rmSync(scratch, { recursive
 
 /** Clicks `selector` and returns the download's file name and bytes. */
 async function downloadOf(page, selector, how = 'click') {
-  const wait = page.waitForEvent('download', { timeout: 15000 });
+  // Waits for the download event itself; the limit is only a guard against a hang (a loaded machine took over
+  // 15 s to produce one, which a fixed 15 s timeout turned into a failure).
+  const wait = page.waitForEvent('download', { timeout: 180_000 });
   if (how === 'click') await page.click(selector);
   else { await page.focus(selector); await page.keyboard.press(how); }
   const dl = await wait;
@@ -151,7 +153,7 @@ test('heatmap: PNG and SVG downloads look like the page', async () => {
   assert.equal(parsed.title, label);
   assert.equal(parsed.cells, 49);
   assert.deepEqual(parsed.fills, geo.cells.map((c) => c.fill));
-  assert.deepEqual(parsed.labels, ['i', 'ate', 'a', 'banana', 'and', 'an', 'apple']);
+  assert.deepEqual(parsed.labels, ['1 i', '2 ate', '3 a', '4 banana', '5 and', '6 an', '7 apple']);
   assert.match(parsed.labelStyle, /fill: rgb\(/, 'CSS fill resolved inline');
   assert.equal(parsed.scripts, 0);
   assert.equal(parsed.handlers, false);
@@ -227,9 +229,10 @@ test('matrices: CSV and JSON hold exactly the page’s float32 values', async ()
   const { page, context, log } = await openPage(env, '?c=1&wp=rnd&dm=4&dk=3');
   await checkMatrixExports(page, 'X', 'X (embeddings)');
   await checkMatrixExports(page, 'Wq', 'W_Q');
+  await page.click('details[data-disclosure="weights-table"] summary'); // the table behind the heatmap
   const w = await checkMatrixExports(page, 'weights', 'attention weights A');
   assert.ok(w.values.flat().some((v) => v > 0 && v < 1 && Math.fround(v) === v && String(v).length > 12), 'non-trivial float32 weights were compared');
-  const m = await checkMatrixExports(page, 'masked', 'masked scores');
+  const m = await checkMatrixExports(page, 'scores', 'scaled and masked scores');
   assert.ok(m.values.flat().includes(-Infinity), 'masked scores (−∞) survive the round trip');
   await checkMatrixExports(page, 'output', 'output O = AV');
   await page.click('#multihead .head-card details summary'); // the head's table is folded away

@@ -1,4 +1,4 @@
-// Issue 5 figures: the soft key-value lookup (seed 004) and words pulling words (seed 003). Their numbers are
+// The articles' figures: the soft key-value lookup (“An Intuition for Attention”) and words pulling words. Their numbers are
 // checked against float64 references computed here from the page's own inputs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,7 +48,7 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   const { page, context, log } = await openPage(env, '#kv-lookup');
   const K = [[1.2, 0.4], [0.9, 0.3], [-1, 0.5]];
   const { got } = await checkKv(page, [1, 0.2], K, [10, 5, 2]);
-  // Fruit is a blend of apple and banana, and almost no chair (seed 004).
+  // Fruit is a blend of apple and banana, and almost no chair, as in “An Intuition for Attention”.
   assert.ok(got.weight[0] > 0.4 && got.weight[1] > 0.3 && got.weight[2] < 0.1, `weights ${got.weight}`);
   assert.match(await page.textContent('[data-output="kv-exact"]'), /KeyError/);
 

@@ -1,4 +1,4 @@
-// Screenshots of issue 5's figures at 1280 and 390 px into artifacts/screenshots/ (look at them), plus the
+// Screenshots of the articles' figures at 1280 and 390 px into artifacts/screenshots/ (look at them), plus the
 // check that no figure makes the phone layout scroll sideways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 5 figures: transformed query/key/value spaces and the asymmetric bride/ring pull, against float64.
+// The articles' figures: transformed query/key/value spaces and the asymmetric bride/ring pull, against float64.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openPage, readMatrix, settle } from './helpers.mjs';

@@ -1,4 +1,4 @@
-// Issue 5 figures: why √d_k (the engine's q·k statistics vs float64 over the same random draw) and numerical
+// The articles' figures: why √d_k (the engine's q·k statistics vs float64 over the same random draw) and numerical
 // stability (naive float32 overflow/underflow vs the engine's max-subtracted softmax, the fully masked row).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

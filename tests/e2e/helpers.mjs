@@ -69,9 +69,34 @@ export async function readMatrix(page, name) {
   });
 }
 
-/** Waits until the page's state has settled into the URL (the store writes it 120 ms after the last edit). */
+/**
+ * Waits until the page has settled: the state written into the URL (the store does it 120 ms after the last
+ * edit and marks body[data-url-pending] meanwhile), then two animation frames and a task, so that observers
+ * (a figure scrolled into view renders from an IntersectionObserver) have run. Conditions, not a fixed time.
+ */
 export async function settle(page) {
-  await page.waitForTimeout(200);
+  await page.waitForFunction(() => !document.body.hasAttribute('data-url-pending'), null, { polling: 'raf' });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+}
+
+/**
+ * Lets everything already queued on the page run: two rounds of an animation frame, a message round trip and a
+ * task. After a worker is terminated, any message it posted before that has then been handled, so a check that
+ * "nothing more arrives" is made on a drained queue instead of after a guessed sleep.
+ */
+export async function drainTasks(page) {
+  for (let i = 0; i < 2; i++) {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => {
+      const c = new MessageChannel();
+      c.port1.onmessage = () => setTimeout(r, 0);
+      c.port2.postMessage(0);
+    })));
+  }
+}
+
+/** Opens every <details> on the page (the tables behind the heatmaps, the fine print). */
+export async function openDisclosures(page) {
+  await page.$$eval('details', (ds) => ds.forEach((d) => { d.open = true; }));
 }
 
 export function ensureShotsDir() {
@@ -79,12 +104,12 @@ export function ensureShotsDir() {
 }
 
 /**
- * The attention lab as the page shows it: X, W_Q, W_K, W_V, the weights, the output (and the masked scores), read
+ * The attention lab as the page shows it: X, W_Q, W_K, W_V, the weights, the output (and the scaled, masked scores), read
  * from the tables, plus the scale the page applies: 1/√d_k (or 1 with sc=0) divided by the temperature tau.
  */
 export async function readAttentionLab(page) {
   const m = async (name) => (await readMatrix(page, name)).values;
-  const [X, Wq, Wk, Wv, W, O, M] = [await m('X'), await m('Wq'), await m('Wk'), await m('Wv'), await m('weights'), await m('output'), await m('masked')];
+  const [X, Wq, Wk, Wv, W, O, M] = [await m('X'), await m('Wq'), await m('Wk'), await m('Wv'), await m('weights'), await m('output'), await m('scores')];
   const { sc, tau } = await page.evaluate(() => {
     const p = new URLSearchParams(location.search);
     return { sc: p.get('sc'), tau: p.get('tau') };

@@ -11,7 +11,7 @@
 
 #include "attention_grad_reference.h"
 #include "bounded.h"
-#include "matmul.h"
+#include "gemm_blocked.h"
 #include "model/layers.h"
 #include "testing.h"
 
@@ -210,7 +210,7 @@ TEST_CASE("layer: LayerNorm over rows, weight and bias gradients summed over row
 }
 
 TEST_CASE("layer: Linear y = x·W + b and its three gradients, around the panel and block sizes", "[layers]") {
-  std::vector<float> scratch(attnlab::kMatmulScratch);
+  std::vector<float> scratch(attnlab::kGemmScratch);
   unsigned seed = 40;
   for (auto [rows, in, out] : {std::tuple{1u, 1u, 1u}, {3u, 5u, 7u}, {4u, 8u, 4u}, {9u, 6u, 13u}, {65u, 17u, 33u}, {5u, 257u, 3u}}) {
     auto x = testing::normal(rows * in, seed++), w = testing::normal(in * out, seed++), b = testing::normal(out, seed++),
@@ -263,7 +263,7 @@ TEST_CASE("layer: GELU (exact, erf) — backward is the derivative", "[layers]")
 }
 
 TEST_CASE("layer: MLP (c_fc → GELU → c_proj) forward and backward", "[layers]") {
-  std::vector<float> scratch(attnlab::kMatmulScratch);
+  std::vector<float> scratch(attnlab::kGemmScratch);
   for (std::size_t d : {2u, 5u, 8u}) {
     const std::size_t rows = 7, h = 4 * d;
     auto x = testing::normal(rows * d, unsigned(d)), wf = testing::normal(d * h, unsigned(d) + 1, 0.5f),

@@ -1,4 +1,4 @@
-// softmax / log-softmax against the double reference: the seeds' worked numbers, size sweeps,
+// softmax / log-softmax against the double reference: the articles' worked numbers, size sweeps,
 // overflow-prone logits, -inf, all-masked rows and temperatures from 0.01 to 100.
 #include <cmath>
 #include <vector>
@@ -31,13 +31,13 @@ void check_both(const std::vector<float>& x, std::size_t cols, float temperature
 
 }  // namespace
 
-TEST_CASE("softmax: the seeds' worked numbers", "[softmax][seeds]") {
-  // seed 004: softmax([4.0, -1.0, 2.1]) = [0.8648, 0.0058, 0.1294]
+TEST_CASE("softmax: the articles' worked numbers", "[softmax][seeds]") {
+  // "An Intuition for Attention": softmax([4.0, -1.0, 2.1]) = [0.8648, 0.0058, 0.1294]
   auto p = run({4.0f, -1.0f, 2.1f}, 3);
   CHECK(p[0] == Approx(0.8648).margin(5e-5));
   CHECK(p[1] == Approx(0.0058).margin(5e-5));
   CHECK(p[2] == Approx(0.1294).margin(5e-5));
-  // seed 000: a 10% gap matters more at larger scale
+  // "Self-attention": a 10% gap matters more at larger scale
   auto a = run({1.0f, 1.1f}, 2), b = run({10.0f, 11.0f}, 2), c = run({100.0f, 110.0f}, 2);
   CHECK(a[0] == Approx(0.475).margin(5e-4));
   CHECK(a[1] == Approx(0.525).margin(5e-4));
@@ -51,7 +51,7 @@ TEST_CASE("softmax: the seeds' worked numbers", "[softmax][seeds]") {
   CHECK(small[2] == Approx(0.090031).margin(1e-6));
   CHECK(large[0] == Approx(0.9999546).margin(1e-7));
   CHECK(large[2] < 3e-9f);
-  // seed 004's dot products [-3, 0, 3] (query [2,1,3] against three keys)
+  // the dot products [-3, 0, 3] of "An Intuition for Attention" (query [2,1,3] against three keys)
   auto d = run({-3.0f, 0.0f, 3.0f}, 3);
   CHECK(d[2] == Approx(0.950330).margin(1e-6));
   for (const auto* v : {&p, &a, &b, &c, &small, &large, &d}) check_both(std::vector<float>(*v), v->size());

@@ -1,4 +1,4 @@
-// The training kernels (kernels/training.h) and the blocked matmul against double references with derived
+// The training kernels (kernels/training.h) and the blocked GEMM against double references with derived
 // bounds, over sizes below, at and above multiples of the vector width (4), the panel (4 rows) and the matmul
 // blocks (64 rows, 256 deep, 256 wide). Both kernel sets: this file runs in the SIMD and the scalar builds.
 #include <cfloat>
@@ -8,7 +8,7 @@
 #include "bounded.h"
 #include "kernels/kernels.h"
 #include "kernels/training.h"
-#include "matmul.h"
+#include "gemm_blocked.h"
 #include "testing.h"
 
 namespace kern = attnlab::kernels::active;
@@ -51,9 +51,9 @@ TEST_CASE("transpose: every shape around the 4×4 block, strided", "[training][k
     }
 }
 
-TEST_CASE("matmul: all four transposition cases over a size sweep across the blocks", "[training][matmul]") {
+TEST_CASE("gemm_blocked: all four transposition cases over a size sweep across the blocks", "[training][gemm_blocked]") {
   using attnlab::Op;
-  std::vector<float> scratch(attnlab::kMatmulScratch);
+  std::vector<float> scratch(attnlab::kGemmScratch);
   unsigned seed = 7;
   const std::size_t ms[] = {1, 2, 3, 4, 5, 63, 64, 65, 130}, ns[] = {1, 5, 8, 9, 255, 256, 257}, ks[] = {1, 4, 7, 255, 256, 300};
   for (std::size_t m : ms)
@@ -66,7 +66,7 @@ TEST_CASE("matmul: all four transposition cases over a size sweep across the blo
             const std::size_t lda = (oa == Op::n ? k : m) + 1, ldb = (ob == Op::n ? n : k) + 2, ldc = n + 3;
             auto a = testing::uniform((oa == Op::n ? m : k) * lda, seed++), b = testing::uniform((ob == Op::n ? k : n) * ldb, seed++);
             std::vector<float> c(m * ldc, 0.5f);
-            attnlab::matmul(oa, ob, m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc, acc, scratch.data());
+            attnlab::gemm_blocked(oa, ob, m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc, acc, scratch.data());
             std::size_t bad = 0;
             for (std::size_t i = 0; i < m; ++i)
               for (std::size_t j = 0; j < ldc; ++j) {

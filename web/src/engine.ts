@@ -1,6 +1,8 @@
-// The one place the page loads the attnlab engine. Every number the labs show comes from the functions
-// returned here; the page never re-implements softmax or attention in JS.
+// The one place the page loads the attnlab engine. Every softmax, attention and matrix product the labs show
+// comes from the functions returned here; what the page computes itself is listed in the README.
 import { init } from 'attnlab';
+
+export interface MatmulOptions { m: number; k: number; n: number; transposeB?: boolean }
 
 /** The subset of the package API the explorer uses (checked against the package's own types at build). */
 export interface Engine {
@@ -20,14 +22,31 @@ export interface Engine {
     output: Float32Array; concat?: Float32Array;
     heads?: { q: Float32Array; k: Float32Array; v: Float32Array; scores: Float32Array; weights: Float32Array; output: Float32Array }[];
   };
+  matmul(a: Float32Array, b: Float32Array, opts: MatmulOptions): Float32Array;
   buildInfo(): { version: string; backend: string; simd: boolean; kernels?: unknown };
 }
+
+/** How many engine calls the page has made: main.ts shows how many one edit cost. */
+export const engineCalls = { total: 0 };
 
 let loading: Promise<Engine> | undefined;
 
 /** Loads the engine once; later calls share the same instance. */
 export function loadEngine(): Promise<Engine> {
-  // No cast: if the package's types drift from what the page uses, the type check fails.
-  loading ??= init().then((lab): Engine => lab);
+  loading ??= init().then((lab): Engine => {
+    // No cast on the functions: if the package's types drift from what the page uses, the type check fails.
+    const counted = <A extends unknown[], R>(f: (...args: A) => R) => (...args: A): R => {
+      engineCalls.total += 1;
+      return f(...args);
+    };
+    return {
+      backend: lab.backend,
+      buildInfo: lab.buildInfo,
+      softmax: counted(lab.softmax),
+      attention: counted(lab.attention),
+      multiHeadAttention: counted(lab.multiHeadAttention),
+      matmul: counted(lab.matmul),
+    };
+  });
   return loading;
 }

@@ -8,21 +8,25 @@ import { el } from './ui/dom';
 import { setTex } from './ui/katex';
 import { saveLoadControls } from './ui/save-load';
 import type { Lab, LabContext } from './labs/lab';
-import { softmaxLab } from './labs/softmax-lab';
-import { attentionLab } from './labs/attention-lab';
-import { multiheadLab } from './labs/multihead-lab';
-import { kvLookupLab } from './labs/kv-lookup-lab';
-import { pullLab } from './labs/pull-lab';
-import { sqrtDkLab } from './labs/sqrt-dk-lab';
-import { stabilityLab } from './labs/stability-lab';
-import { causalLab } from './labs/causal-lab';
-import { asymLab } from './labs/asym-lab';
-import { spacesLab } from './labs/spaces-lab';
-import { costLab } from './labs/cost-lab';
-import { benchLab } from './labs/bench-lab';
+import { softmaxLab } from './labs/softmax/softmax-lab';
+import { attentionLab } from './labs/attention/attention-lab';
+import { multiheadLab } from './labs/attention/multihead-lab';
+import { kvLookupLab } from './labs/intuition/kv-lookup-lab';
+import { pullLab } from './labs/intuition/pull-lab';
+import { sqrtDkLab } from './labs/attention/sqrt-dk-lab';
+import { stabilityLab } from './labs/softmax/stability-lab';
+import { causalLab } from './labs/attention/causal-lab';
+import { asymLab } from './labs/intuition/asym-lab';
+import { spacesLab } from './labs/intuition/spaces-lab';
+import { costLab } from './labs/cost/cost-lab';
+import { benchLab } from './labs/appendix/bench-lab';
+import { readingLab } from './labs/reading/further-reading';
+import { engineCalls } from './engine';
+import { navOverflow } from './ui/nav-overflow';
+import { keyboardScrollable } from './ui/scroll-focus';
 
-/** The labs, in page order. Later sections (issue 5's figures, issue 6's tools) register here. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, costLab, benchLab];
+/** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, costLab, readingLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;
@@ -45,7 +49,7 @@ function buildNav(): void {
   for (const lab of LABS) {
     navList.appendChild(el('li', {}, el('a', { href: `#${lab.id}`, text: lab.nav })));
   }
-  const share = el('button', { type: 'button', class: 'chip share', 'data-control': 'share', text: 'Copy link to this view' });
+  const share = el('button', { type: 'button', class: 'chip share', 'data-control': 'share', text: 'Copy link', title: 'Copy a link to exactly this view' });
   share.addEventListener('click', async () => {
     store?.flushUrl();
     try {
@@ -54,13 +58,15 @@ function buildNav(): void {
     } catch {
       share.textContent = 'Copy the address bar';
     }
-    window.setTimeout(() => { share.textContent = 'Copy link to this view'; }, 2000);
+    window.setTimeout(() => { share.textContent = 'Copy link'; }, 2000);
   });
-  navList.appendChild(el('li', { class: 'nav-share' }, share));
-  // Save / load the whole state as JSON; its panel sits under the list (the list scrolls sideways).
+  // Copy link and Save / load stay at the right end of the bar; only the list of sections scrolls sideways.
   const saveLoad = saveLoadControls(store!);
-  navList.appendChild(saveLoad.item);
-  navList.parentElement!.appendChild(saveLoad.panel);
+  const bar = navList.parentElement!;
+  const scroller = el('div', { class: 'nav-scroller' });
+  bar.insertBefore(scroller, navList);
+  scroller.appendChild(navList);
+  bar.append(el('ul', { class: 'nav-actions' }, el('li', { class: 'nav-share' }, share), saveLoad.item), saveLoad.panel);
   // Highlight the section in view.
   const links = new Map(LABS.map((l) => [l.id, navList.querySelector<HTMLAnchorElement>(`a[href="#${l.id}"]`)!]));
   const observer = new IntersectionObserver((entries) => {
@@ -70,6 +76,7 @@ function buildNav(): void {
     }
   }, { rootMargin: '-30% 0px -60% 0px' });
   main.querySelectorAll('section.lab').forEach((s) => observer.observe(s));
+  navOverflow(navList);
 }
 
 let store: Store | undefined;
@@ -93,14 +100,22 @@ async function boot(): Promise<void> {
   document.body.dataset.backend = engine.backend;
   status.textContent = `Engine: attnlab ${info.version}, ${engine.backend === 'wasm-simd' ? 'WebAssembly SIMD128' : 'WebAssembly (scalar)'}.`;
 
+  // What one edit cost: engine calls counted from the first listener of an update to the last (the labs
+  // subscribe in between). Figures off screen catch up when they scroll into view; those calls are not counted.
+  let callsAtStart = 0;
+  let lastEdit = '';
+  store.subscribe(() => { callsAtStart = engineCalls.total; });
+  const buildInfo = document.getElementById('build-info')!;
+  const showInfo = () => {
+    buildInfo.textContent = `attnlab ${info.version} · backend ${engine.backend}${lastEdit} · last recompute (engine + render): ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`).join(', ')}`;
+  };
   const ctx: LabContext = {
     engine,
     store,
     reportTiming(lab, ms) {
       timings[lab] = ms;
       document.body.dataset[`recompute${lab[0].toUpperCase()}${lab.slice(1)}`] = ms.toFixed(2);
-      document.getElementById('build-info')!.textContent =
-        `attnlab ${info.version} · backend ${engine.backend} · last recompute (engine + render): ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(1)} ms`).join(', ')}`;
+      showInfo();
     },
   };
   for (const lab of LABS) {
@@ -109,7 +124,14 @@ async function boot(): Promise<void> {
     lab.mount(section, ctx);
     section.querySelector('h2')?.setAttribute('id', `${lab.id}-title`);
   }
+  store.subscribe(() => {
+    const calls = engineCalls.total - callsAtStart;
+    document.body.dataset.engineCallsLastEdit = String(calls);
+    lastEdit = ` · last edit: ${calls} engine call${calls === 1 ? '' : 's'}`;
+    showInfo();
+  });
   buildNav();
+  keyboardScrollable(main);
   store.flushUrl();
   document.body.dataset.ready = 'true';
   // Re-apply the anchor now that the sections exist.

@@ -9,7 +9,7 @@
 #include "../attention_impl.h"
 #include "../kernels/kernels.h"
 #include "../kernels/training.h"
-#include "../matmul.h"
+#include "../gemm_blocked.h"
 #include "../rope.h"
 #include "../size_math.h"
 #include "../format.h"
@@ -65,7 +65,7 @@ WorkOffsets work_offsets(const GPTConfig& c, std::size_t n) noexcept {
   o.datty = take(nd);
   o.dln = take(nd);
   o.rope = c.position == Position::rope ? take(sat_mul(n, (c.heads + c.kv()) * c.head_dim())) : kAbsent;
-  o.mm = take(kMatmulScratch);
+  o.mm = take(kGemmScratch);
   o.total = at;
   return o;
 }
@@ -246,7 +246,7 @@ Status GPT::run_forward(const std::int32_t* tokens, std::size_t batch, std::size
   float* lnf = w.at(w.o.lnf);
   layernorm_forward(w.resid(L), n, d, P + layout_.lnf_w, opt(layout_.lnf_b), lnf, w.at(w.o.lnf_stats),
                     w.at(w.o.lnf_stats) + n);
-  matmul(Op::n, Op::t, n, c.vocab_size, d, lnf, d, P + layout_.lm_head, d, w.at(w.o.logits), c.vocab_size, false, mm);
+  gemm_blocked(Op::n, Op::t, n, c.vocab_size, d, lnf, d, P + layout_.lm_head, d, w.at(w.o.logits), c.vocab_size, false, mm);
   return Status::success();
 }
 
@@ -264,8 +264,8 @@ Status GPT::run_backward(const std::int32_t* tokens, std::size_t batch, std::siz
   const AttentionShape shape{batch, seq, H, c.kv_heads, c.head_dim()};
 
   std::memset(Gr, 0, layout_.total * sizeof(float));
-  matmul(Op::n, Op::n, n, d, V, dlogits, V, P + layout_.lm_head, d, dln, d, false, mm);      // d ln_f(x)
-  matmul(Op::t, Op::n, V, d, n, dlogits, V, lnf, d, Gr + layout_.lm_head, d, true, mm);      // d lm_head
+  gemm_blocked(Op::n, Op::n, n, d, V, dlogits, V, P + layout_.lm_head, d, dln, d, false, mm);      // d ln_f(x)
+  gemm_blocked(Op::t, Op::n, V, d, n, dlogits, V, lnf, d, Gr + layout_.lm_head, d, true, mm);      // d lm_head
   std::memset(dres, 0, n * d * sizeof(float));
   layernorm_backward(w.resid(L), n, d, w.at(w.o.lnf_stats), w.at(w.o.lnf_stats) + n, P + layout_.lnf_w, dln, dres,
                      Gr + layout_.lnf_w, gopt(layout_.lnf_b));
@@ -425,7 +425,7 @@ Status GPT::decode_step(std::int32_t token, std::size_t pos, float* logits, floa
     }
   }
   layernorm_forward(x, 1, d, P + layout_.lnf_w, opt(layout_.lnf_b), ln, stats, stats + 1);
-  matmul(Op::n, Op::t, 1, c.vocab_size, d, ln, d, P + layout_.lm_head, d, logits, c.vocab_size, false, mm);
+  gemm_blocked(Op::n, Op::t, 1, c.vocab_size, d, ln, d, P + layout_.lm_head, d, logits, c.vocab_size, false, mm);
   return Status::success();
 }
 
@@ -442,7 +442,7 @@ Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions
 
   const std::size_t V = c.vocab_size, d = c.d_model;
   const std::size_t cache_floats = sat_mul(sat_mul(2 * c.layers, c.kv_heads), sat_mul(c.context, c.head_dim()));
-  const std::size_t buf_floats = sat_add(sat_mul(d, 12) + 2 * c.qkv_width() + 4, kMatmulScratch);
+  const std::size_t buf_floats = sat_add(sat_mul(d, 12) + 2 * c.qkv_width() + 4, kGemmScratch);
   const std::size_t side = sat_add(sat_mul(3, V), buf_floats);  // logits, sampling scratch, decode buffers
   if (!cache_.data()) {
     Scratch fresh(cache_floats);

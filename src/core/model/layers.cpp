@@ -7,7 +7,7 @@
 #include "../attention_impl.h"
 #include "../kernels/kernels.h"
 #include "../kernels/training.h"
-#include "../matmul.h"
+#include "../gemm_blocked.h"
 
 namespace attnlab::model {
 
@@ -46,7 +46,7 @@ void layernorm_backward(const float* x, std::size_t rows, std::size_t d, const f
 
 void linear_forward(const float* x, std::size_t rows, std::size_t in, std::size_t out, const float* w, const float* b,
                     float* y, bool accumulate, float* scratch) noexcept {
-  matmul(Op::n, Op::n, rows, out, in, x, in, w, out, y, out, accumulate, scratch);
+  gemm_blocked(Op::n, Op::n, rows, out, in, x, in, w, out, y, out, accumulate, scratch);
   if (b)
     for (std::size_t r = 0; r < rows; ++r) kern::axpy(out, 1.0f, b, y + r * out);
 }
@@ -54,8 +54,8 @@ void linear_forward(const float* x, std::size_t rows, std::size_t in, std::size_
 void linear_backward(const float* x, const float* dy, std::size_t rows, std::size_t in, std::size_t out,
                      const float* w, float* dx, bool accumulate_dx, float* dw, float* db, float* scratch) noexcept {
   // W is [in × out]: as the right operand of dy·Wᵀ it is stored [n × k], so Op::t.
-  if (dx) matmul(Op::n, Op::t, rows, in, out, dy, out, w, out, dx, in, accumulate_dx, scratch);
-  matmul(Op::t, Op::n, in, out, rows, x, in, dy, out, dw, out, true, scratch);  // xᵀ·dy, x stored [rows × in]
+  if (dx) gemm_blocked(Op::n, Op::t, rows, in, out, dy, out, w, out, dx, in, accumulate_dx, scratch);
+  gemm_blocked(Op::t, Op::n, in, out, rows, x, in, dy, out, dw, out, true, scratch);  // xᵀ·dy, x stored [rows × in]
   if (db) kern::col_sum(rows, out, dy, out, db);
 }
 

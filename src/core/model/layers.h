@@ -1,7 +1,7 @@
 // The small GPT's layers, each a forward and a backward over row-major float32 activations of `rows` tokens.
 // Backward functions add into parameter gradients (they accumulate over a batch) and write or add the input's
-// gradient as documented. Every hot loop is a SIMD kernel (kernels/) or the blocked matmul (matmul.h);
-// `scratch` is kMatmulScratch floats. Sizes are validated by the model; these only compute.
+// gradient as documented. Every hot loop is a SIMD kernel (kernels/) or the blocked GEMM (gemm_blocked.h);
+// `scratch` is kGemmScratch floats. Sizes are validated by the model; these only compute.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The cost of attention, as plain arithmetic (no DOM, so it can be checked on its own). Counts are BigInt:
-// seed 000's ideal n×n×d×d tensor is 2^52 bytes and a long context with many layers passes 2^53, where
+// “Self-attention”'s ideal n×n×d×d tensor is 2^52 bytes and a long context with many layers passes 2^53, where
 // float64 integers stop being exact. Only the display rounds (to 3 significant digits, marked ≈).
 import { LIMITS } from '../state/app-state';
 
@@ -51,9 +51,9 @@ export interface CostResult {
   crossoverN: number;
   /** attnFlops / projFlops = n / (2d). */
   attnOverProj: number;
-  /** Seed 000's "ideal" tensor: a d×d matrix for every pair of tokens, n·n·d·d numbers. */
+  /** “Self-attention”'s "ideal" tensor: a d×d matrix for every pair of tokens, n·n·d·d numbers. */
   idealTensor: bigint;
-  /** What replaces it in practice: W_q, W_k, W_v, d×d each (seed 000's 3 × (d × δ × 4 bytes)). */
+  /** What replaces it in practice: W_q, W_k, W_v, d×d each (the chapter's 3 × (d × δ × 4 bytes)). */
   qkvWeights: bigint;
 }
 
@@ -128,7 +128,7 @@ export function roundSig(value: bigint, sig = 3): { digits: string; exp10: numbe
 
 /**
  * Decimal (SI) units, 3 significant digits: 4503599627370496 B → "≈ 4.50 PB"; exact values get no "≈".
- * Decimal like seed 000 (its 4.5 PB is 2^52 bytes / 10^15); formatBinary gives the KiB/MiB/… reading.
+ * Decimal like “Self-attention” (its 4.5 PB is 2^52 bytes / 10^15); formatBinary gives the KiB/MiB/… reading.
  */
 export function formatSI(value: bigint, unit: string, kilo = 'K'): string {
   if (value < 1000n) return `${value} ${unit}`;
@@ -168,32 +168,32 @@ export function shortSI(v: number, unit: string): string {
   return `${s} ${k === 1 && unit === 'FLOP' ? 'k' : SI[k]}${unit}`;
 }
 
-/** Presets for the calculator. Seed 000 gives only n, d and 4 bytes; its heads and layers are our assumption. */
+/** Presets for the calculator. “Self-attention” gives only n, d and 4 bytes; its heads and layers are our assumption. */
 export interface CostPreset { id: string; label: string; input: CostInput; note: string }
 
 export const COST_PRESETS: CostPreset[] = [
   {
-    id: 'seed-000',
-    label: 'Seed 000: the ideal tensor',
+    id: 'ideal',
+    label: '“Self-attention”’s ideal tensor',
     input: { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 },
-    note: 'Seed 000: n = 8k tokens, d = 4k, 4-byte floats, so the ideal n × n × d × d tensor holds 8192 · 8192 · 4096 · 4096 ≈ 1.1 × 10¹⁵ numbers ≈ 4.5 PB. Heads (32) and layers (32) are not in the seed: they are a typical 7B-parameter shape.',
+    note: 'From “Self-attention”: n = 8k tokens, d = 4k, 4-byte numbers, so the ideal n × n × d × d tensor holds 8192 · 8192 · 4096 · 4096 ≈ 1.1 × 10¹⁵ numbers ≈ 4.5 PB. Heads (32) and layers (32) are not in the chapter: they are a typical shape of a model with 7 billion weights.',
   },
   {
     id: 'small',
     label: 'Small model (GPT-2 small)',
     input: { n: 1024, d: 768, heads: 12, layers: 12, bytes: 4 },
-    note: 'GPT-2 small: 1024 tokens, d = 768, 12 heads, 12 layers, fp32. Here n < 2d: the projections still cost more FLOPs than attention.',
+    note: 'GPT-2 small: 1024 tokens, d = 768, 12 heads, 12 layers, 4-byte numbers. Here n < 2d: the projections still cost more arithmetic than attention.',
   },
   {
     id: 'long',
-    label: 'Long context (128k, bf16)',
+    label: 'Long context (128k tokens)',
     input: { n: 131072, d: 4096, heads: 32, layers: 32, bytes: 2 },
-    note: 'A 128k-token context on a 7B-shaped model in bf16: one head’s n × n matrix alone is 34 GB. This is why long-context engines stream.',
+    note: 'A 128k-token context on a 7-billion-weight shape, with 2-byte numbers (bf16): one head’s n × n matrix alone is 34 GB. This is why long-context engines stream.',
   },
   {
     id: 'page',
     label: 'This page’s largest measurement',
     input: { n: 4096, d: 64, heads: 1, layers: 1, bytes: 4 },
-    note: 'The measured curve below at its largest materialized point: one head, n = 4096, d = 64, fp32: 4096² · 4 B = 64 MiB of scores.',
+    note: 'The measured curve below at its largest materialized point: one head, n = 4096, d = 64, 4-byte numbers: 4096² · 4 B = 64 MiB of scores.',
   },
 ];

@@ -1,6 +1,6 @@
-// The attention lab's numbers, all from the engine. One call to multiHeadAttention with a single head
-// projects X into Q, K, V (the engine does the matrix products); attention() then returns QKᵀ, the scaled
-// and masked logits and the weights; a second, unmasked call gives the "scaled, before the mask" step.
+// The attention lab's numbers, all from the engine: three matrix products project X into Q, K and V, and one
+// attention call returns QKᵀ, the scaled and masked scores, the weights and the output. An edit that leaves X and
+// the weights alone (the mask, the scale, the query) reuses the projections: one engine call.
 import type { Engine } from '../engine';
 import type { AppState } from '../state/app-state';
 import { LIMITS } from '../state/app-state';
@@ -23,17 +23,36 @@ export interface Pipeline {
   wq: Float32Array; wk: Float32Array; wv: Float32Array;
   wqEdited: boolean[]; wkEdited: boolean[]; wvEdited: boolean[];
   q: Float32Array; k: Float32Array; v: Float32Array;
-  raw: Float32Array; // QKᵀ
-  scaledScores: Float32Array; // scale · QKᵀ (no mask)
-  masked: Float32Array; // + causal mask (−∞ above the diagonal)
+  /** QKᵀ. */
+  raw: Float32Array;
+  /** scale · QKᵀ + M: −∞ where the causal mask hides a key. */
+  scores: Float32Array;
   weights: Float32Array;
   output: Float32Array;
 }
 
-function identity(rows: number, cols: number): Float32Array {
-  const m = new Float32Array(rows * cols);
-  for (let i = 0; i < Math.min(rows, cols); i++) m[i * cols + i] = 1;
-  return m;
+export interface Projections { q: Float32Array; k: Float32Array; v: Float32Array }
+
+const same = (a: Float32Array, b: Float32Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+
+/** Q = X·W_Q, K = X·W_K, V = X·W_V: three engine matrix products (X is n × d, each W is d × its width). */
+export function project(engine: Engine, x: Float32Array, n: number, d: number, wq: Float32Array, wk: Float32Array, wv: Float32Array): Projections {
+  return {
+    q: engine.matmul(x, wq, { m: n, k: d, n: wq.length / d }),
+    k: engine.matmul(x, wk, { m: n, k: d, n: wk.length / d }),
+    v: engine.matmul(x, wv, { m: n, k: d, n: wv.length / d }),
+  };
+}
+
+// The last projections, with their inputs: the attention lab and the causal-mask figure share one sentence and
+// one set of weights, and most edits (mask, scale, temperature, the query) do not change them.
+let memo: { x: Float32Array; w: Float32Array[]; n: number; d: number; out: Projections } | undefined;
+
+function projectMemo(engine: Engine, x: Float32Array, n: number, d: number, w: Float32Array[]): Projections {
+  if (memo && memo.n === n && memo.d === d && same(memo.x, x) && memo.w.every((m, i) => same(m, w[i]))) return memo.out;
+  const out = project(engine, x, n, d, w[0], w[1], w[2]);
+  memo = { x, w, n, d, out };
+  return out;
 }
 
 export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
@@ -47,45 +66,26 @@ export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
   const wv = applyEdits(presetMatrix(s.preset, 'v', dModel, dv, s.wSeed), dModel, dv, s.wvEdits);
   // The scale is an input to the engine (a number we choose), not a result.
   const scale = (s.scaled ? 1 / Math.sqrt(dk) : 1) / s.attnTemp;
-
-  // Projections by the engine: one head, W_O = I so the head's inputs come back untouched.
-  const proj = engine.multiHeadAttention({
-    x: emb.x, n, dModel, heads: 1, kvHeads: 1, dk, dv,
-    wq: wq.m, wk: wk.m, wv: wv.m, wo: identity(dv, dModel),
-    causal: false, scale, returnIntermediates: true,
-  });
-  const head = proj.heads?.[0];
-  if (!head) throw new Error('multiHeadAttention returned no intermediates');
-  const { q, k, v } = head;
-
-  const full = engine.attention({
+  const { q, k, v } = projectMemo(engine, emb.x, n, dModel, [wq.m, wk.m, wv.m]);
+  const r = engine.attention({
     q, k, v, nq: n, nk: n, dk, dv, causal: s.causal, scale,
     returnRawScores: true, returnScores: true, returnWeights: true,
   });
-  const unmasked = s.causal
-    ? engine.attention({ q, k, v, nq: n, nk: n, dk, dv, causal: false, scale, returnScores: true }).scores!
-    : full.scores!;
-
   return {
     words, truncated, n, dModel, dk, dv, scale,
     x: emb.x, xEdited: emb.edited, source: emb.source,
     wq: wq.m, wk: wk.m, wv: wv.m, wqEdited: wq.edited, wkEdited: wk.edited, wvEdited: wv.edited,
-    q, k, v,
-    raw: full.rawScores!, scaledScores: unmasked, masked: full.scores!, weights: full.weights!, output: full.output,
+    q, k, v, raw: r.rawScores!, scores: r.scores!, weights: r.weights!, output: r.output,
   };
 }
 
 /**
- * The weighted value vectors a_ij·v_j of one query row, from the engine: attention with V zeroed except
- * row j returns exactly a_ij·v_j in row i (same Q, K, mask and scale, so the same weights).
+ * The weighted value vectors aᵢⱼ·vⱼ of query row i, one per key j: the engine's product diag(aᵢ)·V, whose row j is
+ * row j of V times the weight aᵢⱼ. Their sum is row i of the output.
  */
-export function weightedValues(engine: Engine, p: Pipeline, s: AppState, row: number): Float32Array[] {
-  const out: Float32Array[] = [];
-  for (let j = 0; j < p.n; j++) {
-    const vj = new Float32Array(p.n * p.dv);
-    vj.set(p.v.subarray(j * p.dv, (j + 1) * p.dv), j * p.dv);
-    const r = engine.attention({ q: p.q, k: p.k, v: vj, nq: p.n, nk: p.n, dk: p.dk, dv: p.dv, causal: s.causal, scale: p.scale });
-    out.push(r.output.slice(row * p.dv, (row + 1) * p.dv));
-  }
-  return out;
+export function weightedValues(engine: Engine, p: Pipeline, row: number): Float32Array[] {
+  const diag = new Float32Array(p.n * p.n);
+  for (let j = 0; j < p.n; j++) diag[j * p.n + j] = p.weights[row * p.n + j];
+  const parts = engine.matmul(diag, p.v, { m: p.n, k: p.n, n: p.dv });
+  return Array.from({ length: p.n }, (_, j) => parts.subarray(j * p.dv, (j + 1) * p.dv));
 }

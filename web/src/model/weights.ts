@@ -3,13 +3,17 @@
 import type { Overrides, WeightPreset } from '../state/app-state';
 import { gaussians, hashString } from '../text/random';
 
-export const PRESETS: { id: WeightPreset; label: string; help: string }[] = [
+/**
+ * The weight choices the attention lab offers, in order. A list that can grow (trained weights, when a model is
+ * trained in the page): the URL's `wp` accepts exactly these ids.
+ */
+export const PRESETS: readonly { id: WeightPreset; label: string; help: string }[] = [
   { id: 'id', label: 'identity',
-    help: 'Q = K = V = X (first d_k columns): attention is softmax(XXᵀ/√d)·X, as in seeds 001 and 003.' },
-  { id: 'rnd', label: 'seeded random',
-    help: 'Gaussian weights with standard deviation 1/√d_model, like a freshly initialised layer.' },
+    help: 'W_Q = W_K = W_V = I, so Q = K = V = X (its first d_k columns): attention is softmax(XXᵀ/√d)·X, as in “Yet another set of notes on self-attention” and the words-pulling-words article.' },
+  { id: 'rnd', label: 'random weights',
+    help: 'Random weights with standard deviation 1/√d_model, like a freshly initialised layer before any training.' },
   { id: 'asym', label: 'asymmetric pair',
-    help: 'W_Q = I, W_K turns the key space by 45°: A pulls B no longer equals B pulls A (seed 003’s bride and ring).' },
+    help: 'W_Q = I, W_K turns the key space by 45°: the pull of A on B no longer equals the pull of B on A (the bride and ring of the words-pulling-words article).' },
 ];
 
 export type Which = 'q' | 'k' | 'v';

@@ -1,6 +1,8 @@
 // The explorer's whole state: plain data, small enough to live in the URL (see web/URL_STATE.md).
 
-export type WeightPreset = 'id' | 'rnd' | 'asym';
+/** The attention lab's weight choices (labels and help in model/weights.ts); a list that can grow. */
+export const WEIGHT_PRESETS = ['id', 'rnd', 'asym'] as const;
+export type WeightPreset = (typeof WEIGHT_PRESETS)[number];
 
 /** Sparse edits of a matrix: "row.col" -> value. X edits are keyed by word instead of row ("word.col"). */
 export type Overrides = Map<string, number>;
@@ -31,13 +33,13 @@ export interface AppState {
   mhSeed: number;
   mhCausal: boolean;
   woEdits: Overrides;
-  // soft key-value lookup (seed 004): query vector, keys apple/banana/chair (row-major 3 × 2), their values
+  // soft key-value lookup: query vector, keys apple/banana/chair (row-major 3 × 2), their values
   kvQuery: number[];
   kvKeys: number[];
   kvValues: number[];
   /** The word looked up exactly in the dictionary, for contrast. */
   kvWord: string;
-  // words pulling words (seed 003)
+  // words pulling words
   pullSentence: number;
   pullWord: number;
   pullEdits: Overrides;
@@ -133,7 +135,7 @@ export function defaultState(): AppState {
     spWq: [1, 0, 0, 1],
     spWk: [1, 0, 0, 1],
     spWv: [1.5, 0, 0, 0.6],
-    // seed 000's example (n = 8k, d = 4k, fp32) with a typical 7B shape
+    // “Self-attention”'s example (n = 8k, d = 4k, fp32) with a typical 7B shape
     costN: 8192,
     costD: 4096,
     costHeads: 32,

@@ -37,11 +37,14 @@ export class Store {
   flushUrl(): void {
     window.clearTimeout(this.urlTimer);
     this.urlTimer = undefined;
+    delete document.body.dataset.urlPending;
     const url = `${location.pathname}${toQuery(this.current)}${location.hash}`;
     history.replaceState(null, '', url);
   }
 
   private scheduleUrl(): void {
+    // Marked while a write is due, so that tests wait for the URL to catch up instead of sleeping.
+    document.body.dataset.urlPending = 'true';
     window.clearTimeout(this.urlTimer);
     this.urlTimer = window.setTimeout(() => this.flushUrl(), 120);
   }

@@ -1,6 +1,6 @@
 // AppState <-> URL query string. Parsing is strict: every parameter is validated on its own, and an invalid
 // one falls back to its default and is reported by name (the page shows the names with textContent only).
-import { type AppState, type Overrides, type WeightPreset, LIMITS, defaultState } from './app-state';
+import { type AppState, type Overrides, type WeightPreset, LIMITS, WEIGHT_PRESETS, defaultState } from './app-state';
 
 export interface ParseResult {
   state: AppState;
@@ -74,7 +74,7 @@ export const FIELDS: Field[] = [
   }, String),
   f('es', 'embSeed', (s) => int(s, 0, 999999), String),
   f('xe', 'xEdits', (s) => overrides(s, WORD_KEY), writeOverrides),
-  f('wp', 'preset', (s) => (['id', 'rnd', 'asym'].includes(s) ? (s as WeightPreset) : undefined), (v) => v),
+  f('wp', 'preset', (s) => ((WEIGHT_PRESETS as readonly string[]).includes(s) ? (s as WeightPreset) : undefined), (v) => v),
   f('ws', 'wSeed', (s) => int(s, 0, 999999), String),
   f('wq', 'wqEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
   f('wk', 'wkEdits', (s) => overrides(s, CELL_KEY), writeOverrides),

@@ -1,10 +1,10 @@
-// Token embeddings for the labs. Words from seed 003's 2-D picture get hand-placed vectors on two axes,
+// Token embeddings for the labs. Words from the words-pulling-words article's 2-D picture get hand-placed vectors on two axes,
 // "fruitiness" (dimension 0) and "techiness" (dimension 1); every other word gets a deterministic seeded
 // vector. In d_model > 2 the toy words keep their plane and are 0 on the extra dimensions.
 import { gaussians, hashString } from './random';
 import type { Overrides } from '../state/app-state';
 
-/** Seed 003's plane: fruits to the right, tech up, "apple" in between (it is both), furniture far from both. */
+/** The article's plane: fruits to the right, tech up, "apple" in between (it is both), furniture far from both. */
 export const TOY_EMBEDDINGS: Readonly<Record<string, readonly [number, number]>> = {
   banana: [2.4, 0.2],
   pear: [2.2, 0.4],
@@ -18,7 +18,7 @@ export const TOY_EMBEDDINGS: Readonly<Record<string, readonly [number, number]>>
   ate: [0.7, -0.3],
 };
 
-/** Spread of the seeded vectors: small next to the toy words, as in seed 003 (function words barely pull). */
+/** Spread of the random vectors: small next to the placed words, as in the article (function words barely pull). */
 const SEEDED_STD = 0.5;
 
 export type EmbeddingSource = 'toy' | 'seeded';

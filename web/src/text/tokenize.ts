@@ -1,4 +1,4 @@
-// Tokenization for the labs: words, not sub-word pieces (real models use BPE; the seeds reason in words).
+// Tokenization for the labs: words, not sub-word pieces (real models use BPE; the articles reason in words).
 // Lower-case, split on anything that is not a letter, digit or in-word apostrophe; punctuation is dropped.
 
 export interface Tokens {

@@ -17,6 +17,8 @@ export interface BarSpec {
   /** Makes bars draggable along the axis (pointer), reporting the new value. */
   onDrag?: (i: number, v: number) => void;
   highlight?: number;
+  /** Length of the bars' transition in ms (default 180; none under reduced motion or while dragging). */
+  duration?: number;
 }
 
 const ROW = 28;
@@ -58,7 +60,7 @@ export class BarChart {
       .attr('width', width)
       .attr('height', height)
       .attr('aria-label', `${spec.label}: ${spec.labels.map((l, i) => `${l} ${spec.format(spec.values[i])}`).join(', ')}`);
-    const t = reducedMotion() || this.dragging ? 0 : 180;
+    const t = reducedMotion() || this.dragging ? 0 : spec.duration ?? 180;
 
     svg.selectAll('line.axis').data([0]).join('line').attr('class', 'axis')
       .attr('x1', zero).attr('x2', zero).attr('y1', 0).attr('y2', height - 20);

@@ -84,3 +84,24 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
   });
   return input;
 }
+
+/**
+ * A numbered random draw ("random weights #7"): the number picks the draw, so a link reproduces it exactly;
+ * "shuffle" moves to the next draw.
+ */
+export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement } {
+  const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, (v) => onChange(Math.round(v)));
+  input.classList.add('draw-number');
+  const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
+  shuffle.addEventListener('click', () => {
+    const next = (Math.round(Number(input.value) || 0) + 1) % 1000000;
+    input.value = String(next);
+    input.removeAttribute('aria-invalid');
+    onChange(next);
+  });
+  const id = nextId('draw');
+  input.id = id;
+  const root = el('div', { class: 'field draw' },
+    el('div', { class: 'draw-row' }, el('label', { for: id, text: `${label} #` }), input, shuffle));
+  return { root, input };
+}

@@ -36,3 +36,20 @@ export function nextId(prefix: string): string {
 }
 
 export const reducedMotion = (): boolean => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+
+/** A small waste-bin icon for "remove" buttons (an × between numbers reads as multiplication). */
+export function binIcon(): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '16');
+  svg.setAttribute('height', '16');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  for (const d of ['M2.5 4h11', 'M6 4V2.5h4V4', 'M4 4l.8 9.5h6.4L12 4', 'M6.8 6.5v5', 'M9.2 6.5v5']) {
+    const path = document.createElementNS(ns, 'path');
+    path.setAttribute('d', d);
+    svg.appendChild(path);
+  }
+  return svg;
+}

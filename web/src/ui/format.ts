@@ -11,7 +11,7 @@ export function fmt(v: number, digits = 3): string {
   return v.toFixed(digits).replace(/\.?0+$/, '') || '0';
 }
 
-/** Probabilities get enough digits to tell 0.999955 from 1 (seed 000's [100, 110] example). */
+/** Probabilities get enough digits to tell 0.999955 from 1 (the [100, 110] example of “Self-attention”). */
 export function fmtProb(p: number): string {
   if (p === 0) return '0';
   if (p < 1e-4) return p.toExponential(2);
@@ -26,4 +26,14 @@ export function exact(v: number): string {
 
 export function shape(rows: number, cols: number): string {
   return `${rows} × ${cols}`;
+}
+
+/** A whole number as Unicode subscript digits: 12 → "₁₂" (token and key indices in running text). */
+export function sub(n: number): string {
+  return String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[Number(d)]);
+}
+
+/** A vector as "[0.1, −2.3]" with `digits` decimals (display only). */
+export function vec(xs: ArrayLike<number>, digits = 3): string {
+  return `[${Array.from(xs, (x) => fmt(x, digits)).join(', ')}]`;
 }

@@ -1,4 +1,4 @@
-// An attention-weights heatmap in SVG (D3): rows are queries, columns are keys, like seed 000's Houston grid.
+// An attention-weights heatmap in SVG (D3): rows are queries, columns are keys, like the Houston grid of “Self-attention”.
 // It is the picture; the <table> next to it (MatrixTable) holds the same numbers for keyboards, screen
 // readers and copy-paste, so the SVG itself is one labelled image. Cells are updated in place on each edit
 // and only rebuilt when the shape or the labels change.

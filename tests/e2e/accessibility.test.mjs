@@ -1,0 +1,71 @@
+// axe-core (npm, injected into the page) on every section: at 1280 px in the default view and with every
+// disclosure open, and at 390 px with the causal masks on and every disclosure open. No serious or critical
+// violation anywhere; lesser findings are printed. The page is rendered whole first (off-screen steps skip
+// rendering through content-visibility, and axe must see what a reader scrolling down would see).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { setup, openPage, openDisclosures } from './helpers.mjs';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+/** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted. */
+async function renderWhole(page, width) {
+  for (let i = 0, last = 0; i < 8; i++) {
+    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    if (h === last) break;
+    last = h;
+    await page.setViewportSize({ width, height: Math.min(h, 30000) });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  }
+}
+
+/** Runs axe on the whole document; returns its violations, each node tagged with the section it is in. */
+async function audit(page) {
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => {
+        const el = document.querySelector(n.target[0]);
+        return `${el?.closest('section')?.id ?? el?.closest('header, nav, footer')?.tagName.toLowerCase() ?? '?'}: ${n.target.join(' ')}`;
+      }),
+    }));
+  });
+}
+
+function check(violations, what) {
+  for (const v of violations) console.log(`axe ${what}: ${v.impact} ${v.id} (${v.nodes.length}) ${v.help}: ${v.nodes.slice(0, 3).join('; ')}`);
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.nodes.join('; ')}`), [], `${what}: no serious or critical violation`);
+}
+
+test('axe at 1280 px: every section, default view and with every disclosure open', async () => {
+  const { page, context, log } = await openPage(env, '', { width: 1280, height: 900 });
+  await renderWhole(page, 1280);
+  const sections = await page.$$eval('section.lab', (s) => s.map((e) => e.id));
+  assert.ok(sections.length >= 12, `every section is on the page (${sections.join(', ')})`);
+  await page.evaluate(AXE);
+  check(await audit(page), '1280 px, default view');
+  await openDisclosures(page);
+  assert.equal(await page.$$eval('details:not([open])', (d) => d.length), 0);
+  await renderWhole(page, 1280);
+  check(await audit(page), '1280 px, disclosures open');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('axe at 390 px: causal masks on (hatched cells), every disclosure open', async () => {
+  const { page, context, log } = await openPage(env, '?c=1&mc=1', { width: 390, height: 800 });
+  await openDisclosures(page);
+  await renderWhole(page, 390);
+  await page.evaluate(AXE);
+  check(await audit(page), '390 px, causal, disclosures open');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

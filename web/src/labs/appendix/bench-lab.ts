@@ -1,0 +1,319 @@
+// "How fast is it in this browser?": plain JS vs the engine's scalar and SIMD128 modules, timed live in a Web
+// Worker (web/src/workers/bench-worker.ts) so the page keeps scrolling and answering clicks while it runs.
+// The page only shows what the worker measured; the timing policy and the inputs live in the worker.
+import '../../styles/bench.css';
+// Keep this exact `?worker` form: the single-file build step looks for it to inline the worker.
+import BenchWorker from '../../workers/bench-worker.ts?worker';
+import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, TaskSpec } from '../../workers/bench-worker';
+import type { Lab, LabContext } from '../lab';
+import { el, clear } from '../../ui/dom';
+import { select } from '../../ui/controls';
+import { disclosure } from '../../ui/disclosure';
+import { scaleLinear, select as d3select } from 'd3';
+
+const IMPLS: Impl[] = ['js', 'scalar', 'simd'];
+const IMPL_NAME: Record<Impl, string> = { js: 'plain JS', scalar: 'wasm scalar', simd: 'wasm SIMD' };
+const IMPL_SHORT: Record<Impl, string> = { js: 'JS', scalar: 'scalar', simd: 'SIMD' };
+const IMPL_COLOUR: Record<Impl, string> = { js: '#b35806', scalar: '#21918c', simd: '#1f4e89' };
+
+type State = 'idle' | 'running' | 'done' | 'cancelled' | 'error';
+
+const taskLabel = (t: TaskSpec) => `${t.kind} n=${t.n}${t.causal ? ' causal' : ''}`;
+// No-break spaces: on a phone the cell may wrap, but only after the comma.
+const sizeLabel = (t: TaskSpec) => (t.kind === 'softmax' ? `${t.n}\u00a0×\u00a0${t.n}` : `n\u00a0=\u00a0${t.n}, d\u00a0=\u00a0${t.d}`);
+/** GFLOP/s for attention (dense 4·n²·d, as the project's benchmark counts causal too), M elements/s for softmax. */
+const rate = (t: TaskSpec, ms: number) => (t.kind === 'attention' ? t.work / ms / 1e6 : t.work / ms / 1e3);
+const unitOf = (kind: TaskSpec['kind']) => (kind === 'attention' ? 'GFLOP/s' : 'M elements/s');
+
+const fmtMs = (v: number) => (v >= 100 ? v.toFixed(0) : v.toPrecision(3));
+const fmtRate = (v: number) => (v >= 1000 ? v.toFixed(0) : v.toPrecision(3));
+const fmtDiff = (v: number) => (v === 0 ? '0' : v.toExponential(1));
+
+interface UAData { brands?: { brand: string; version: string }[]; platform?: string }
+
+/** "Chrome 124 on Linux" from User-Agent Client Hints where the browser has them, else from the UA string. */
+function browserName(): string {
+  const data = (navigator as Navigator & { userAgentData?: UAData }).userAgentData;
+  const brands = data?.brands?.filter((b) => !/not.?a.?brand/i.test(b.brand)) ?? [];
+  const pick = brands.find((b) => b.brand !== 'Chromium') ?? brands[0];
+  if (pick) return `${pick.brand} ${pick.version}${data?.platform ? ` on ${data.platform}` : ''}`;
+  const ua = navigator.userAgent;
+  const m = /(Firefox|Edg|OPR|Chrome)\/([\d.]+)/.exec(ua);
+  if (m) return `${m[1] === 'Edg' ? 'Edge' : m[1] === 'OPR' ? 'Opera' : m[1]} ${m[2]}`;
+  const s = /Version\/([\d.]+).*Safari/.exec(ua);
+  return s ? `Safari ${s[1]}` : 'unknown browser';
+}
+
+export const benchLab: Lab = {
+  id: 'speed',
+  nav: 'Speed',
+  mount(section: HTMLElement, ctx: LabContext) {
+    const page = ctx.engine.buildInfo();
+    section.dataset.state = 'idle';
+    section.append(
+      el('h2', { text: 'Appendix: how fast is it in this browser?' }),
+      el('p', { class: 'intro', text: 'Press Run to time softmax and attention three ways, right here: a careful plain-JavaScript version, the engine compiled to ordinary (scalar) WebAssembly, and the engine compiled with WebAssembly SIMD. The timing runs in a background worker, so the page stays usable meanwhile.' }),
+      disclosure('What the three are', el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. All three run the same algorithm for attention: tiles of keys (64 in JS, 128 in the engine) with an online softmax, never building the n × n matrix. What differs is the code: the plain-JS version computes in float64 JavaScript numbers through a JIT, the scalar module in float32 one number per instruction (about as fast: a JIT compiles a careful typed-array loop well), and the SIMD module four float32 lanes per instruction, which is where the several-fold speed-up comes from.' }), 'speed-what'),
+    );
+
+    let sizes: Sizes = 'full';
+    const sizeSelect = select([
+      { value: 'full', label: 'full (about 10 s)' },
+      { value: 'quick', label: 'quick (about 3 s)' },
+    ], sizes, (v) => { sizes = v === 'quick' ? 'quick' : 'full'; }, 'speed-sizes');
+    sizeSelect.id = 'speed-sizes';
+    sizeSelect.setAttribute('aria-describedby', 'speed-sizes-help');
+    const runBtn = el('button', { type: 'button', class: 'chip bench-run', 'data-control': 'speed-run', text: 'Run' });
+    const cancelBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'speed-cancel', text: 'Cancel', disabled: true });
+    const progress = el('progress', { class: 'bench-progress', max: 1, value: 0, 'aria-label': 'Benchmark progress', 'data-progress': 'speed' });
+    const progressText = el('p', { class: 'bench-progress-text', role: 'status', 'aria-live': 'polite', text: 'Not run yet.' });
+    const env = el('dl', { class: 'bench-env' });
+    const table = el('table', { class: 'plain-table bench-table', 'data-table': 'speed' });
+    const tableNote = el('p', { class: 'bench-table-note', 'aria-hidden': 'true' });
+    const attChart = el('div', { class: 'bench-chart', 'data-chart': 'speed-attention' });
+    const softChart = el('div', { class: 'bench-chart', 'data-chart': 'speed-softmax' });
+
+    // The results appear once a run has started; before that the section is its controls and text.
+    const resultsBox = el('div', { class: 'bench-results', hidden: true },
+      tableNote,
+      el('div', { class: 'table-scroll' }, table),
+      el('div', { class: 'two-col' },
+        el('div', { class: 'panel' }, el('h3', { text: 'Attention, GFLOP/s by implementation' }), attChart),
+        el('div', { class: 'panel' }, el('h3', { text: 'Softmax, million elements/s by implementation' }), softChart)));
+    section.append(
+      // The size choice and the buttons on one line, the choice's explanation under both.
+      el('div', { class: 'field bench-controls' },
+        el('label', { for: 'speed-sizes', text: 'Sizes' }),
+        el('div', { class: 'bench-control-row' }, sizeSelect,
+          el('div', { class: 'button-group', role: 'group', 'aria-label': 'Benchmark' }, runBtn, cancelBtn)),
+        el('p', { class: 'help', id: 'speed-sizes-help', text: 'Full: softmax of 256² and 1024² logits, attention at n = 64, 256, 1024 and causal 1024. Quick: softmax 256², attention at n = 64 and causal 256.' })),
+      el('div', { class: 'bench-progress-row' }, progress, progressText),
+      env,
+      resultsBox,
+      disclosure('How it is timed', el('div', {},
+        el('p', { class: 'help', text: 'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same random inputs go to all three implementations, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).' }),
+        el('p', { class: 'help', text: 'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in its README, under “Performance”.' })), 'speed-how'),
+    );
+
+    let state: State = 'idle';
+    let worker: Worker | undefined;
+    let tasks: TaskSpec[] = [];
+    let impls: ImplInfo[] = [];
+    let results = new Map<string, Partial<Record<Impl, Measurement>>>();
+    let running: { task: string; impl: Impl } | undefined;
+    let done = 0;
+    let total = 0;
+
+    const setState = (s: State) => {
+      state = s;
+      section.dataset.state = s;
+      const onCancel = document.activeElement === cancelBtn;
+      runBtn.disabled = s === 'running';
+      cancelBtn.disabled = s !== 'running';
+      if (onCancel && s !== 'running') runBtn.focus(); // a disabled Cancel would drop keyboard focus
+      sizeSelect.disabled = s === 'running';
+      table.setAttribute('aria-busy', String(s === 'running'));
+    };
+
+    const renderEnv = () => {
+      clear(env);
+      const implText = (id: Impl) => {
+        const i = impls.find((x) => x.id === id);
+        if (id === 'js') return 'a careful plain-JavaScript version (the same as in the project’s benchmark)';
+        if (!i) return 'loads when the run starts';
+        if (!i.available) return `unavailable: ${i.note ?? 'not supported'}`;
+        return `attnlab ${i.version}, kernels ${i.kernels}, SIMD ${i.simd ? 'on' : 'off'}`;
+      };
+      const row = (k: string, v: string, attrs: Record<string, string | boolean | undefined> = {}) =>
+        el('div', { class: 'bench-env-row', ...attrs }, el('dt', { text: k }), el('dd', { text: v }));
+      const simdInfo = impls.find((i) => i.id === 'simd');
+      const scalarInfo = impls.find((i) => i.id === 'scalar');
+      env.append(
+        row('Browser', `${browserName()} · ${navigator.hardwareConcurrency || '?'} logical cores${crossOriginIsolated ? '' : ' · timer coarsened to ~0.1 ms (batches absorb it)'}`, { 'data-env': 'browser' }),
+        row('User agent', navigator.userAgent, { 'data-env': 'ua' }),
+        row('Page engine', `attnlab ${page.version}, ${page.backend}, kernels ${page.kernels ?? '?'}`, { 'data-env': 'page-engine' }),
+        row(IMPL_NAME.js, implText('js'), { 'data-impl': 'js' }),
+        row(IMPL_NAME.scalar, implText('scalar'), { 'data-impl': 'scalar', 'data-backend': scalarInfo?.backend, 'data-simd': scalarInfo?.available ? String(!!scalarInfo.simd) : undefined }),
+        row(IMPL_NAME.simd, implText('simd'), { 'data-impl': 'simd', 'data-backend': simdInfo?.backend, 'data-simd': simdInfo?.available ? String(!!simdInfo.simd) : undefined }),
+      );
+    };
+
+    // The caption stays in the table for screen readers; the visible copy sits above the scroll box, so on a
+    // phone it wraps at the screen's width instead of running off with the wide table.
+    const captionText = () => (tasks.length ? `Median time per call and throughput (${tasks.length} tasks × ${IMPLS.length} implementations)` : 'Results appear here as each measurement finishes.');
+    const renderTable = () => {
+      clear(table);
+      tableNote.textContent = captionText();
+      const th = (text: string, attrs: Record<string, string | number> = {}) => el('th', { scope: 'col', text, ...attrs });
+      table.append(
+        el('caption', { class: 'visually-hidden', text: captionText() }),
+        el('thead', {},
+          el('tr', {}, th('task', { rowspan: 2 }), th('size', { rowspan: 2 }), th('median ms per call', { colspan: 3, scope: 'colgroup' }),
+            th('throughput', { colspan: 3, scope: 'colgroup' }), th('SIMD speed-up over JS', { rowspan: 2 }), th('max |Δ| vs plain JS', { colspan: 2, scope: 'colgroup' })),
+          el('tr', {}, ...IMPLS.map((i) => th(IMPL_NAME[i])), ...IMPLS.map((i) => th(IMPL_NAME[i])), th(IMPL_NAME.scalar), th(IMPL_NAME.simd))),
+      );
+      const body = el('tbody');
+      let kind: TaskSpec['kind'] | undefined;
+      for (const t of tasks) {
+        const r = results.get(t.id);
+        if (!r) continue; // a row appears once its first measurement starts
+        if (t.kind !== kind) {
+          kind = t.kind;
+          body.append(el('tr', { class: 'bench-group' }, el('th', { colspan: 11, scope: 'rowgroup', text: kind === 'softmax'
+            ? 'Softmax of n × n logits, row by row: throughput in million elements per second'
+            : 'Attention, n queries × n keys, d = 64: throughput in GFLOP/s (4·n²·d per call; causal counted dense, an effective rate)' })));
+        }
+        const avail = (i: Impl) => impls.find((x) => x.id === i)?.available ?? false;
+        const pending = (i: Impl) => (running?.task === t.id && running.impl === i ? '…' : avail(i) ? '—' : 'n/a');
+        const info = (i: Impl) => impls.find((x) => x.id === i);
+        const msCell = (i: Impl) => {
+          const m = r[i];
+          const b = info(i);
+          return el('td', { 'data-col': `ms-${i}`, 'data-value': m ? String(m.ms) : undefined, 'data-calls': m?.calls,
+            'data-backend': m ? b?.backend ?? 'js' : undefined, 'data-simd': m && b?.backend ? String(!!b.simd) : undefined,
+            title: m ? `${m.calls} calls timed` : undefined, text: m ? fmtMs(m.ms) : pending(i) });
+        };
+        const rateCell = (i: Impl) => {
+          const m = r[i];
+          const v = m ? rate(t, m.ms) : undefined;
+          return el('td', { 'data-col': `rate-${i}`, 'data-value': v === undefined ? undefined : String(v), title: v === undefined ? undefined : unitOf(t.kind), text: v === undefined ? pending(i) : fmtRate(v) });
+        };
+        const diffCell = (i: Impl) => {
+          const m = r[i];
+          return el('td', { 'data-col': `diff-${i}`, 'data-value': m ? String(m.maxDiff) : undefined, text: m ? fmtDiff(m.maxDiff) : pending(i) });
+        };
+        const sp = r.js && r.simd ? r.js.ms / r.simd.ms : undefined;
+        const complete = IMPLS.every((i) => !avail(i) || r[i]);
+        body.append(el('tr', { 'data-task': t.id, 'data-kind': t.kind, 'data-complete': String(complete) },
+          el('th', { scope: 'row', text: t.causal ? `${t.kind} (causal)` : t.kind }),
+          el('td', { class: 'bench-size', text: sizeLabel(t) }),
+          ...IMPLS.map(msCell), ...IMPLS.map(rateCell),
+          el('td', { 'data-col': 'speedup', 'data-value': sp === undefined ? undefined : String(sp), class: 'bench-speedup', text: sp === undefined ? (avail('simd') ? '—' : 'n/a') : `${sp.toFixed(1)}×` }),
+          diffCell('scalar'), diffCell('simd')));
+      }
+      table.append(body);
+    };
+
+    const renderCharts = () => {
+      drawChart(attChart, tasks.filter((t) => t.kind === 'attention'), results, impls, 'GFLOP/s');
+      drawChart(softChart, tasks.filter((t) => t.kind === 'softmax'), results, impls, 'M elements/s');
+    };
+
+    const render = () => {
+      resultsBox.hidden = tasks.length === 0;
+      renderTable();
+      renderCharts();
+    };
+
+    const stop = () => {
+      worker?.terminate();
+      worker = undefined;
+      running = undefined;
+    };
+
+    const onMessage = (msg: BenchMessage) => {
+      switch (msg.type) {
+        case 'start':
+          tasks = msg.tasks; impls = msg.impls; total = msg.total;
+          progress.max = total;
+          renderEnv();
+          break;
+        case 'step': {
+          running = { task: msg.task, impl: msg.impl };
+          const t = tasks.find((x) => x.id === msg.task);
+          if (!results.has(msg.task)) results.set(msg.task, {});
+          progressText.textContent = `${t ? taskLabel(t) : msg.task} · ${IMPL_NAME[msg.impl]} (${msg.index}/${msg.total})`;
+          break;
+        }
+        case 'result':
+          (results.get(msg.m.task) ?? results.set(msg.m.task, {}).get(msg.m.task)!)[msg.m.impl] = msg.m;
+          done = msg.done;
+          progress.value = done;
+          running = undefined;
+          break;
+        case 'done':
+          stop();
+          setState('done');
+          progressText.textContent = `Done: ${done} measurements in ${(msg.elapsedMs / 1000).toFixed(1)} s.`;
+          break;
+        case 'error':
+          stop();
+          setState('error');
+          progressText.textContent = `The benchmark failed: ${msg.message}`;
+          break;
+      }
+      if (msg.type !== 'start') render();
+    };
+
+    runBtn.addEventListener('click', () => {
+      if (state === 'running') return;
+      tasks = []; impls = []; results = new Map(); done = 0; total = 0; running = undefined;
+      progress.max = 1; progress.value = 0;
+      progressText.textContent = 'Loading the engine in the worker…';
+      // Run is disabled while running: focus moves to Cancel instead of being lost.
+      const hadFocus = document.activeElement === runBtn;
+      setState('running');
+      if (hadFocus) cancelBtn.focus();
+      renderEnv();
+      render();
+      worker = new BenchWorker();
+      worker.addEventListener('message', (e: MessageEvent<BenchMessage>) => onMessage(e.data));
+      worker.addEventListener('error', (e) => onMessage({ type: 'error', message: e.message || 'the worker did not start' }));
+      const req: BenchRequest = { type: 'run', sizes };
+      worker.postMessage(req);
+    });
+
+    cancelBtn.addEventListener('click', () => {
+      if (state !== 'running') return;
+      // terminate() stops the worker mid-loop; finished measurements stay on the page.
+      stop();
+      setState('cancelled');
+      progressText.textContent = `Cancelled after ${done} of ${total || '?'} measurements.`;
+      render();
+    });
+
+    renderEnv();
+    render();
+  },
+};
+
+/** Grouped horizontal bars: one group per task, one bar per implementation. Drawn in a fixed 360-unit viewBox
+ *  that scales with its box, so it fits a 390 px phone and stays crisp on a wide screen. */
+function drawChart(root: HTMLElement, tasks: TaskSpec[], results: Map<string, Partial<Record<Impl, Measurement>>>,
+  impls: ImplInfo[], unit: string): void {
+  const W = 360, labelW = 48, valueW = 64, bar = 14, gap = 4, title = 18, groupGap = 10;
+  const shown = tasks.filter((t) => results.has(t.id));
+  const groupH = title + IMPLS.length * (bar + gap) + groupGap;
+  const H = Math.max(40, shown.length * groupH + 4);
+  const values = shown.flatMap((t) => IMPLS.map((i) => { const m = results.get(t.id)?.[i]; return m ? rate(t, m.ms) : 0; }));
+  const x = scaleLinear().domain([0, Math.max(1e-9, ...values)]).nice().range([labelW, W - valueW]);
+  const svg = d3select(root).selectAll<SVGSVGElement, null>('svg').data([null]).join('svg')
+    .attr('class', 'bench-chart-svg').attr('viewBox', `0 0 ${W} ${H}`).attr('role', 'img');
+  svg.selectAll('*').remove();
+  if (!shown.length) {
+    svg.attr('aria-label', `No ${unit} measurements yet`);
+    svg.append('text').attr('class', 'bench-chart-empty').attr('x', W / 2).attr('y', 24).attr('text-anchor', 'middle').text('Press Run to measure.');
+    return;
+  }
+  const parts: string[] = [];
+  shown.forEach((t, gi) => {
+    const g = svg.append('g').attr('transform', `translate(0,${gi * groupH})`);
+    g.append('text').attr('class', 'bench-chart-title').attr('x', 0).attr('y', 12).text(taskLabel(t));
+    IMPLS.forEach((impl, ii) => {
+      const y = title + ii * (bar + gap);
+      const m = results.get(t.id)?.[impl];
+      const available = impls.find((i) => i.id === impl)?.available ?? false;
+      const v = m ? rate(t, m.ms) : undefined;
+      g.append('text').attr('class', 'bench-chart-label').attr('x', labelW - 6).attr('y', y + bar / 2).attr('text-anchor', 'end')
+        .attr('dominant-baseline', 'central').text(IMPL_SHORT[impl]);
+      if (v !== undefined) {
+        g.append('rect').attr('class', `bench-bar bench-bar-${impl}`).attr('x', labelW).attr('y', y)
+          .attr('width', Math.max(1, x(v) - labelW)).attr('height', bar).attr('fill', IMPL_COLOUR[impl]);
+      }
+      g.append('text').attr('class', 'bench-chart-value').attr('x', v === undefined ? labelW + 4 : x(v) + 4).attr('y', y + bar / 2)
+        .attr('dominant-baseline', 'central').text(v === undefined ? (available ? '—' : 'n/a') : fmtRate(v));
+      parts.push(`${taskLabel(t)} ${IMPL_NAME[impl]} ${v === undefined ? 'not measured' : `${fmtRate(v)} ${unit}`}`);
+    });
+  });
+  svg.attr('aria-label', `${unit} by implementation: ${parts.join('; ')}`);
+}

@@ -1,0 +1,128 @@
+// The attention lab's inputs: text and examples, embeddings, projection weights, and the attention knobs.
+import type { LabContext } from '../lab';
+import { LIMITS, type AppState } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { buttonGroup, field, logSlider, randomDraw, select, toggle } from '../../ui/controls';
+import { EXAMPLES } from '../../text/examples';
+import { PRESETS } from '../../model/weights';
+import type { Pipeline } from '../../model/pipeline';
+
+export class AttentionControls {
+  readonly root: HTMLElement;
+  private text: HTMLInputElement;
+  private tokens: HTMLElement;
+  private exampleNote: HTMLElement;
+  private dModel: HTMLSelectElement;
+  private dk: HTMLSelectElement;
+  private dv: HTMLSelectElement;
+  private embSeed: HTMLInputElement;
+  private wSeed: HTMLInputElement;
+  private presetGroup: HTMLElement;
+  private causal: HTMLInputElement;
+  private scaled: HTMLInputElement;
+  private temp: ReturnType<typeof logSlider>;
+  private truncated: HTMLElement;
+
+  constructor(private ctx: LabContext) {
+    const { store } = ctx;
+    const s = store.state;
+    const update = (patch: Partial<AppState>) => store.update(patch);
+
+    this.text = el('input', { type: 'text', maxlength: LIMITS.textChars, 'data-control': 'text', spellcheck: 'false', autocomplete: 'off' });
+    this.text.value = s.text;
+    this.text.addEventListener('input', () => update({ text: this.text.value }));
+    this.exampleNote = el('p', { class: 'preset-note', 'aria-live': 'polite' });
+    const examples = buttonGroup('Example sentences', EXAMPLES.map((ex) => ({
+      label: ex.label, title: ex.text, name: `example-${ex.label}`,
+      onClick: () => {
+        this.exampleNote.textContent = ex.note;
+        update({ text: ex.text, query: ex.query, xEdits: new Map() });
+      },
+    })));
+    this.tokens = el('div', { class: 'tokens', role: 'group', 'aria-label': 'Tokens (choose the query token)' });
+    this.truncated = el('p', { class: 'help warn-text' });
+
+    const dims = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ value: String(from + i), label: String(from + i) }));
+    this.dModel = select(LIMITS.dModel.map((d) => ({ value: String(d), label: String(d) })), String(s.dModel), (v) => {
+      const d = Number(v);
+      // Keep d_k = d_v = d_model while they were equal: the identity preset then stays softmax(XXᵀ)X.
+      const st = store.state;
+      update({ dModel: d, ...(st.dk === st.dModel ? { dk: d } : {}), ...(st.dv === st.dModel ? { dv: d } : {}) });
+    }, 'dmodel');
+    const embDraw = randomDraw('random vectors', s.embSeed, (v) => update({ embSeed: v }), 'emb-seed');
+    this.embSeed = embDraw.input;
+    const resetX = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-x', text: 'reset edited X cells' });
+    resetX.addEventListener('click', () => update({ xEdits: new Map() }));
+
+    this.presetGroup = buttonGroup('Weight preset', PRESETS.map((p) => ({
+      label: p.label, title: p.help, name: `preset-${p.id}`, pressed: s.preset === p.id,
+      onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map() }),
+    })));
+    const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
+    this.wSeed = wDraw.input;
+    this.dk = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
+    this.dv = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
+    const presetHelp = el('p', { class: 'help', id: 'preset-help' });
+
+    const causal = toggle('causal mask', s.causal, (v) => update({ causal: v }), 'causal', 'Each token sees only itself and earlier tokens (−∞ above the diagonal).');
+    const scaled = toggle('divide by √d_k', s.scaled, (v) => update({ scaled: v }), 'scaled', 'Keeps the scores’ spread independent of d_k (see “Why divide by √d_k?” below).');
+    this.causal = causal.input;
+    this.scaled = scaled.input;
+    this.temp = logSlider(LIMITS.temp.min, LIMITS.temp.max, s.attnTemp, (v) => update({ attnTemp: v }), 'attn-temp', 'Attention temperature τ');
+
+    this.root = el('div', { class: 'controls' },
+      el('fieldset', { class: 'control-group wide' },
+        el('legend', { text: 'Text' }),
+        field('Sentence (split into lower-case words; punctuation is dropped)', this.text),
+        examples, this.exampleNote, this.tokens, this.truncated),
+      el('fieldset', { class: 'control-group' },
+        el('legend', { text: 'Embeddings X' }),
+        el('p', { class: 'help' },
+          el('span', { class: 'swatch toy', 'aria-hidden': 'true' }), ' the words of the words-pulling-words figures (banana, pear, apple, phone, …) sit on a fruit axis (d1) and a tech axis (d2); ',
+          el('span', { class: 'swatch seeded', 'aria-hidden': 'true' }), ' other words get random vectors:'),
+        embDraw.root,
+        el('div', { class: 'field-row' }, field('d_model (width)', this.dModel), resetX)),
+      el('fieldset', { class: 'control-group' },
+        el('legend', { text: 'Projections W_Q, W_K, W_V' }),
+        this.presetGroup, presetHelp,
+        wDraw.root,
+        el('div', { class: 'field-row' }, field('d_k (queries, keys)', this.dk), field('d_v (values)', this.dv))),
+      el('fieldset', { class: 'control-group' },
+        el('legend', { text: 'Attention' }),
+        causal.root, scaled.root, this.temp.root),
+    );
+    this.presetHelpNode = presetHelp;
+  }
+
+  private presetHelpNode: HTMLElement;
+
+  /** Brings the controls in line with the state (skipping the one being typed in). */
+  sync(s: AppState, p: Pipeline | undefined): void {
+    if (document.activeElement !== this.text) this.text.value = s.text;
+    this.dModel.value = String(s.dModel);
+    this.dk.value = String(s.dk);
+    this.dv.value = String(s.dv);
+    if (document.activeElement !== this.embSeed) this.embSeed.value = String(s.embSeed);
+    if (document.activeElement !== this.wSeed) this.wSeed.value = String(s.wSeed);
+    this.causal.checked = s.causal;
+    this.scaled.checked = s.scaled;
+    this.temp.set(s.attnTemp);
+    this.presetGroup.querySelectorAll('button').forEach((b, i) => b.setAttribute('aria-pressed', String(PRESETS[i].id === s.preset)));
+    this.presetHelpNode.textContent = PRESETS.find((x) => x.id === s.preset)?.help ?? '';
+
+    clear(this.tokens);
+    if (!p) {
+      this.tokens.appendChild(el('p', { class: 'help warn-text', text: 'No words yet: type a sentence.' }));
+      this.truncated.textContent = '';
+      return;
+    }
+    const qi = Math.min(s.query, p.n - 1);
+    p.words.forEach((w, i) => {
+      const b = el('button', { type: 'button', class: `token ${p.source[i]}`, 'aria-pressed': String(i === qi), 'data-token': i, title: `${p.source[i] === 'toy' ? 'placed on the fruit/tech plane' : 'random vector'}; click to make it the query` },
+        el('span', { class: 'token-index', text: String(i + 1) }), el('span', { text: w }));
+      b.addEventListener('click', () => this.ctx.store.update({ query: i }));
+      this.tokens.appendChild(b);
+    });
+    this.truncated.textContent = p.truncated ? `Only the first ${LIMITS.tokens} words are used.` : '';
+  }
+}

@@ -1,0 +1,63 @@
+// Attention lab: text → tokens → embeddings → Q, K, V → scores → weights → output, every step live, and one
+// query followed step by step beside the weights heatmap.
+import type { Lab, LabContext } from '../lab';
+import { el, reducedMotion } from '../../ui/dom';
+import { tex } from '../../ui/katex';
+import { AttentionControls } from './attention-controls';
+import { AttentionSteps } from './attention-steps';
+import { QueryStepper } from './query-stepper';
+import type { AppState } from '../../state/app-state';
+import { runPipeline, type Pipeline } from '../../model/pipeline';
+import { attentionNumpy } from '../../model/numpy-code';
+import { codePanel } from '../../ui/code-panel';
+
+const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
+
+export const attentionLab: Lab = {
+  id: 'attention',
+  nav: 'Attention',
+  mount(section: HTMLElement, ctx: LabContext) {
+    const controls = new AttentionControls(ctx);
+    const stepper = new QueryStepper(ctx);
+    const steps = new AttentionSteps(ctx, stepper);
+    // "Copy as NumPy code" regenerates from the last computed pipeline, i.e. exactly what the page shows.
+    let last: { s: AppState; p: Pipeline } | undefined;
+    const code = codePanel('attention', () => last && attentionNumpy({
+      text: last.s.text, words: last.p.words, n: last.p.n, dModel: last.p.dModel, dk: last.p.dk, dv: last.p.dv,
+      x: last.p.x, wq: last.p.wq, wk: last.p.wk, wv: last.p.wv,
+      causal: last.s.causal, scaled: last.s.scaled, temperature: last.s.attnTemp,
+    }));
+    const empty = el('p', { class: 'callout', text: 'Type a sentence above to see its attention.' });
+    const body = el('div', {}, el('h3', { class: 'pipeline-title', text: 'The pipeline' }), steps.root);
+    section.append(
+      el('h2', { text: 'Self-attention, step by step' }),
+      el('p', { class: 'intro', text: 'Every token asks two questions of every other token: how much do I care about you, and what do you mean? Queries and keys answer the first with a dot product, softmax turns the answers into weights, and the values carry the meaning. Edit the text, any embedding, any weight, and every step below recomputes.' }),
+      tex(String.raw`\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\Big(\frac{QK^{\top}}{\sqrt{d_k}} + M\Big)\,V`, true),
+      controls.root, code, empty, body,
+    );
+
+    // A heatmap row click: follow that query, and bring the step-through's top into view when it is off screen
+    // (on a phone it sits under the heatmap; beside it, on a wide screen, the page does not move).
+    const onSelectRow = (r: number) => {
+      ctx.store.update({ query: r });
+      const top = stepper.root.getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight - 120) stepper.root.scrollIntoView({ block: 'start', behavior: reducedMotion() ? 'auto' : 'smooth' });
+    };
+    const render = (changed?: Set<keyof AppState>) => {
+      const t0 = performance.now();
+      const s = ctx.store.state;
+      const p = runPipeline(ctx.engine, s);
+      last = p && { s, p };
+      controls.sync(s, p);
+      empty.hidden = !!p;
+      body.hidden = !p;
+      if (p) {
+        steps.update(s, p, onSelectRow);
+        stepper.update(s, p, !!changed?.has('query'));
+      }
+      ctx.reportTiming('attention', performance.now() - t0);
+    };
+    ctx.store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(changed); });
+    render();
+  },
+};

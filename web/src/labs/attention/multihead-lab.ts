@@ -1,0 +1,165 @@
+// Multi-head lab: several heads attend in parallel in their own d_k-wide spaces, their outputs are
+// concatenated and W_O projects the concatenation back to d_model, the shape of X ("The Mechanics of Causal Self
+// Attention" and the words-pulling-words article). One engine call: multiHeadAttention with its intermediates.
+import type { Lab, LabContext } from '../lab';
+import { LIMITS, type AppState } from '../../state/app-state';
+import { el, clear } from '../../ui/dom';
+import { tex, setTex } from '../../ui/katex';
+import { field, randomDraw, select, toggle } from '../../ui/controls';
+import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
+import { Heatmap } from '../../ui/heatmap';
+import { tokenize } from '../../text/tokenize';
+import { embed } from '../../text/embeddings';
+import { applyEdits, seededMatrix } from '../../model/weights';
+import { legend } from '../../ui/legend';
+import { makeScale } from '../../ui/palette';
+import { multiHeadNumpy, type MultiHeadCodeInput } from '../../model/numpy-code';
+import { codePanel } from '../../ui/code-panel';
+import { disclosure } from '../../ui/disclosure';
+
+const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
+
+const blank = (name: string, caption: string, palette: MatrixSpec['palette'] = 'div') =>
+  new MatrixTable({ name, caption, rows: 0, cols: 0, values: [], rowLabels: [], colLabels: [], palette });
+
+interface HeadView {
+  root: HTMLElement;
+  heat: Heatmap;
+  weights: MatrixTable;
+  output: MatrixTable;
+}
+
+export const multiheadLab: Lab = {
+  id: 'multihead',
+  nav: 'Multi-head',
+  mount(section: HTMLElement, ctx: LabContext) {
+    const { store, engine } = ctx;
+    const s0 = store.state;
+    const opts = (max: number) => Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: String(i + 1) }));
+    const heads = select(opts(LIMITS.heads.max), String(s0.heads), (v) => store.update({ heads: Number(v) }), 'heads');
+    const headDim = select(opts(LIMITS.headDim.max), String(s0.headDim), (v) => store.update({ headDim: Number(v) }), 'head-dim');
+    const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed');
+    const seed = draw.input;
+    const causal = toggle('causal mask', s0.mhCausal, (v) => store.update({ mhCausal: v }), 'mh-causal');
+    const resetWo = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-wo', text: 'reset edited W_O cells' });
+    resetWo.addEventListener('click', () => store.update({ woEdits: new Map() }));
+    const dmodelTex = el('div', { class: 'step-formula' });
+
+    const x = blank('mh-X', 'X');
+    const wq = blank('mh-Wq', 'W_Q (all heads)');
+    const wk = blank('mh-Wk', 'W_K (all heads)');
+    const wv = blank('mh-Wv', 'W_V (all heads)');
+    const wo = blank('mh-Wo', 'W_O');
+    const concat = blank('mh-concat', 'Concat(head₁ … head_h)');
+    const output = blank('mh-output', 'output');
+    const headsGrid = el('div', { class: 'heads-grid' });
+    const shapeCheck = el('p', { class: 'shape-check', 'aria-live': 'polite' });
+    let views: HeadView[] = [];
+    // The inputs of the last run, for "Copy as NumPy code".
+    let last: MultiHeadCodeInput | undefined;
+
+    section.append(
+      el('h2', { text: 'Multi-head attention' }),
+      el('p', { class: 'intro', text: 'One head can only learn one way for words to pull each other. Several heads look at the same tokens through their own W_Q, W_K, W_V (the words-pulling-words article imagines a “semantic” head and a “grammar” head), each in a narrower space of d_k = d_model / h. Their outputs are put side by side and W_O mixes them back into d_model numbers per token: the same shape as X, ready for the next layer.' }),
+      tex(String.raw`\begin{gathered} \text{head}_h = \operatorname{softmax}\!\Big(\frac{Q_h K_h^{\top}}{\sqrt{d_k}}+M\Big)V_h \\ \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1,\dots,\text{head}_H)\,W_O \end{gathered}`, true),
+      el('div', { class: 'controls' },
+        el('fieldset', { class: 'control-group' }, el('legend', { text: 'Heads' }),
+          field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex),
+        el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
+          draw.root, el('p', { class: 'help', text: 'W_Q, W_K, W_V and W_O are random here; a trained model learns them.' }), el('div', { class: 'field' }, causal.root), resetWo,
+          el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
+      codePanel('multihead', () => last && multiHeadNumpy(last)),
+      disclosure('Input X: the attention lab’s sentence, d_model = h · d_k wide', x.root, 'mh-x'),
+      el('details', { class: 'disclosure weights-details', 'data-disclosure': 'mh-weights' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
+        el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root)),
+      el('h3', { text: 'Each head’s attention weights' }),
+      legend(makeScale('seq', [], 1), 'weight', true), headsGrid,
+      el('h3', { text: 'Concatenate, then project with W_O (editable)' }),
+      el('div', { class: 'matrix-row product-row' }, concat.root, el('span', { class: 'op', 'aria-hidden': 'true', text: '·' }), wo.root,
+        el('span', { class: 'op', 'aria-hidden': 'true', text: '=' }), output.root),
+      shapeCheck,
+    );
+
+    const render = () => {
+      const t0 = performance.now();
+      const s = store.state;
+      heads.value = String(s.heads);
+      headDim.value = String(s.headDim);
+      causal.input.checked = s.mhCausal;
+      if (document.activeElement !== seed) seed.value = String(s.mhSeed);
+      const h = s.heads;
+      const d = s.headDim;
+      const dModel = h * d;
+      setTex(dmodelTex, String.raw`d_{\text{model}} = h\cdot d_k = ${h}\cdot ${d} = ${dModel}`, true);
+      const { words } = tokenize(s.text, LIMITS.tokens);
+      const n = words.length;
+      section.classList.toggle('is-empty', n === 0);
+      if (n === 0) { last = undefined; ctx.reportTiming('multihead', performance.now() - t0); return; }
+      const emb = embed(words, dModel, s.embSeed, s.xEdits);
+      const mq = seededMatrix('mq', dModel, h * d, s.mhSeed);
+      const mk = seededMatrix('mk', dModel, h * d, s.mhSeed);
+      const mv = seededMatrix('mv', dModel, h * d, s.mhSeed);
+      const mo = applyEdits(seededMatrix('mo', h * d, dModel, s.mhSeed), h * d, dModel, s.woEdits);
+      const r = engine.multiHeadAttention({
+        x: emb.x, n, dModel, heads: h, kvHeads: h, dk: d, dv: d, wq: mq, wk: mk, wv: mv, wo: mo.m,
+        causal: s.mhCausal, returnIntermediates: true,
+      });
+      last = { text: s.text, words, n, heads: h, headDim: d, x: emb.x, wq: mq, wk: mk, wv: mv, wo: mo.m, causal: s.mhCausal };
+
+      const tok = words.map((w, i) => `${i + 1} ${w}`);
+      const dimLabels = (k: number, p: string) => Array.from({ length: k }, (_, i) => `${p}${i + 1}`);
+      const headCols = Array.from({ length: h * d }, (_, c) => `h${Math.floor(c / d) + 1}.${(c % d) + 1}`);
+      const groups: [string, number][] = Array.from({ length: h }, (_, i) => [`head ${i + 1}`, d]);
+      x.update({ name: 'mh-X', caption: `X (${n} × ${dModel})`, rows: n, cols: dModel, values: emb.x, rowLabels: tok, colLabels: dimLabels(dModel, 'd'), palette: 'div' });
+      const wSpec = (name: string, caption: string, m: Float32Array): MatrixSpec => ({
+        name, caption, rows: dModel, cols: h * d, values: m, rowLabels: dimLabels(dModel, 'd'), colLabels: headCols, palette: 'div', colGroups: groups, showLegend: false,
+      });
+      wq.update(wSpec('mh-Wq', `W_Q (${dModel} × ${h * d})`, mq));
+      wk.update(wSpec('mh-Wk', `W_K (${dModel} × ${h * d})`, mk));
+      wv.update(wSpec('mh-Wv', `W_V (${dModel} × ${h * d})`, mv));
+      wo.update({
+        name: 'mh-Wo', caption: `W_O (${h * d} × ${dModel})`, rows: h * d, cols: dModel, values: mo.m, rowLabels: headCols, colLabels: dimLabels(dModel, 'd'),
+        palette: 'div', edited: mo.edited,
+        onEdit: (row, col, v) => {
+          const edits = new Map(store.state.woEdits);
+          edits.set(`${row}.${col}`, v);
+          store.update({ woEdits: edits });
+        },
+      });
+
+      if (views.length !== h) {
+        clear(headsGrid);
+        views = Array.from({ length: h }, (_, i) => {
+          const heat = new Heatmap({ name: `head${i + 1}`, label: `Head ${i + 1} weights`, n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
+          const weights = blank(`mh-head${i + 1}-weights`, `head ${i + 1} weights`, 'seq');
+          const out = blank(`mh-head${i + 1}-output`, `head ${i + 1} output`);
+          const root = el('figure', { class: 'head-card' },
+            el('figcaption', { text: `Head ${i + 1}` }), heat.root,
+            el('details', { class: 'disclosure', 'data-disclosure': `mh-head${i + 1}-table` }, el('summary', { text: `Head ${i + 1} as tables` }), weights.root, out.root));
+          headsGrid.appendChild(root);
+          return { root, heat, weights, output: out };
+        });
+      }
+      r.heads?.forEach((hd, i) => {
+        const v = views[i];
+        const maskedCells = Array.from(hd.scores, (z) => z === Number.NEGATIVE_INFINITY);
+        v.heat.update({
+          name: `head${i + 1}`, label: `Head ${i + 1} weights`, n, m: n, values: hd.weights, rowLabels: tok, colLabels: tok,
+          masked: maskedCells, maxCell: 34,
+        });
+        v.weights.update({ name: `mh-head${i + 1}-weights`, caption: `head ${i + 1} weights (${n} × ${n})`, rows: n, cols: n, values: hd.weights, rowLabels: tok, colLabels: tok, palette: 'seq', fixedMax: 1, showLegend: false, maskedCells });
+        v.output.update({ name: `mh-head${i + 1}-output`, caption: `head ${i + 1} output (${n} × ${d})`, rows: n, cols: d, values: hd.output, rowLabels: tok, colLabels: dimLabels(d, 'o'), palette: 'div', showLegend: false });
+      });
+      concat.update({ name: 'mh-concat', caption: `Concat(head₁ … head${sub(h)}) (${n} × ${h * d})`, rows: n, cols: h * d, values: r.concat ?? new Float32Array(n * h * d), rowLabels: tok, colLabels: headCols, palette: 'div', colGroups: groups });
+      output.update({ name: 'mh-output', caption: `output = Concat · W_O (${n} × ${dModel})`, rows: n, cols: dModel, values: r.output, rowLabels: tok, colLabels: dimLabels(dModel, 'd'), palette: 'div' });
+      shapeCheck.textContent = `Output shape ${n} × ${dModel} = X’s shape ${n} × ${dModel}: (${n} × ${h * d}) · (${h * d} × ${dModel}).`;
+      ctx.reportTiming('multihead', performance.now() - t0);
+    };
+    store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(); });
+    render();
+  },
+};
+
+function sub(n: number): string {
+  return String(n).replace(/\d/g, (c) => '₀₁₂₃₄₅₆₇₈₉'[Number(c)]);
+}

@@ -1,0 +1,56 @@
+// A box that scrolls sideways (a wide table or formula on a phone) must be reachable from the keyboard: while its
+// content overflows it becomes a focusable, labelled region (arrow keys then scroll it); when everything fits it
+// is a plain box again, so wide screens get no extra tab stops.
+const SELECTOR = '.table-scroll, .katex-display';
+
+function label(box: Element): string {
+  const caption = box.querySelector('caption')?.textContent?.trim();
+  if (caption) return `Table, scrolls sideways: ${caption}`;
+  const tex = box.querySelector('annotation')?.textContent?.trim();
+  if (tex) return `Formula, scrolls sideways: ${tex.length > 80 ? `${tex.slice(0, 80)}…` : tex}`;
+  return 'Scrolls sideways';
+}
+
+function update(box: HTMLElement): void {
+  const over = box.scrollWidth > box.clientWidth + 1;
+  if (over === box.hasAttribute('data-scrolls')) return;
+  if (over) {
+    box.dataset.scrolls = '';
+    box.tabIndex = 0;
+    box.setAttribute('role', 'region');
+    box.setAttribute('aria-label', label(box));
+  } else {
+    delete box.dataset.scrolls;
+    box.removeAttribute('tabindex');
+    box.removeAttribute('role');
+    box.removeAttribute('aria-label');
+  }
+}
+
+export function keyboardScrollable(root: HTMLElement): void {
+  const watched = new WeakSet<Element>();
+  const resize = new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const box = e.target.matches(SELECTOR) ? e.target : e.target.parentElement?.closest(SELECTOR);
+      if (box instanceof HTMLElement) update(box);
+    }
+  });
+  const watch = (box: Element) => {
+    if (watched.has(box)) return;
+    watched.add(box);
+    resize.observe(box);
+    if (box.firstElementChild) resize.observe(box.firstElementChild);
+  };
+  root.querySelectorAll(SELECTOR).forEach(watch);
+  new MutationObserver((records) => {
+    for (const r of records) {
+      r.addedNodes.forEach((n) => {
+        if (!(n instanceof Element)) return;
+        if (n.matches(SELECTOR)) watch(n);
+        n.querySelectorAll(SELECTOR).forEach(watch);
+        const box = n.parentElement?.closest(SELECTOR);
+        if (box) { watch(box); if (box.firstElementChild) resize.observe(box.firstElementChild); }
+      });
+    }
+  }).observe(root, { childList: true, subtree: true });
+}
