@@ -52,7 +52,7 @@ function batch(step) {
 
 // ---- attnlab ----
 const { init } = await import(path.join(root, 'dist/index.js'));
-const lab = await init({ simd: SIMD });
+const lab = await init({ simd: SIMD, gpt: true });
 const model = lab.createGPT(CONFIG);
 const weights = model.getWeights();
 

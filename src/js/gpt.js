@@ -244,7 +244,15 @@ function putInts(m, at, ints) {
   if (ints.length) m.HEAP32.set(ints, at >>> 2);
 }
 
-export function makeGPT(m) {
+// Without init({ gpt: true }) the lab has no model: both entry points say how to get one.
+function needsGpt(fn) {
+  return () => {
+    throw new Error(`${fn}: this lab was loaded without the small GPT; load it with init({ gpt: true })`);
+  };
+}
+
+export function makeGPT(m, enabled) {
+  if (!enabled) return { createGPT: needsGpt('createGPT'), loadGPT: needsGpt('loadGPT') };
   return {
     createGPT(config) {
       const fn = 'createGPT';

@@ -89,6 +89,11 @@ export interface InitOptions {
    */
   simd?: boolean;
   /**
+   * Load the small GPT too ({@link Lab.createGPT}, {@link Lab.loadGPT}). Without it those two throw an `Error`
+   * saying so. Default false.
+   */
+  gpt?: boolean;
+  /**
    * Where to load the `.wasm` from, for bundlers and CDNs that do not keep it beside the package's JS.
    * A string or URL is used for whichever module is chosen (pin it with {@link InitOptions.simd}); a
    * function receives the file name of the chosen module and returns its location.
@@ -574,15 +579,16 @@ export interface Lab {
    */
   softmaxBackward(options: SoftmaxBackwardOptions): Float32Array;
   /**
-   * A new small GPT with seeded initial weights (see {@link GPTConfig}).
+   * A new small GPT with seeded initial weights (see {@link GPTConfig}). Needs a lab from `init({ gpt: true })`.
    * @throws TypeError for a missing or mistyped field; RangeError for a zero size, `dModel % heads`, `heads % kvHeads`,
-   * or a model too large for wasm memory, naming the field.
+   * or a model too large for wasm memory, naming the field; Error when the lab was loaded without `gpt: true`.
    */
   createGPT(config: GPTConfig): GPT;
   /**
    * A GPT from a safetensors file ({@link GPT.toSafetensors}, or PyTorch's with `n_head` in its metadata). F32, F16,
    * BF16 and F64 tensors are read; what the metadata leaves out is read from the shapes.
-   * @throws TypeError when `bytes` is not a Uint8Array or ArrayBuffer; RangeError naming `bytes` for a malformed file,
+   * Needs a lab from `init({ gpt: true })`.
+   * @throws Error when the lab was loaded without `gpt: true`; TypeError when `bytes` is not a Uint8Array or ArrayBuffer; RangeError naming `bytes` for a malformed file,
    * a missing, extra or misshapen tensor, or a non-finite weight.
    */
   loadGPT(bytes: Uint8Array | ArrayBuffer): GPT;

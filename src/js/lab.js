@@ -7,7 +7,9 @@ import { makeSoftmaxBackward } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
 import { makeMatmul } from './matmul.js';
 
-export function makeLab(m) {
+// `gpt`: whether init() was asked for the small GPT (init({ gpt: true })); without it, createGPT and loadGPT
+// throw an Error that says so.
+export function makeLab(m, { gpt = false } = {}) {
   const info = m.buildInfo();
   const backend = info.simd ? 'wasm-simd' : 'wasm';
   return {
@@ -18,7 +20,7 @@ export function makeLab(m) {
     matmul: makeMatmul(m),
     rope: makeRope(m),
     softmaxBackward: makeSoftmaxBackward(m),
-    ...makeGPT(m),
+    ...makeGPT(m, gpt),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;

@@ -43,19 +43,20 @@ const hint = {
 
 /**
  * Checks init()'s options; resolves `simd` to the module that will run.
- * @returns {{ simd: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined }}
+ * @returns {{ simd: boolean, gpt: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined }}
  */
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw new TypeError(`init: options must be an object, got ${describe(options)}`);
-  checkKeys('init', options, ['simd', 'wasmUrl', 'wasmBinary']);
-  const { simd: wantSimd, wasmUrl, wasmBinary } = options;
+  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary']);
+  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary } = options;
+  if (typeof gpt !== 'boolean') throw new TypeError(`init: gpt must be a boolean, got ${describe(gpt)}`);
   if (wantSimd !== undefined && typeof wantSimd !== 'boolean') throw new TypeError(`init: simd must be a boolean, got ${describe(wantSimd)}`);
   if (wasmBinary !== undefined && !(wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)))
     throw new TypeError(`init: wasmBinary must be an ArrayBuffer or a typed array, got ${describe(wasmBinary)}`);
   if (wasmUrl !== undefined && typeof wasmUrl !== 'function') where(wasmUrl); // type errors before anything loads
   const simd = wantSimd ?? simdSupported();
   if (simd && !simdSupported()) throw new Error('init: simd: true was requested but this engine does not support wasm SIMD128');
-  return { simd, wasmUrl, wasmBinary };
+  return { simd, gpt, wasmUrl, wasmBinary };
 }
 
 // A wasmUrl as given: URL objects (anything with a string href, so a URL from another realm, e.g. jsdom's, works)
@@ -144,13 +145,13 @@ async function compileAt(at, advice) {
  * @param {(simd: boolean) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the chosen module.
  */
 export async function start(options, factory, compileDefault) {
-  const { simd, wasmUrl, wasmBinary } = checkOptions(options);
+  const { simd, gpt, wasmUrl, wasmBinary } = checkOptions(options);
   const file = simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm';
   let module;
   if (wasmBinary !== undefined) module = await compileBytes(wasmBinary, "init's wasmBinary", `wasmBinary must hold the bytes of ${file}.`);
   else if (wasmUrl !== undefined) module = await compileAt(where(typeof wasmUrl === 'function' ? wasmUrl(file) : wasmUrl), hint.given(file));
   else module = await compileDefault(simd);
-  return makeLab(await instantiate(factory, module));
+  return makeLab(await instantiate(factory, module), { gpt });
 }
 
 /** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */

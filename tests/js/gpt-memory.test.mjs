@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { dist, loadLabs } from './support/load.mjs';
 
 const CONFIG = { vocabSize: 256, context: 64, dModel: 64, heads: 4, layers: 2 }; // ≈ 2 MiB of parameters and state
-const labs = await loadLabs();
+const labs = await loadLabs({ gpt: true });
 
 test('dispose() frees the model: 40 models in turn do not grow wasm memory', () => {
   for (const { name, lab } of labs) {
@@ -31,7 +31,7 @@ test('dispose() frees the model: 40 models in turn do not grow wasm memory', () 
 test('a GPT dropped without dispose() is freed when collected', () => {
   const child = `
     const { init } = await import(${JSON.stringify(pathToFileURL(`${dist}index.js`).href)});
-    const lab = await init();
+    const lab = await init({ gpt: true });
     const x = new Int32Array(64).fill(3);
     const make = (seed) => { const m = lab.createGPT({ ...${JSON.stringify(CONFIG)}, seed }); m.trainStep(x, x); };
     make(0);

@@ -13,7 +13,7 @@ import { loadLabs, repo } from './support/load.mjs';
 
 // Debian's interpreter, where python3-numpy lives (a python3 earlier on PATH may lack NumPy).
 const PYTHON = '/usr/bin/python3';
-const labs = await loadLabs();
+const labs = await loadLabs({ gpt: true });
 const work = mkdtempSync(join(tmpdir(), 'attnlab-numpy-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 

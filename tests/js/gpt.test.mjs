@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 
 import { loadLabs } from './support/load.mjs';
 
-const labs = await loadLabs();
+const labs = await loadLabs({ gpt: true });
 const TEXT = 'attention is a soft dictionary lookup. ';
 const ids = Int32Array.from(TEXT, (c) => c.charCodeAt(0));
 const CONFIG = { vocabSize: 128, context: ids.length - 1, dModel: 32, heads: 4, layers: 2, seed: 1 };
@@ -209,3 +209,15 @@ for (const { name, lab } of labs) {
     });
   });
 }
+
+test('without init({ gpt: true }): createGPT and loadGPT throw an Error that says how to get the model; init rejects a non-boolean gpt', async () => {
+  for (const { lab } of await loadLabs()) {
+    assert.throws(() => lab.createGPT({ vocabSize: 8, context: 4, dModel: 8, heads: 2, layers: 1 }),
+      (e) => e.constructor === Error && e.message === 'createGPT: this lab was loaded without the small GPT; load it with init({ gpt: true })');
+    assert.throws(() => lab.loadGPT(new Uint8Array(8)),
+      (e) => e.constructor === Error && e.message === 'loadGPT: this lab was loaded without the small GPT; load it with init({ gpt: true })');
+    assert.equal(lab.softmax(new Float32Array([0, 0]))[0], 0.5); // the lab itself works
+  }
+  const { init } = await import('./support/load.mjs');
+  await assert.rejects(init({ gpt: 'yes' }), (e) => e instanceof TypeError && e.message === 'init: gpt must be a boolean, got "yes"');
+});

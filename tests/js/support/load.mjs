@@ -30,6 +30,6 @@ export const backends = [
   { name: 'wasm', simd: false },
 ];
 
-export async function loadLabs() {
-  return Promise.all(backends.map(async (b) => ({ ...b, lab: await init({ simd: b.simd }) })));
+export async function loadLabs(options = {}) {
+  return Promise.all(backends.map(async (b) => ({ ...b, lab: await init({ ...options, simd: b.simd }) })));
 }
