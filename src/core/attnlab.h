@@ -2,6 +2,7 @@
 #pragma once
 #include "attention.h"
 #include "build_info.h"
+#include "kv_cache.h"
 #include "multihead.h"
 #include "softmax.h"
 #include "status.h"

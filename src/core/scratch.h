@@ -20,11 +20,20 @@ class Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   Scratch(Scratch&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr, o.size_ = 0; }
+  Scratch& operator=(Scratch&& o) noexcept {
+    if (this != &o) {
+      std::free(data_);
+      data_ = o.data_, size_ = o.size_;
+      o.data_ = nullptr, o.size_ = 0;
+    }
+    return *this;
+  }
   ~Scratch() { std::free(data_); }
 
   // True when `count` floats were requested and obtained (a zero-size request is always fine).
   [[nodiscard]] bool ok_for(std::size_t count) const noexcept { return count == 0 || data_ != nullptr; }
   float* data() noexcept { return data_; }
+  const float* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
 
  private:

@@ -75,6 +75,19 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
+void soft_cap(float* x, std::size_t n, float mul, float cap) noexcept {
+  for (std::size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * mul);  // tanh(-inf) = -1: callers mask after
+}
+
+void distance_bias(float* x, std::size_t n, float center, float slope) noexcept {
+  for (std::size_t i = 0; i < n; ++i) x[i] -= slope * std::fabs(center - float(i));
+}
+
+void mask_bool(float* x, std::size_t n, const std::uint8_t* keep) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!keep[i]) x[i] = -INFINITY;
+}
+
 float sum_squares(const float* x, std::size_t n) noexcept {
   float s = 0.0f;
   for (std::size_t i = 0; i < n; ++i) s += x[i] * x[i];

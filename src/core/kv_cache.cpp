@@ -1,0 +1,147 @@
+#include "kv_cache.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "attention_impl.h"
+#include "validate.h"
+
+namespace attnlab {
+
+using namespace detail;
+
+namespace {
+
+std::string dims(std::initializer_list<std::size_t> values) {
+  std::string s;
+  for (std::size_t v : values) s += (s.empty() ? "" : "·") + std::to_string(v);
+  return s;
+}
+
+// Row r of a [batch, heads, t, d] tensor in `layout`: the (b, g) rows start at the returned pointer, `ld` apart.
+const float* rows_of(const float* x, Layout layout, std::size_t b, std::size_t g, std::size_t heads, std::size_t t,
+                     std::size_t d, std::size_t& ld) noexcept {
+  if (layout == Layout::bhsd) {
+    ld = d;
+    return x + (b * heads + g) * t * d;
+  }
+  ld = heads * d;
+  return x + (b * t * heads + g) * d;
+}
+
+}  // namespace
+
+Status KvCache::create(const KvCacheConfig& c, std::unique_ptr<KvCache>& out) {
+  out.reset();
+  for (auto [name, value] : {std::pair{"batch", c.batch}, {"kvHeads", c.kv_heads}, {"dk", c.dk}, {"dv", c.dv},
+                             {"capacity", c.capacity}})
+    if (auto s = check_size(name, value); !s.ok()) return s;
+  std::size_t slots, key_slot, value_slot, keys, values;
+  if (auto s = check_product("batch·kvHeads", c.batch, c.kv_heads, slots); !s.ok()) return s;
+  if (auto s = check_product("capacity·dk", (c.capacity + kKeyTile - 1) / kKeyTile * kKeyTile, c.dk, key_slot); !s.ok()) return s;
+  if (auto s = check_product("capacity·dv", c.capacity, c.dv, value_slot); !s.ok()) return s;
+  if (auto s = check_product("capacity", slots, key_slot, keys); !s.ok()) return s;
+  if (auto s = check_product("capacity", slots, value_slot, values); !s.ok()) return s;
+  std::unique_ptr<KvCache> cache(new (std::nothrow) KvCache());
+  if (!cache) return Status::no_memory("the KV cache");
+  cache->config_ = c;
+  cache->key_slot_ = key_slot, cache->value_slot_ = value_slot;
+  cache->keys_ = Scratch(keys);
+  cache->values_ = Scratch(values);
+  cache->lengths_.reset(new (std::nothrow) std::size_t[c.batch]);
+  if (!cache->keys_.ok_for(keys) || !cache->values_.ok_for(values) || !cache->lengths_)
+    return Status::no_memory("the KV cache (" + std::to_string((keys + values) / 262144) + " MiB)");
+  // Zeros, never garbage: the kernels may read past an item's length (weights 0 there, and 0·0 = 0).
+  std::memset(cache->keys_.data(), 0, keys * sizeof(float));
+  std::memset(cache->values_.data(), 0, values * sizeof(float));
+  cache->reset();
+  out = std::move(cache);
+  return Status::success();
+}
+
+void KvCache::reset() noexcept {
+  for (std::size_t b = 0; b < config_.batch; ++b) lengths_[b] = 0;
+  max_key_norm_ = 0.0;
+}
+
+std::size_t KvCache::max_length() const noexcept {
+  std::size_t m = 0;
+  for (std::size_t b = 0; b < config_.batch; ++b) m = lengths_[b] > m ? lengths_[b] : m;
+  return m;
+}
+
+Status KvCache::append(const KvAppendArgs& a) {
+  const KvCacheConfig& c = config_;
+  const Layout layout = a.layout.value_or(c.layout);
+  const std::size_t per_token = c.batch * c.kv_heads * c.dk;  // fits: the storage of one token per slot exists
+  if (a.k.empty() || a.k.size() % per_token != 0)
+    return Status::range_error("k", "k.length must be a positive multiple of batch·kvHeads·dk = " +
+                                        dims({c.batch, c.kv_heads, c.dk}) + " = " + std::to_string(per_token) +
+                                        ", got " + std::to_string(a.k.size()));
+  const std::size_t t = a.k.size() / per_token;
+  std::size_t v_len;
+  if (auto s = check_product("v", t, c.batch * c.kv_heads * c.dv, v_len); !s.ok()) return s;
+  if (auto s = check_length("v", a.v.size(), v_len, "batch·kvHeads·t·dv = " + dims({c.batch, c.kv_heads, t, c.dv}));
+      !s.ok())
+    return s;
+  const std::size_t held = max_length();
+  if (t > c.capacity - held)
+    return Status::range_error("capacity", "appending " + std::to_string(t) + " token" + (t == 1 ? "" : "s") + " to the " +
+                                               std::to_string(held) + " held would exceed capacity = " +
+                                               std::to_string(c.capacity) + "; the cache is unchanged");
+  if (auto s = check_values("k", a.k, false); !s.ok()) return s;
+  if (auto s = check_values("v", a.v, false); !s.ok()) return s;
+  // Every row of either layout is dk contiguous floats.
+  const double norm = max_row_norm(a.k.data(), a.k.size() / c.dk, c.dk, c.dk);
+  for (std::size_t b = 0; b < c.batch; ++b)
+    for (std::size_t g = 0; g < c.kv_heads; ++g) {
+      std::size_t ldk, ldv;
+      const float* k = rows_of(a.k.data(), layout, b, g, c.kv_heads, t, c.dk, ldk);
+      const float* v = rows_of(a.v.data(), layout, b, g, c.kv_heads, t, c.dv, ldv);
+      const std::size_t at = lengths_[b];
+      pack_keys(k, ldk, at, t, c.dk, keys_.data() + slot(b, g) * key_slot_);
+      float* vdst = values_.data() + slot(b, g) * value_slot_ + at * c.dv;
+      for (std::size_t s = 0; s < t; ++s) std::memcpy(vdst + s * c.dv, v + s * ldv, c.dv * sizeof(float));
+    }
+  for (std::size_t b = 0; b < c.batch; ++b) lengths_[b] += t;
+  max_key_norm_ = norm > max_key_norm_ ? norm : max_key_norm_;
+  return Status::success();
+}
+
+Status KvCache::read_keys(std::span<float> out) const {
+  const KvCacheConfig& c = config_;
+  const std::size_t n = max_length();
+  if (auto s = check_length("out", out.size(), c.batch * c.kv_heads * n * c.dk,
+                            "batch·kvHeads·length·dk = " + dims({c.batch, c.kv_heads, n, c.dk}));
+      !s.ok())
+    return s;
+  for (std::size_t b = 0; b < c.batch; ++b)
+    for (std::size_t g = 0; g < c.kv_heads; ++g) {
+      const float* kt = packed_keys(b, g);
+      float* dst = out.data() + slot(b, g) * n * c.dk;
+      for (std::size_t j = 0; j < n; ++j) {
+        const float* tile = kt + (j / kKeyTile) * kKeyTile * c.dk + j % kKeyTile;
+        for (std::size_t d = 0; d < c.dk; ++d) dst[j * c.dk + d] = j < lengths_[b] ? tile[d * kKeyTile] : 0.0f;
+      }
+    }
+  return Status::success();
+}
+
+Status KvCache::read_values(std::span<float> out) const {
+  const KvCacheConfig& c = config_;
+  const std::size_t n = max_length();
+  if (auto s = check_length("out", out.size(), c.batch * c.kv_heads * n * c.dv,
+                            "batch·kvHeads·length·dv = " + dims({c.batch, c.kv_heads, n, c.dv}));
+      !s.ok())
+    return s;
+  for (std::size_t b = 0; b < c.batch; ++b)
+    for (std::size_t g = 0; g < c.kv_heads; ++g) {
+      float* dst = out.data() + slot(b, g) * n * c.dv;
+      std::memcpy(dst, values(b, g), lengths_[b] * c.dv * sizeof(float));
+      std::memset(dst + lengths_[b] * c.dv, 0, (n - lengths_[b]) * c.dv * sizeof(float));
+    }
+  return Status::success();
+}
+
+}  // namespace attnlab
