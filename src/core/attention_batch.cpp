@@ -176,9 +176,10 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     if (given) {
       for (std::size_t d = 0; d < 4; ++d) m[d] = 1;
       for (std::size_t d = 0; d < given; ++d) {
-        const std::int64_t v = a.mask_shape[d];
-        if (v < 1) return Status::range_error("maskShape", "maskShape[" + std::to_string(d) + "] must be an integer >= 1, got " + std::to_string(v));
-        m[4 - given + d] = std::size_t(v);
+        if (auto s = check_count("maskShape[" + std::to_string(d) + "]", double(a.mask_shape[d]), m[4 - given + d]); !s.ok()) {
+          s.arg = "maskShape";
+          return s;
+        }
       }
       for (std::size_t d = 0; d < 4; ++d) {
         const bool fits = m[d] == 1 || m[d] == target[d] || (d == 3 && m[d] < target[d]);
@@ -231,10 +232,10 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
         return Status::range_error("alibiSlopes", "alibiSlopes[" + std::to_string(h) + "] = " + fmt(a.alibi_slopes[h]) +
                                                       " is too large: slope·(nq + nk) could overflow float32 scores; the limit is 1e37");
   }
-  for (auto [i, value] : {std::pair{0, a.window.left}, {1, a.window.right}})
-    if (value < -1)
-      return Status::range_error("window", "window[" + std::to_string(i) + "] must be an integer >= 0, or -1 / Infinity for unlimited, got " +
-                                               std::to_string(value));
+  for (auto [i, value] : {std::pair{0, a.window.left}, {1, a.window.right}}) {
+    std::int64_t bound;
+    if (auto s = check_window_bound(i, double(value), bound); !s.ok()) return s;
+  }
   float scale = 1.0f / std::sqrt(static_cast<float>(dk)), softcap = 0.0f;
   if (a.scale)
     if (auto s = check_float_option("scale", *a.scale, scale); !s.ok()) return s;

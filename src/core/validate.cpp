@@ -49,6 +49,29 @@ Status check_values(const char* name, std::span<const float> values, bool allow_
   return Status::success();
 }
 
+Status check_count(const std::string& name, double value, std::size_t& out) {
+  if (!(value >= 1) || value != std::floor(value) || std::isinf(value))
+    return Status::range_error(name, name + " must be an integer >= 1, got " + fmt(value));
+  if (value > double(std::numeric_limits<std::size_t>::max()))
+    return Status::range_error(name, name + " = " + fmt(value) + " is too large for this build's " +
+                                         std::to_string(sizeof(std::size_t) * 8) + "-bit sizes");
+  out = static_cast<std::size_t>(value);
+  return Status::success();
+}
+
+Status check_window_bound(int index, double value, std::int64_t& out) {
+  if (value == INFINITY || value == -1) {
+    out = -1;
+    return Status::success();
+  }
+  if (value >= 0 && value == std::floor(value) && value < 9.007199254740992e15) {
+    out = static_cast<std::int64_t>(value);
+    return Status::success();
+  }
+  return Status::range_error("window", "window[" + std::to_string(index) +
+                                           "] must be an integer >= 0, or -1 / Infinity for unlimited, got " + fmt(value));
+}
+
 Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out) {
   if (checked_mul(a, b, out)) return Status::success();
   return Status::range_error(what, std::string(what) + " is too large: " + std::to_string(a) + " x " +

@@ -2,6 +2,7 @@
 // states the expected and the actual value, in the words of the JS API.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -23,5 +24,10 @@ Status check_values(const char* name, std::span<const float> values, bool allow_
 Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out);
 
 std::string fmt(double v);  // short, JS-like rendering of a number for messages
+
+// A size given as a JS number (the package passes numbers as they are): an integer ≥ 1 that fits size_t.
+Status check_count(const std::string& name, double value, std::size_t& out);
+// One bound of a sliding window: an integer ≥ 0, or -1 / +Infinity for unlimited (→ -1).
+Status check_window_bound(int index, double value, std::int64_t& out);
 
 }  // namespace attnlab::detail

@@ -36,6 +36,12 @@ export function size(fn, name, v) {
   return v;
 }
 
+// A number, passed to the engine as it is (the engine checks its value and names it).
+export function number(fn, name, v) {
+  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
+  return v;
+}
+
 export function flag(fn, name, v) {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw new TypeError(`${fn}: ${name} must be a boolean, got ${describe(v)}`);
@@ -74,4 +80,11 @@ export function outBuffer(fn, v, want, shape) {
 export function options(fn, opts) {
   if (opts === null || typeof opts !== 'object') throw new TypeError(`${fn}: expected an options object, got ${describe(opts)}`);
   return opts;
+}
+
+// A tensor layout option: 'bhsd' → 0, 'bshd' → 1.
+export function layoutCode(fn, name, v) {
+  if (typeof v !== 'string') throw new TypeError(`${fn}: ${name} must be 'bhsd' or 'bshd', got ${describe(v)}`);
+  if (v !== 'bhsd' && v !== 'bshd') throw new RangeError(`${fn}: ${name} must be 'bhsd' or 'bshd', got ${describe(v)}`);
+  return v === 'bshd' ? 1 : 0;
 }

@@ -1,19 +1,25 @@
 // The lab object init() resolves with: one set of plain functions over one module instance.
 import { makeAttention } from './attention.js';
+import { makeKvCache } from './kv-cache.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeSoftmax } from './softmax.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
   const backend = info.simd ? 'wasm-simd' : 'wasm';
+  const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
   return {
     backend,
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    kvCache: makeKvCache(m, caches),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
+    },
+    get liveKvCaches() {
+      return caches.count;
     },
   };
 }
