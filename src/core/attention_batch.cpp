@@ -30,14 +30,6 @@ TensorView view(const float* data, Layout layout, std::size_t heads, std::size_t
   return {data, seq * heads * d, d, heads * d};
 }
 
-// A float option given as a JS number: finite, > 0 and still > 0 and finite as float32.
-Status check_float_option(const char* name, double value, float& out) {
-  if (auto s = check_positive_finite(name, value); !s.ok()) return s;
-  out = static_cast<float>(value);
-  if (out > 0.0f && std::isfinite(out)) return Status::success();
-  return Status::range_error(name, std::string(name) + " must be within float32's range (1.4e-45 … 3.4e38), got " + fmt(value));
-}
-
 }  // namespace
 
 Status run_attention(const AttentionBatch& a) {
@@ -238,9 +230,9 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   }
   float scale = 1.0f / std::sqrt(static_cast<float>(dk)), softcap = 0.0f;
   if (a.scale)
-    if (auto s = check_float_option("scale", *a.scale, scale); !s.ok()) return s;
+    if (auto s = check_float32_positive("scale", *a.scale, scale); !s.ok()) return s;
   if (a.softcap)
-    if (auto s = check_float_option("softcap", *a.softcap, softcap); !s.ok()) return s;
+    if (auto s = check_float32_positive("softcap", *a.softcap, softcap); !s.ok()) return s;
 
   if (auto s = check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv)); !s.ok()) return s;
   const std::string matrix = single ? "nq·nk = " + joined({a.nq, nk}) : "batch·heads·nq·nk = " + joined({a.batch, heads, a.nq, nk});

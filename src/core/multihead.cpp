@@ -86,9 +86,9 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
         {"scores", o.scores, hnn, "heads·n·n"}, {"weights", o.weights, hnn, "heads·n·n"}})
     if (!span.empty())
       if (auto s = check_length(name, span.size(), want, shape); !s.ok()) return s;
-  const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
+  float scale = 1.0f / std::sqrt(static_cast<float>(d.dk));
   if (a.scale)
-    if (auto s = check_positive_finite("scale", *a.scale); !s.ok()) return s;
+    if (auto s = check_float32_positive("scale", *a.scale, scale); !s.ok()) return s;
   for (auto [name, span] : {std::pair{"x", a.x}, {"wq", a.wq}, {"wk", a.wk}, {"wv", a.wv}, {"wo", a.wo}})
     if (auto s = check_values(name, span, false); !s.ok()) return s;
   if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;

@@ -38,6 +38,13 @@ Status check_positive_finite(const char* name, double value) {
   return Status::range_error(name, std::string(name) + " must be finite and > 0, got " + fmt(value));
 }
 
+Status check_float32_positive(const char* name, double value, float& out) {
+  if (auto s = check_positive_finite(name, value); !s.ok()) return s;
+  out = static_cast<float>(value);
+  if (out > 0.0f && std::isfinite(out)) return Status::success();
+  return Status::range_error(name, std::string(name) + " must be within float32's range (1.4e-45 … 3.4e38), got " + fmt(value));
+}
+
 Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf, std::size_t first_index) {
   const std::size_t i = kernels::active::first_invalid(values.data(), values.size(), allow_neg_inf);
   if (i < values.size()) {

@@ -82,8 +82,9 @@ export function makeAttention(m) {
     const heads = opts.heads ?? (cache ? cache.kvHeads : 1);
     const kvHeads = opts.kvHeads ?? (cache ? cache.kvHeads : heads);
     let { nq, nk, dk, dv } = opts;
+    const nkGiven = nk;
     if (cache) {
-      nk ??= cache.length;
+      nk ??= cache.length || 1; // an empty cache: the engine says so
       dk ??= cache.dk;
       dv ??= cache.dv;
     }
@@ -92,16 +93,20 @@ export function makeAttention(m) {
     const isSize = (x) => x === undefined || (Number.isInteger(x) && x >= 1);
     if ([batch, heads, kvHeads, nq, nk, dk, dv].every(isSize)) {
       const single = batch === 1 && heads === 1 && kvHeads === 1;
-      const qHeads = batch * heads, kHeads = batch * kvHeads;
-      const qRows = single ? 'nq' : 'batch·heads·nq', kRows = single ? 'nk' : 'batch·kvHeads·nk';
+      // "batch·heads·nq = 2·8·3" (or "nq" alone for one head): how a length divides, for the messages.
+      const per = (names, values) => {
+        const keep = single ? [names.length - 1] : names.map((_, i) => i);
+        const text = keep.map((i) => names[i]).join('·');
+        return keep.length > 1 ? `${text} = ${keep.map((i) => values[i]).join('·')}` : text;
+      };
       if (dk === undefined) {
-        if (nq !== undefined) dk = rowsOf(fn, 'q', q.length, qHeads * nq, qRows);
-        else if (nk !== undefined) dk = rowsOf(fn, 'k', k.length, kHeads * nk, kRows);
+        if (nq !== undefined) dk = rowsOf(fn, 'q', q.length, batch * heads * nq, per(['batch', 'heads', 'nq'], [batch, heads, nq]));
+        else if (nk !== undefined) dk = rowsOf(fn, 'k', k.length, batch * kvHeads * nk, per(['batch', 'kvHeads', 'nk'], [batch, kvHeads, nk]));
         else throw new TypeError(`${fn}: dk is required (or nq or nk, to infer it from q.length or k.length), got undefined`);
       }
-      nq ??= rowsOf(fn, 'q', q.length, qHeads * dk, single ? 'dk' : 'batch·heads·dk');
-      nk ??= rowsOf(fn, 'k', k.length, kHeads * dk, single ? 'dk' : 'batch·kvHeads·dk');
-      dv ??= rowsOf(fn, 'v', v.length, kHeads * nk, kRows);
+      nq ??= rowsOf(fn, 'q', q.length, batch * heads * dk, per(['batch', 'heads', 'dk'], [batch, heads, dk]));
+      nk ??= rowsOf(fn, 'k', k.length, batch * kvHeads * dk, per(['batch', 'kvHeads', 'dk'], [batch, kvHeads, dk]));
+      dv ??= rowsOf(fn, 'v', v.length, batch * kvHeads * nk, per(['batch', 'kvHeads', 'nk'], [batch, kvHeads, nk]));
     } else {
       nq ??= 1, nk ??= 1, dk ??= 1, dv ??= 1;
     }
@@ -138,7 +143,7 @@ export function makeAttention(m) {
       d[F.raw_scores] = a.at(8), d[F.scores] = a.at(9), d[F.weights] = a.at(10), d[F.matrix_len] = matrix;
       d[F.lse] = a.at(11), d[F.lse_len] = wantLse ? rows : 0;
       d[F.batch] = batch, d[F.heads] = heads, d[F.kv_heads] = kvHeads;
-      d[F.nq] = nq, d[F.nk] = nk, d[F.dk] = dk, d[F.dv] = dv;
+      d[F.nq] = nq, d[F.nk] = cache ? nkGiven ?? 0 : nk, d[F.dk] = dk, d[F.dv] = dv; // nk 0: the cache's length
       d[F.layout] = layout, d[F.causal] = causal, d[F.window_left] = window[0], d[F.window_right] = window[1];
       d[F.has_scale] = scale === undefined ? 0 : 1, d[F.scale] = scale ?? 0;
       d[F.has_softcap] = softcap === undefined ? 0 : 1, d[F.softcap] = softcap ?? 0;
