@@ -138,18 +138,16 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     if (auto s = check_product("nq·nk", a.nq, nk, nn); !s.ok()) return s;
     if (auto s = check_product("nq·nk", bh, nn, bhn); !s.ok()) return s;
   }
-  const std::string B = std::to_string(a.batch), H = std::to_string(heads);
   // The shape named in messages: the short single-head form when there is one head.
   auto shape = [&](const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) {
     return single ? std::string(short_form) + " = " + joined({seq, d})
                   : std::string("batch·") + heads_name + "·" + short_form + " = " + joined({a.batch, count, seq, d});
   };
+  // (Messages are built only on failure: a call's fixed cost matters for decode steps.)
+  if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk));
   if (!cache) {
-    if (auto s = check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk)); !s.ok()) return s;
-    if (auto s = check_length("k", a.k.size(), k_len, shape("nk·dk", "kvHeads", kv_heads, nk, dk)); !s.ok()) return s;
-    if (auto s = check_length("v", a.v.size(), v_len, shape("nk·dv", "kvHeads", kv_heads, nk, dv)); !s.ok()) return s;
-  } else if (auto s = check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk)); !s.ok()) {
-    return s;
+    if (a.k.size() != k_len) return check_length("k", a.k.size(), k_len, shape("nk·dk", "kvHeads", kv_heads, nk, dk));
+    if (a.v.size() != v_len) return check_length("v", a.v.size(), v_len, shape("nk·dv", "kvHeads", kv_heads, nk, dv));
   }
 
   // The mask: its shape right-aligned against [batch, heads, nq, nk], each dimension 1 or the full size; the key
@@ -204,7 +202,7 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
 
   if (!a.key_lengths.empty()) {
     if (a.key_lengths.size() != a.batch)
-      return Status::range_error("keyLengths", "keyLengths must have batch = " + B + " entries, got " + std::to_string(a.key_lengths.size()));
+      return Status::range_error("keyLengths", "keyLengths must have batch = " + std::to_string(a.batch) + " entries, got " + std::to_string(a.key_lengths.size()));
     for (std::size_t b = 0; b < a.batch; ++b) {
       const std::int64_t len = a.key_lengths[b];
       if (len < 0)
@@ -216,7 +214,7 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   }
   if (!a.alibi_slopes.empty()) {
     if (a.alibi_slopes.size() != heads)
-      return Status::range_error("alibiSlopes", "alibiSlopes must have heads = " + H + " entries, got " + std::to_string(a.alibi_slopes.size()));
+      return Status::range_error("alibiSlopes", "alibiSlopes must have heads = " + std::to_string(heads) + " entries, got " + std::to_string(a.alibi_slopes.size()));
     if (auto s = check_values("alibiSlopes", a.alibi_slopes, false); !s.ok()) return s;
     // |slope|·distance stays far inside float32: distances are below nq + nk.
     for (std::size_t h = 0; h < heads; ++h)
@@ -234,15 +232,12 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   if (a.softcap)
     if (auto s = check_float32_positive("softcap", *a.softcap, softcap); !s.ok()) return s;
 
-  if (auto s = check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv)); !s.ok()) return s;
-  const std::string matrix = single ? "nq·nk = " + joined({a.nq, nk}) : "batch·heads·nq·nk = " + joined({a.batch, heads, a.nq, nk});
+  if (o.out.size() != out_len) return check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
-    if (!span.empty())
-      if (auto s = check_length(name, span.size(), bhn, matrix); !s.ok()) return s;
-  if (!o.lse.empty())
-    if (auto s = check_length("lse", o.lse.size(), lse_len, single ? "nq = " + std::to_string(a.nq) : "batch·heads·nq = " + joined({a.batch, heads, a.nq}));
-        !s.ok())
-      return s;
+    if (!span.empty() && span.size() != bhn)
+      return check_length(name, span.size(), bhn, single ? "nq·nk = " + joined({a.nq, nk}) : "batch·heads·nq·nk = " + joined({a.batch, heads, a.nq, nk}));
+  if (!o.lse.empty() && o.lse.size() != lse_len)
+    return check_length("lse", o.lse.size(), lse_len, single ? "nq = " + std::to_string(a.nq) : "batch·heads·nq = " + joined({a.batch, heads, a.nq}));
   if (a.path == AttentionPath::streaming && wants_matrix)
     return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
   if (auto s = check_values("q", a.q, false); !s.ok()) return s;
