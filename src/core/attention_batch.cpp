@@ -229,8 +229,13 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   float scale = 1.0f / std::sqrt(static_cast<float>(dk)), softcap = 0.0f;
   if (a.scale)
     if (auto s = check_float32_positive("scale", *a.scale, scale); !s.ok()) return s;
-  if (a.softcap)
+  if (a.softcap) {
     if (auto s = check_float32_positive("softcap", *a.softcap, softcap); !s.ok()) return s;
+    // s/softcap is computed as s·(scale/softcap) or s·(1/softcap): both multipliers must exist in float32.
+    if (!std::isfinite(1.0f / softcap) || !std::isfinite(scale / softcap))
+      return Status::range_error("softcap", "softcap = " + fmt(*a.softcap) + " is too small: 1/softcap and scale/softcap (scale " +
+                                                fmt(scale) + ") must be finite in float32");
+  }
 
   if (o.out.size() != out_len) return check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
