@@ -21,10 +21,12 @@ const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 /**
  * @param run      () => Float32Array | Promise<Float32Array>  — one complete call, result read back to JS
  * @param timing   { minMs, minReps, maxReps, warmMs, slowMs }
+ * @param prepare  optional () => void run before every call, outside the timing (e.g. a KV cache put back to its length)
  * @returns { samples (ms), median, min, reps, warmups, output (of the last call), cpuMs }
  */
-export async function measure(run, { minMs = 300, minReps = 5, maxReps = 2000, warmMs = 150, slowMs = 2500 } = {}) {
+export async function measure(run, { minMs = 300, minReps = 5, maxReps = 2000, warmMs = 150, slowMs = 2500 } = {}, prepare = null) {
   const cpu0 = process.cpuUsage();
+  prepare?.();
   gc();
   // The first call tells whether the API is async; sync calls are never awaited (no microtask in the timing).
   let t0 = now();
@@ -35,6 +37,7 @@ export async function measure(run, { minMs = 300, minReps = 5, maxReps = 2000, w
   let last = first, calls = 0;
   const call = async () => {
     output = null;                                     // (drop our reference first)
+    prepare?.();
     if (last > GC_ABOVE_MS) { gc(); await yieldTurn(); } else if (++calls % MINOR_GC_EVERY === 0) minorGc();
     const t = now();
     output = isAsync ? await run() : run();
