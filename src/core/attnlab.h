@@ -4,5 +4,6 @@
 #include "build_info.h"
 #include "kv_cache.h"
 #include "multihead.h"
+#include "rope.h"
 #include "softmax.h"
 #include "status.h"

@@ -299,6 +299,66 @@ export interface MultiHeadAttentionResult {
   heads?: HeadIntermediates[];
 }
 
+/**
+ * Options of {@link Lab.rope}. Pair i of a head vector at position p is turned by θ = p·base^(−2i/rotaryDim):
+ * `(a, b) → (a·cos θ − b·sin θ, b·cos θ + a·sin θ)`.
+ */
+export interface RopeOptions {
+  /** Width of one head; even unless `rotaryDim` is given. Required. */
+  dk: number;
+  /** Batch items. Default 1. */
+  batch?: number;
+  /** Heads per token. Default 1. The sequence length is `x.length / (batch·heads·dk)`. */
+  heads?: number;
+  /**
+   * `'bhsd'`: x is `[batch, heads, seq, dk]` (ONNX's 4-D input, HF's query/key states). `'bshd'`: x is
+   * `[batch, seq, heads, dk]`, which is also the packed `[batch, seq, heads·dk]` of most model code and ONNX's
+   * 3-D input. Default `'bhsd'`.
+   */
+  layout?: 'bhsd' | 'bshd';
+  /**
+   * Position of each token, integers ≥ 0: `[seq]` (shared by every batch item) or `[batch, seq]` (a row per item,
+   * e.g. left padding; HF's `position_ids`, ONNX's `position_ids`). Give `positions` or `offset`, not both.
+   */
+  positions?: Int32Array | readonly number[] | null;
+  /**
+   * Positions `offset … offset + seq − 1`: one integer ≥ 0 for every item, or one per batch item (e.g. each
+   * item's cache length when decoding). Default 0.
+   */
+  offset?: number | Int32Array | readonly number[] | null;
+  /**
+   * Frequency base: pair i turns by base^(−2i/rotaryDim) per position; finite and ≥ 1. Default 10000
+   * (LLaMA 3 uses 500 000). Leave it out when giving `cos` and `sin`.
+   */
+  base?: number;
+  /**
+   * Leading entries of each head that are rotated (partial rotary: GPT-NeoX, GPT-J, Phi); even, 2 … dk. The rest
+   * pass through unchanged. Default `dk`.
+   */
+  rotaryDim?: number;
+  /**
+   * Pair entries (2i, 2i + 1) (GPT-J, the RoFormer paper, Meta's original LLaMA code) instead of (i, i + rotaryDim/2)
+   * (HF's `rotate_half`: GPT-NeoX, LLaMA, Mistral, Qwen, Gemma in transformers). Default false.
+   */
+  interleaved?: boolean;
+  /**
+   * Tables `[maxPosition, rotaryDim/2]` (ONNX's `cos_cache`, `sin_cache`; HF's cos/sin before they are repeated)
+   * used instead of computed angles: row p holds pair i's cos/sin at position p, used as given (scaled tables such
+   * as YaRN's work). Both or neither; every position must then be < maxPosition. They are copied into wasm memory
+   * on every call: for one decode step the computed angles are cheaper than a large table.
+   */
+  cos?: Float32Array | null;
+  /** See {@link RopeOptions.cos}. */
+  sin?: Float32Array | null;
+  /**
+   * Rotate by −θ instead: undoes a rotation at the same positions, and, being its transpose, is its backward
+   * (the gradient with respect to x is `rope(dy, { ...options, inverse: true })`). Default false.
+   */
+  inverse?: boolean;
+  /** Write the result into this buffer (length `x.length`, may be `x` itself) and return it; untouched when the call throws. */
+  out?: Float32Array | null;
+}
+
 /** What the running module contains. */
 export interface BuildInfo {
   /** Engine version (the package version). */
@@ -345,6 +405,16 @@ export interface Lab {
    * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad sizes, lengths or values.
    */
   multiHeadAttention(options: MultiHeadAttentionOptions): MultiHeadAttentionResult;
+  /**
+   * Rotary position embedding of query or key heads, as ONNX's `RotaryEmbedding` (opset 23) and Hugging Face's
+   * `apply_rotary_pos_emb` compute it. Angles are computed in double precision and rounded once to float32, so
+   * large positions (100 000 and beyond) stay as accurate as small ones; a position gets the same bits in
+   * every call (a decode step matches its prefill).
+   * @param x Heads to rotate, `[batch, heads, seq, dk]` or `[batch, seq, heads, dk]` (see {@link RopeOptions.layout}); finite.
+   * @returns A new `Float32Array` of `x.length` (or `out`).
+   * @throws TypeError for a wrong type or an unknown option; RangeError for bad sizes, positions or values.
+   */
+  rope(x: Float32Array, options: RopeOptions): Float32Array;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */

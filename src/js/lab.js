@@ -2,6 +2,7 @@
 import { makeAttention } from './attention.js';
 import { makeKvCache } from './kv-cache.js';
 import { makeMultiHeadAttention } from './multihead.js';
+import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
 
 export function makeLab(m) {
@@ -13,6 +14,7 @@ export function makeLab(m) {
     softmax: makeSoftmax(m),
     attention: makeAttention(m),
     multiHeadAttention: makeMultiHeadAttention(m),
+    rope: makeRope(m),
     kvCache: makeKvCache(m, caches),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
