@@ -5,6 +5,7 @@
 #include <string>
 
 #include "attention_impl.h"
+#include "rope.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -92,12 +93,32 @@ Status KvCache::append(const KvAppendArgs& a) {
                                                std::to_string(c.capacity) + "; the cache is unchanged");
   if (auto s = check_values("k", a.k, false); !s.ok()) return s;
   if (auto s = check_values("v", a.v, false); !s.ok()) return s;
+  // Keys rotated on the way in go through scratch first: an error leaves the cache as it was.
+  std::span<const float> keys = a.k;
+  Scratch rotated;
+  if (a.rope) {
+    rotated = Scratch(a.k.size());
+    if (!rotated.ok_for(a.k.size())) return Status::no_memory("the rotated keys");
+    RopeArgs r;
+    r.x = a.k, r.batch = c.batch, r.heads = c.kv_heads, r.dk = c.dk;
+    r.layout = layout == Layout::bshd ? RopeLayout::bshd : RopeLayout::bhsd;
+    const std::int32_t offset = std::int32_t(held <= 0x7fffffff ? held : 0x7fffffff);
+    if (a.rope->positions.empty()) r.offset = std::span<const std::int32_t>(&offset, 1);
+    r.positions = a.rope->positions;
+    r.base = a.rope->base, r.rotary_dim = a.rope->rotary_dim, r.interleaved = a.rope->interleaved;
+    r.cos = a.rope->cos, r.sin = a.rope->sin;
+    if (auto s = rope(r, std::span<float>(rotated.data(), a.k.size())); !s.ok()) {
+      s.message = "rope: " + s.message;
+      return s;
+    }
+    keys = std::span<const float>(rotated.data(), a.k.size());
+  }
   // Every row of either layout is dk contiguous floats.
-  const double norm = max_row_norm(a.k.data(), a.k.size() / c.dk, c.dk, c.dk);
+  const double norm = max_row_norm(keys.data(), keys.size() / c.dk, c.dk, c.dk);
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t g = 0; g < c.kv_heads; ++g) {
       std::size_t ldk, ldv;
-      const float* k = rows_of(a.k.data(), layout, b, g, c.kv_heads, t, c.dk, ldk);
+      const float* k = rows_of(keys.data(), layout, b, g, c.kv_heads, t, c.dk, ldk);
       const float* v = rows_of(a.v.data(), layout, b, g, c.kv_heads, t, c.dv, ldv);
       const std::size_t at = lengths_[b];
       pack_keys(k, ldk, at, t, c.dk, keys_.data() + slot(b, g) * key_slot_);

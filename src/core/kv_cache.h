@@ -20,9 +20,15 @@ struct KvCacheConfig {
   Layout layout = Layout::bhsd;  // the default layout of appended keys and values
 };
 
-// Rotary embedding applied to keys as they are appended (the keys are rotated at their cache positions).
-// Filled by the caller from lab.rope's options; see rope.h when it is present.
-struct KvRope;
+// Rotary embedding of the keys on their way in (rope.h): each new key is rotated at its cache position (the
+// item's length before the append, plus its index among the new tokens), unless `positions` says otherwise.
+struct KvRope {
+  std::optional<double> base;              // default 10000 (without cos/sin)
+  std::size_t rotary_dim = 0;              // 0 = dk
+  bool interleaved = false;
+  std::span<const float> cos, sin;         // optional tables [maxPosition × rotaryDim/2]
+  std::span<const std::int32_t> positions; // [batch·t] or [t]; empty = the cache positions
+};
 
 struct KvAppendArgs {
   // [batch, kvHeads, t, dk] and [batch, kvHeads, t, dv] in `layout`: t new tokens for every batch item.

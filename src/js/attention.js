@@ -1,7 +1,7 @@
 // lab.attention: scaled dot-product attention over whole tensors (batch × heads, GQA, masks, windows, a KV cache…).
 // This file checks types and unknown options, infers the sizes left out, moves the tensors into wasm memory and
 // writes one call descriptor there; the engine validates every size and value (its messages name the argument).
-import { checkKeys, describe, flag, isF32, layoutCode, number, optionalTensor, options, tensor } from './checks.js';
+import { checkKeys, describe, flag, int32s, isF32, layoutCode, number, optionalTensor, options, tensor } from './checks.js';
 import { cacheOf } from './kv-cache.js';
 import { arena, checkKind } from './memory.js';
 
@@ -15,17 +15,6 @@ function rowsOf(fn, name, total, per, perText) {
   const n = total / per;
   if (!Number.isInteger(n)) throw new RangeError(`${fn}: ${name}.length must be a multiple of ${perText} = ${per}, got ${total}`);
   return n;
-}
-
-// A JS array or Int32Array of integers as an Int32Array (the engine checks the values).
-function int32s(fn, name, v) {
-  if (v instanceof Int32Array) return v;
-  if (!Array.isArray(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array or an array of integers, got ${describe(v)}`);
-  return Int32Array.from(v, (x, i) => {
-    if (typeof x !== 'number') throw new TypeError(`${fn}: ${name}[${i}] must be a number, got ${describe(x)}`);
-    if (!Number.isInteger(x) || Math.abs(x) > 0x7fffffff) throw new RangeError(`${fn}: ${name}[${i}] must be an integer, got ${x}`);
-    return x;
-  });
 }
 
 export function makeAttention(m) {

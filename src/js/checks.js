@@ -79,3 +79,14 @@ export function layoutCode(fn, name, v) {
   if (v !== 'bhsd' && v !== 'bshd') throw new RangeError(`${fn}: ${name} must be 'bhsd' or 'bshd', got ${describe(v)}`);
   return v === 'bshd' ? 1 : 0;
 }
+
+// A JS array or Int32Array of integers as an Int32Array (the engine checks the values).
+export function int32s(fn, name, v) {
+  if (v instanceof Int32Array) return v;
+  if (!Array.isArray(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array or an array of integers, got ${describe(v)}`);
+  return Int32Array.from(v, (x, i) => {
+    if (typeof x !== 'number') throw new TypeError(`${fn}: ${name}[${i}] must be a number, got ${describe(x)}`);
+    if (!Number.isInteger(x) || Math.abs(x) > 0x7fffffff) throw new RangeError(`${fn}: ${name}[${i}] must be an integer, got ${x}`);
+    return x;
+  });
+}

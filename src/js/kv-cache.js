@@ -1,7 +1,7 @@
 // lab.kvCache: keys and values kept in wasm memory between calls, so that a decode step moves only its new token
 // and its queries. The engine owns the storage (keys packed the way its attention kernel reads them); this object
 // holds the handle and frees it on dispose() — or, if it is dropped without that, when it is garbage-collected.
-import { checkKeys, describe, layoutCode, number, options, tensor } from './checks.js';
+import { checkKeys, describe, flag, int32s, layoutCode, number, optionalTensor, options, tensor } from './checks.js';
 import { arena, checkKind } from './memory.js';
 
 // Cache object → its state; only caches made by some lab's kvCache() are in it.
@@ -16,6 +16,9 @@ export function cacheOf(fn, cache, m) {
 }
 
 export function makeKvCache(m, live) {
+  const R = Object.fromEntries(m.kvCacheRopeFields().split(',').map((name, i) => [name, i]));
+  const ROPE_FIELDS = Object.keys(R).length;
+
   // A cache dropped without dispose() is freed here after it is collected. The held value is only the handle.
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => {
@@ -45,11 +48,37 @@ export function makeKvCache(m, live) {
       tensor(fn, 'k', k);
       tensor(fn, 'v', v);
       options(fn, opts);
-      checkKeys(fn, opts, ['layout']);
+      checkKeys(fn, opts, ['layout', 'rope']);
       const layout = opts.layout === undefined ? -1 : layoutCode(fn, 'layout', opts.layout);
-      const a = arena(m, fn, [{ name: 'k', length: k.length, data: k }, { name: 'v', length: v.length, data: v }]);
+      // rope: the new keys are rotated at their cache positions on the way in (lab.rope's options).
+      let rope = null;
+      if (opts.rope !== undefined && opts.rope !== null) {
+        const o = opts.rope;
+        if (typeof o !== 'object') throw new TypeError(`${fn}: rope must be an options object, got ${describe(o)}`);
+        checkKeys(`${fn}: rope`, o, ['base', 'rotaryDim', 'interleaved', 'cos', 'sin', 'positions']);
+        rope = {
+          base: o.base === undefined ? undefined : number(fn, 'rope.base', o.base),
+          rotaryDim: o.rotaryDim === undefined ? 0 : number(fn, 'rope.rotaryDim', o.rotaryDim),
+          interleaved: flag(fn, 'rope.interleaved', o.interleaved),
+          cos: optionalTensor(fn, 'rope.cos', o.cos), sin: optionalTensor(fn, 'rope.sin', o.sin),
+          positions: o.positions === undefined || o.positions === null ? undefined : int32s(fn, 'rope.positions', o.positions),
+        };
+      }
+      const a = arena(m, fn, [
+        { name: 'k', length: k.length, data: k }, { name: 'v', length: v.length, data: v },
+        { name: 'rope', length: rope ? ROPE_FIELDS : 0, type: 'f64' },
+        { name: 'rope.cos', length: rope?.cos?.length ?? 0, data: rope?.cos }, { name: 'rope.sin', length: rope?.sin?.length ?? 0, data: rope?.sin },
+        { name: 'rope.positions', length: rope?.positions?.length ?? 0, data: rope?.positions, type: 'i32' },
+      ]);
       try {
-        checkKind(m, fn, m.kvCacheAppend(s.handle, a.at(0), k.length, a.at(1), v.length, layout));
+        if (rope) {
+          const d = a.view(2);
+          d[R.has_base] = rope.base === undefined ? 0 : 1, d[R.base] = rope.base ?? 0;
+          d[R.rotary_dim] = rope.rotaryDim, d[R.interleaved] = rope.interleaved ? 1 : 0;
+          d[R.cos] = a.at(3), d[R.cos_len] = rope.cos?.length ?? 0, d[R.sin] = a.at(4), d[R.sin_len] = rope.sin?.length ?? 0;
+          d[R.positions] = a.at(5), d[R.positions_len] = rope.positions?.length ?? 0;
+        }
+        checkKind(m, fn, m.kvCacheAppend(s.handle, a.at(0), k.length, a.at(1), v.length, layout, a.at(2)));
       } finally {
         a.free();
       }

@@ -11,6 +11,7 @@
 #include "attention.h"
 #include "fuzz_input.h"
 #include "kv_cache.h"
+#include "rope.h"
 
 namespace {
 
@@ -94,9 +95,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<float> slopes;
   if (has_alibi) slopes = in.values(H + (in.byte() % 32 == 0));
 
-  // K/V directly, or through a cache filled in up to three appends of either layout.
+  // K/V directly, or through a cache filled in appends of either layout, the keys rotated on the way in (RoPE at
+  // their cache positions) when `rotate`: the reference then attends to the whole K rotated by rope() in one call.
   std::unique_ptr<attnlab::KvCache> cache;
+  std::vector<float> k_rotated;
   bool append_failed = false;
+  const bool rotate = use_cache && in.byte() % 4 == 0;
+  attnlab::KvRope kv_rope;
+  if (rotate) {
+    kv_rope.rotary_dim = 2 * (in.byte() % 4);  // 0 = dk (odd dk is refused by rope)
+    kv_rope.interleaved = in.flag();
+    if (in.flag()) kv_rope.base = 1.0 + in.byte() * 100.0;
+  }
   if (use_cache) {
     attnlab::KvCacheConfig cfg{batch, G, dk, dv, nk + in.byte() % 4, bshd ? attnlab::Layout::bshd : attnlab::Layout::bhsd};
     if (!attnlab::KvCache::create(cfg, cache).ok()) {
@@ -119,11 +129,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           }
       attnlab::KvAppendArgs a{ks, vs};
       a.layout = chunk_bshd ? attnlab::Layout::bshd : attnlab::Layout::bhsd;
+      if (rotate) a.rope = &kv_rope;
       const std::size_t before = cache->max_length();
       const auto st = cache->append(a);
-      if (!st.ok()) {  // a non-finite key or value
-        FUZZ_REQUIRE(st.kind == attnlab::ErrorKind::range && (st.arg == "k" || st.arg == "v"));
-        FUZZ_REQUIRE(!fuzz::all_finite(ks, false) || !fuzz::all_finite(vs, false));
+      if (!st.ok()) {  // a non-finite key or value, or a rope option rope() refuses (odd dk, rotaryDim > dk, huge keys)
+        FUZZ_REQUIRE(st.kind == attnlab::ErrorKind::range && !st.arg.empty() && st.message.find(st.arg) != std::string::npos);
+        FUZZ_REQUIRE(rotate || st.arg == "k" || st.arg == "v");
+        FUZZ_REQUIRE(rotate || !fuzz::all_finite(ks, false) || !fuzz::all_finite(vs, false));
         FUZZ_REQUIRE(cache->max_length() == before);
         append_failed = true;
         break;
@@ -131,6 +143,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       at += t;
     }
     if (append_failed) return 0;
+    if (rotate) {  // positions 0 … nk − 1 in one call: the same angles, bit for bit
+      attnlab::RopeArgs r;
+      r.x = k, r.batch = batch, r.heads = G, r.dk = dk, r.layout = bshd ? attnlab::RopeLayout::bshd : attnlab::RopeLayout::bhsd;
+      r.rotary_dim = kv_rope.rotary_dim, r.interleaved = kv_rope.interleaved, r.base = kv_rope.base;
+      k_rotated.resize(k.size());
+      FUZZ_REQUIRE(attnlab::rope(r, k_rotated).ok());
+    }
   }
 
   const std::size_t rows = batch * H * nq;
@@ -184,7 +203,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (valid) {  // scores that could overflow float32 are refused
     for (std::size_t b = 0; b < batch; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        const double kn = use_cache ? cache->max_key_norm() : max_row_norm(k, bshd, b, h * G / H, G, nk, dk);
+        const double kn = use_cache ? cache->max_key_norm() : max_row_norm(k, bshd, b, h * G / H, G, nk, dk);  // (rotated: the cache's)
         const double bound = max_row_norm(q, bshd, b, h, H, nq, dk) * kn;
         valid = valid && bound <= 1e37 && bound * s <= 1e37;
       }
@@ -205,7 +224,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (mask_kind == 2) c.keep = &keep;
   c.key_lengths = lengths, c.alibi = slopes;
   c.streaming = path == attnlab::AttentionPath::streaming || (path == attnlab::AttentionPath::automatic && !want_matrix);
-  const auto want = ref::attention_full(q, k, v, c);
+  const auto want = ref::attention_full(q, rotate ? k_rotated : k, v, c);
   auto check = [](const char* name, const std::vector<float>& got, const ref::Bounded& r) {
     for (std::size_t i = 0; i < got.size(); ++i)
       if (!ref::within(got[i], r.value[i], r.bound[i])) {

@@ -54,6 +54,34 @@ for (const { name, lab } of labs) {
       }
     });
 
+    test('append with rope rotates the keys at their cache positions: = lab.rope over the whole sequence, and decode = one call', () => {
+      const r = rng(75);
+      const [B, H, G, d, n, prefill] = [2, 4, 2, 16, 40, 33];
+      const q = r.array(B * H * n * d), k = r.array(B * G * n * d), v = r.array(B * G * n * d);
+      for (const rope of [{}, { base: 500, rotaryDim: 8, interleaved: true }]) {
+        const cache = lab.kvCache({ batch: B, kvHeads: G, dk: d, dv: d, capacity: n });
+        const got = new Float32Array(B * H * n * d);
+        for (let s0 = 0; s0 < n; s0 = s0 === 0 ? prefill : s0 + 1) {
+          const s1 = s0 === 0 ? prefill : s0 + 1;
+          cache.append(slice(k, B, G, n, d, s0, s1, 'bhsd'), slice(v, B, G, n, d, s0, s1, 'bhsd'), { rope });
+          // the queries are rotated at the same positions with lab.rope
+          const qs = lab.rope(slice(q, B, H, n, d, s0, s1, 'bhsd'), { batch: B, heads: H, dk: d, offset: s0, ...rope });
+          const out = lab.attention({ q: qs, cache, heads: H, causal: true }).output;
+          for (let b = 0; b < B; ++b) for (let h = 0; h < H; ++h) got.set(out.subarray((b * H + h) * (s1 - s0) * d, (b * H + h + 1) * (s1 - s0) * d), ((b * H + h) * n + s0) * d);
+        }
+        const kr = lab.rope(k, { batch: B, heads: G, dk: d, ...rope }), qr = lab.rope(q, { batch: B, heads: H, dk: d, ...rope });
+        assert.deepEqual(cache.keys(), kr, `keys ${JSON.stringify(rope)}`);
+        assert.deepEqual(got, lab.attention({ q: qr, k: kr, v, batch: B, heads: H, kvHeads: G, dk: d, causal: true }).output, `decode ${JSON.stringify(rope)}`);
+        cache.dispose();
+      }
+      const cache = lab.kvCache({ dk: 4, dv: 4, capacity: 8 });
+      assert.throws(() => cache.append(r.array(4), r.array(4), { rope: { rotaryDim: 3 } }), (e) => e instanceof RangeError && /^kvCache\.append: rope: rotaryDim/.test(e.message));
+      assert.throws(() => cache.append(r.array(4), r.array(4), { rope: { theta: 1 } }), (e) => e instanceof TypeError && /theta/.test(e.message));
+      assert.throws(() => cache.append(r.array(4), r.array(4), { rope: 10000 }), TypeError);
+      assert.deepEqual(Array.from(cache.lengths), [0]);
+      cache.dispose();
+    });
+
     test('attention over a cache matches the reference with every option, and returns its matrices and lse', () => {
       const r = rng(71);
       const [B, H, G, dk, dv, n, nq] = [2, 4, 2, 6, 5, 50, 3];
@@ -100,6 +128,7 @@ for (const { name, lab } of labs) {
       assert.throws(() => cache.append([1, 2], r.array(3)), TypeError);
       assert.throws(() => cache.append(r.array(2), r.array(3), { layout: 'bsdh' }), RangeError);
       assert.throws(() => cache.append(r.array(2), r.array(3), { rotate: true }), TypeError);
+      assert.throws(() => cache.append(r.array(2), r.array(3), { rope: { base: 0 } }), (e) => e instanceof RangeError && /rope: base/.test(e.message));
       assert.deepEqual(cache.keys(), keys);
       assert.deepEqual(cache.values(), values);
       assert.deepEqual(Array.from(cache.append(r.array(2), r.array(3)).lengths), [5]);

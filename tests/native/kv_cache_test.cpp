@@ -9,6 +9,7 @@
 #include "attention.h"
 #include "attention_reference.h"
 #include "kv_cache.h"
+#include "rope.h"
 #include "testing.h"
 
 using namespace attnlab;
@@ -232,4 +233,41 @@ TEST_CASE("kv cache: prefill then single-token decode steps = one call over the 
       }
       CHECK(got == full);
     }
+}
+
+TEST_CASE("kv cache: append with rope rotates keys at their cache positions = rope over the whole sequence", "[kv_cache][rope]") {
+  const std::size_t B = 2, G = 3, dk = 8, dv = 4, n = 140;
+  const auto k = testing::normal(B * G * n * dk, 31), v = testing::normal(B * G * n * dv, 32);
+  for (bool interleaved : {false, true})
+    for (bool bshd : {false, true}) {
+      INFO((interleaved ? "interleaved" : "half-split") << (bshd ? ", bshd" : ", bhsd"));
+      // The whole sequence rotated at positions 0 … n − 1 by lab.rope's engine call.
+      std::vector<float> want(k.size());
+      RopeArgs r;
+      r.x = k, r.batch = B, r.heads = G, r.dk = dk, r.rotary_dim = 6, r.interleaved = interleaved, r.base = 500.0;
+      REQUIRE(rope(r, want).ok());
+      auto cache = make_cache({B, G, dk, dv, n, bshd ? Layout::bshd : Layout::bhsd});
+      KvRope kr;
+      kr.rotary_dim = 6, kr.interleaved = interleaved, kr.base = 500.0;
+      for (std::size_t s0 = 0, t = 100; s0 < n; s0 += t, t = 1 + (s0 % 7)) {
+        t = std::min(t, n - s0);
+        const auto ks = seq_slice(k, false, B, G, n, dk, s0, s0 + t, bshd), vs = seq_slice(v, false, B, G, n, dv, s0, s0 + t, bshd);
+        KvAppendArgs a{ks, vs};
+        a.rope = &kr;
+        REQUIRE(cache->append(a).ok());
+      }
+      CHECK(keys_of(*cache) == want);  // bit for bit: a position's angles do not depend on the call
+      CHECK(values_of(*cache) == v);
+    }
+  // A bad rope option is the append's error, named, with the cache unchanged.
+  auto cache = make_cache({B, G, dk, dv, n});
+  KvRope bad;
+  bad.rotary_dim = 5;
+  const auto ks = seq_slice(k, false, B, G, n, dk, 0, 2, false), vs = seq_slice(v, false, B, G, n, dv, 0, 2, false);
+  KvAppendArgs a{ks, vs};
+  a.rope = &bad;
+  const auto st = cache->append(a);
+  CHECK(st.kind == ErrorKind::range);
+  CHECK(st.message.find("rope: rotaryDim") == 0);
+  CHECK(cache->max_length() == 0);
 }
