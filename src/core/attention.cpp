@@ -52,7 +52,7 @@ RowInfo row_info(const AttentionProblem& p, const MaskView& m, std::size_t r) no
 void finish_scores(const AttentionProblem& p, const MaskView& m, const RowInfo& r, float s, std::size_t j0,
                    std::size_t n, float* x) noexcept {
   if (p.softcap > 0.0f) {
-    kern::soft_cap(x, n, s / p.softcap, p.softcap);
+    kern::soft_cap(x, n, s, p.softcap);
     s = 1.0f;
   }
   if (r.slope != 0.0f) {

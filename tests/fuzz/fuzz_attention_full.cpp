@@ -178,8 +178,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (scale) valid = valid && std::isfinite(*scale) && *scale > 0 && float(*scale) > 0 && std::isfinite(float(*scale));
   if (softcap) {
     const float cap = float(*softcap);
-    valid = valid && std::isfinite(*softcap) && *softcap > 0 && cap > 0 && std::isfinite(cap) && std::isfinite(1.0f / cap) &&
-            std::isfinite(s / cap);
+    valid = valid && std::isfinite(*softcap) && *softcap > 0 && cap > 0 && std::isfinite(cap) && std::isfinite(1.0f / cap);
   }
   if (windowed) valid = valid && wl >= -1 && wr >= -1;
   if (mask_kind && valid) {

@@ -313,3 +313,17 @@ TEST_CASE("attention (whole operator): lse and the weights agree: weights = exp(
       CHECK(std::fabs(g.weights[r * 11 + j] - want) <= 1e-6 * want + 1e-12);
     }
 }
+
+TEST_CASE("attention (whole operator): a huge softcap leaves tiny scores intact (found by fuzzing)", "[attention][full]") {
+  // score ≈ 3e-27 under softcap 2.6e30: score/softcap underflows float32, but softcap·tanh(score/softcap) is the score.
+  ref::FullCase c;
+  c.nq = 2, c.nk = 3, c.dk = 2, c.dv = 2, c.softcap = double(2.61109994e30f), c.scale = double(0.0311279297f);
+  Inputs in{{2.5957e-26f, 2.5957e-26f, 1.0f, -1.0f}, {1.788f, 1.788f, 0.5f, 2.0f, 1.9137f, 1.9137f}, {1, 2, 3, 4, 5, 6}, {}, {}, {}};
+  for (auto path : {AttentionPath::materialized, AttentionPath::streaming}) {
+    c.streaming = path == AttentionPath::streaming;
+    const Got g = run(c, in, path, path == AttentionPath::materialized);
+    const auto want = ref::attention_full(in.q, in.k, in.v, c);
+    CHECK_BOUNDED(g.out, want.out);
+    if (!c.streaming) CHECK_BOUNDED(g.scores, want.scores);
+  }
+}

@@ -108,7 +108,7 @@ TEST_CASE("tanh: relative error against double tanh, the softcap's accuracy spec
   CHECK(big == std::vector<float>{50.0f, -50.0f, 50.0f, -50.0f, 0.0f});
   for (std::size_t n = 1; n <= 9; ++n) {
     auto v = testing::uniform(n, unsigned(n), -3.0f, 3.0f), one = v;
-    kern::soft_cap(v.data(), n, 0.5f, 2.0f);
+    kern::soft_cap(v.data(), n, 0.5f, 2.0f);  // 2·tanh(x·0.5/2)
     for (std::size_t i = 0; i < n; ++i) kern::soft_cap(&one[i], 1, 0.5f, 2.0f);
     CHECK(v == one);
   }

@@ -30,8 +30,9 @@ namespace attnlab::kernels {
   void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
-  /* x[i] = cap·tanh(x[i]·mul): the softcap of finite scores (mul = scale/cap), applied before any mask. */ \
-  void soft_cap(float* x, std::size_t n, float mul, float cap) noexcept;                              \
+  /* x[i] = cap·tanh(x[i]·s/cap), the softcap of finite scores before any mask, as (x·s)·(1/cap) so that a tiny \
+     quotient cannot underflow away the score (1/cap must be finite; tanh(z) = z·(1 + z²·…) for small z). */   \
+  void soft_cap(float* x, std::size_t n, float s, float cap) noexcept;                                \
   /* x[i] −= slope·|center − i| (ALiBi: center is the query's diagonal key, relative to x[0]). */       \
   void distance_bias(float* x, std::size_t n, float center, float slope) noexcept;                   \
   /* x[i] = -inf where keep[i] == 0 (a boolean mask: 1 = may attend). */                               \

@@ -75,8 +75,13 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-void soft_cap(float* x, std::size_t n, float mul, float cap) noexcept {
-  for (std::size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * mul);  // tanh(-inf) = -1: callers mask after
+void soft_cap(float* x, std::size_t n, float s, float cap) noexcept {
+  const float inv = 1.0f / cap;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float y = x[i] * s, z = y * inv;
+    // Below 1e-4, tanh z = z·(1 − z²/3 + …) is z to 3e-9 relative: y itself, which z·cap might have lost to underflow.
+    x[i] = std::fabs(z) < 1e-4f ? y : cap * std::tanh(z);
+  }
 }
 
 void distance_bias(float* x, std::size_t n, float center, float slope) noexcept {

@@ -314,16 +314,19 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (; i < n; ++i) x[i] *= s;
 }
 
-void soft_cap(float* x, std::size_t n, float mul, float cap) noexcept {
+void soft_cap(float* x, std::size_t n, float s, float cap) noexcept {
   const TanhVectors k = load_tanh_vectors();
-  const v128_t vmul = wasm_f32x4_splat(mul), vcap = wasm_f32x4_splat(cap);
+  const v128_t vs = wasm_f32x4_splat(s), vinv = wasm_f32x4_splat(1.0f / cap), vcap = wasm_f32x4_splat(cap);
+  auto capped = [&](v128_t v) {
+    const v128_t y = wasm_f32x4_mul(v, vs);
+    return scaled_tanh_f32x4(y, wasm_f32x4_mul(y, vinv), vcap, k);
+  };
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    wasm_v128_store(x + i, wasm_f32x4_mul(vcap, tanh_f32x4(wasm_f32x4_mul(wasm_v128_load(x + i), vmul), k)));
-  if (i < n) {  // 1–3 left: through the same vector tanh, so every element is computed alike
+  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, capped(wasm_v128_load(x + i)));
+  if (i < n) {  // 1–3 left: through the same vector code, so every element is computed alike
     float tail[4] = {0, 0, 0, 0};
     for (std::size_t t = 0; i + t < n; ++t) tail[t] = x[i + t];
-    wasm_v128_store(tail, wasm_f32x4_mul(vcap, tanh_f32x4(wasm_f32x4_mul(wasm_v128_load(tail), vmul), k)));
+    wasm_v128_store(tail, capped(wasm_v128_load(tail)));
     for (std::size_t t = 0; i + t < n; ++t) x[i + t] = tail[t];
   }
 }
