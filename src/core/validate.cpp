@@ -59,9 +59,8 @@ Status check_values(const char* name, std::span<const float> values, bool allow_
 Status check_count(const std::string& name, double value, std::size_t& out) {
   if (!(value >= 1) || value != std::floor(value) || std::isinf(value))
     return Status::range_error(name, name + " must be an integer >= 1, got " + fmt(value));
-  if (value > double(std::numeric_limits<std::size_t>::max()))
-    return Status::range_error(name, name + " = " + fmt(value) + " is too large for this build's " +
-                                         std::to_string(sizeof(std::size_t) * 8) + "-bit sizes");
+  // Sizes from JS are int32-sized: nothing larger could fit wasm32 memory (2 GiB) anyway.
+  if (value > 2147483647.0) return Status::range_error(name, name + " = " + fmt(value) + " is too large: sizes are at most 2^31 - 1");
   out = static_cast<std::size_t>(value);
   return Status::success();
 }

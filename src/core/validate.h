@@ -27,7 +27,7 @@ Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t
 
 std::string fmt(double v);  // short, JS-like rendering of a number for messages
 
-// A size given as a JS number (the package passes numbers as they are): an integer ≥ 1 that fits size_t.
+// A size given as a JS number (the package passes numbers as they are): an integer from 1 to 2^31 − 1.
 Status check_count(const std::string& name, double value, std::size_t& out);
 // One bound of a sliding window: an integer ≥ 0, or -1 / +Infinity for unlimited (→ -1).
 Status check_window_bound(int index, double value, std::int64_t& out);

@@ -35,6 +35,8 @@ export function makeAttention(m) {
       if (isF32(opts.mask)) mask = opts.mask, maskKind = 1;
       else if (opts.mask instanceof Uint8Array) mask = opts.mask, maskKind = 2;
       else throw new TypeError(`${fn}: mask must be a Float32Array (additive) or a Uint8Array (boolean), got ${describe(opts.mask)}`);
+      // (an empty array would reach the engine as "no mask")
+      if (mask.length === 0) throw new RangeError(`${fn}: mask must not be empty, got length 0`);
     }
     let maskShape;
     if (opts.maskShape !== undefined && opts.maskShape !== null) {
@@ -42,6 +44,7 @@ export function makeAttention(m) {
       maskShape = opts.maskShape.map((x, i) => number(fn, `maskShape[${i}]`, x));
     }
     const keyLengths = opts.keyLengths === undefined || opts.keyLengths === null ? undefined : int32s(fn, 'keyLengths', opts.keyLengths);
+    if (keyLengths?.length === 0) throw new RangeError(`${fn}: keyLengths must have batch entries, got none`);
     const alibi = optionalTensor(fn, 'alibiSlopes', opts.alibiSlopes);
     const layout = opts.layout === undefined ? 0 : layoutCode(fn, 'layout', opts.layout);
     if (opts.causal !== undefined && !CAUSAL.has(opts.causal)) {
@@ -79,7 +82,7 @@ export function makeAttention(m) {
     }
     // Inference divides by the given sizes: only when each is a size at all. Otherwise the engine names the bad one
     // (the sizes it would have inferred are sent as 1, which it accepts).
-    const isSize = (x) => x === undefined || (Number.isInteger(x) && x >= 1);
+    const isSize = (x) => x === undefined || (Number.isInteger(x) && x >= 1 && x <= 0x7fffffff);
     if ([batch, heads, kvHeads, nq, nk, dk, dv].every(isSize)) {
       const single = batch === 1 && heads === 1 && kvHeads === 1;
       // "batch·heads·nq = 2·8·3" (or "nq" alone for one head): how a length divides, for the messages.
