@@ -368,7 +368,7 @@ if (simdWorker) {
       }
     }
     const r = await askMeasured(simdWorker, { type: 'batchHeads', shape: bh, files: inputs.batchHeads.files, ref: refs.batchHeads, timing: plan.timing });
-    for (const part of ['batched', 'single']) op.batchHeads.results[part] = pool(op.batchHeads.results[part], r[part] ?? r);
+    for (const part of ['batched', 'single']) op.batchHeads.results[part] = pool(op.batchHeads.results[part], r[part] ? { ...r[part], otherCores: r.otherCores, stealCores: r.stealCores } : r);
   }
   for (const cell of Object.values(op)) for (const r of Object.values(cell.results)) if (pick(r)?.ms) r.gflops = cell.flops / r.ms / 1e6;
   const line = (name, r) => (r?.ms ? `${name.padEnd(26)} ${fmtMs(r.ms).padStart(8)} ms  ${fmtGf(r.gflops).padStart(6)} GFLOP/s  max |err| ${fmtErr(r.maxAbsError)}` : `${name.padEnd(26)} ${r?.unsupported ? `unsupported: ${r.unsupported}` : `FAILED: ${r?.failed ?? 'no result'}`}`);
