@@ -13,15 +13,10 @@ namespace attnlab {
 namespace detail {
 namespace {
 
-std::string joined(std::initializer_list<std::size_t> values, const char* sep = "·") {
-  std::string s;
-  for (std::size_t v : values) s += (s.empty() ? "" : sep) + std::to_string(v);
-  return s;
-}
-
+// "[2, 1, 1, 8]"
 std::string list(const std::size_t* values, std::size_t n) {
   std::string s = "[";
-  for (std::size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  for (std::size_t i = 0; i < n; ++i) s += strf(i ? ", %zu" : "%zu", values[i]);
   return s + "]";
 }
 
@@ -94,24 +89,22 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   const std::size_t heads = a.heads;
   const std::size_t kv_heads = a.kv_heads ? a.kv_heads : cache ? cache->config().kv_heads : heads;
   if (kv_heads > heads || heads % kv_heads != 0)
-    return Status::range_error("kvHeads", "kvHeads must divide heads = " + std::to_string(heads) + ", got " +
-                                              std::to_string(kv_heads));
+    return range_errorf("kvHeads", "kvHeads must divide heads = %zu, got %zu", heads, kv_heads);
   std::size_t nk = a.nk, dk = a.dk, dv = a.dv;
   if (cache) {
     const KvCacheConfig& c = cache->config();
     if (!a.k.empty() || !a.v.empty())
-      return Status::range_error(a.k.empty() ? "v" : "k", std::string(a.k.empty() ? "v" : "k") +
-                                                              " must be left out when attending to a cache (its keys and values are used)");
+      return range_errorf(a.k.empty() ? "v" : "k", "%s must be left out when attending to a cache (its keys and values are used)",
+                          a.k.empty() ? "v" : "k");
     for (auto [name, given, has] : {std::tuple{"batch", a.batch, c.batch}, {"kvHeads", kv_heads, c.kv_heads},
                                     {"dk", dk ? dk : c.dk, c.dk}, {"dv", dv ? dv : c.dv, c.dv}})
       if (given != has)
-        return Status::range_error(name, std::string(name) + " = " + std::to_string(given) + " does not match the cache's " +
-                                             name + " = " + std::to_string(has));
+        return range_errorf(name, "%s = %zu does not match the cache's %s = %zu", name, given, name, has);
     dk = c.dk, dv = c.dv;
     const std::size_t held = cache->max_length();
     if (held == 0) return Status::range_error("cache", "the cache is empty: append keys and values before attending to it");
     if (nk && nk != held)
-      return Status::range_error("nk", "nk = " + std::to_string(nk) + " does not match the cache's length " + std::to_string(held));
+      return range_errorf("nk", "nk = %zu does not match the cache's length %zu", nk, held);
     nk = held;
   }
   for (auto [name, value] : {std::pair{"nk", nk}, {"dk", dk}, {"dv", dv}})
@@ -140,8 +133,8 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   }
   // The shape named in messages: the short single-head form when there is one head.
   auto shape = [&](const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) {
-    return single ? std::string(short_form) + " = " + joined({seq, d})
-                  : std::string("batch·") + heads_name + "·" + short_form + " = " + joined({a.batch, count, seq, d});
+    return single ? strf("%s = %zu·%zu", short_form, seq, d)
+                  : strf("batch·%s·%s = %zu·%zu·%zu·%zu", heads_name, short_form, a.batch, count, seq, d);
   };
   // (Messages are built only on failure: a call's fixed cost matters for decode steps.)
   if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk));
@@ -162,11 +155,11 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     const char* names[4] = {"batch", "heads", "nq", "nk"};
     std::size_t m[4] = {1, 1, a.nq, nk};
     const std::size_t given = a.mask_shape.size();
-    if (given > 4) return Status::range_error("maskShape", "maskShape must have at most 4 dimensions ([batch, heads, nq, nk]), got " + std::to_string(given));
+    if (given > 4) return range_errorf("maskShape", "maskShape must have at most 4 dimensions ([batch, heads, nq, nk]), got %zu", given);
     if (given) {
       for (std::size_t d = 0; d < 4; ++d) m[d] = 1;
       for (std::size_t d = 0; d < given; ++d) {
-        if (auto s = check_count("maskShape[" + std::to_string(d) + "]", double(a.mask_shape[d]), m[4 - given + d]); !s.ok()) {
+        if (auto s = check_count(strf("maskShape[%zu]", d), double(a.mask_shape[d]), m[4 - given + d]); !s.ok()) {
           s.arg = "maskShape";
           return s;
         }
@@ -174,11 +167,10 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
       for (std::size_t d = 0; d < 4; ++d) {
         const bool fits = m[d] == 1 || m[d] == target[d] || (d == 3 && m[d] < target[d]);
         if (!fits)
-          return Status::range_error("maskShape", "maskShape " + list(m + 4 - given, given) +
-                                                      " does not broadcast to [batch, heads, nq, nk] = " + list(target, 4) + ": " +
-                                                      (d == 3 ? "its last dimension " + std::to_string(m[3]) + " exceeds nk = " + std::to_string(nk)
-                                                              : "dimension " + std::to_string(m[d]) + " must be 1 or " + names[d] + " = " +
-                                                                    std::to_string(target[d])));
+          return range_errorf("maskShape", "maskShape %s does not broadcast to [batch, heads, nq, nk] = %s: %s",
+                              list(m + 4 - given, given).c_str(), list(target, 4).c_str(),
+                              (d == 3 ? strf("its last dimension %zu exceeds nk = %zu", m[3], nk)
+                                      : strf("dimension %zu must be 1 or %s = %zu", m[d], names[d], target[d])).c_str());
       }
     }
     std::size_t count = 1;
@@ -186,10 +178,10 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
       if (auto s = check_product("mask", count, m[d], count); !s.ok()) return s;
     const std::size_t got = a.mask.empty() ? a.bool_mask.size() : a.mask.size();
     if (got != count)
-      return Status::range_error("mask", given ? "mask must have the product of maskShape " + list(m + 4 - given, given) + " = " +
-                                                     std::to_string(count) + " elements, got " + std::to_string(got)
-                                               : "mask must have nq·nk = " + joined({a.nq, nk}) + " = " + std::to_string(count) +
-                                                     " elements (or give maskShape), got " + std::to_string(got));
+      return given ? range_errorf("mask", "mask must have the product of maskShape %s = %zu elements, got %zu",
+                                  list(m + 4 - given, given).c_str(), count, got)
+                   : range_errorf("mask", "mask must have nq·nk = %zu·%zu = %zu elements (or give maskShape), got %zu", a.nq, nk,
+                                  count, got);
     const std::size_t st_k = 1, st_q = m[3], st_h = m[2] * m[3], st_b = m[1] * m[2] * m[3];
     mask.add = a.mask.empty() ? nullptr : a.mask.data();
     mask.keep = a.bool_mask.empty() ? nullptr : a.bool_mask.data();
@@ -202,25 +194,25 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
 
   if (!a.key_lengths.empty()) {
     if (a.key_lengths.size() != a.batch)
-      return Status::range_error("keyLengths", "keyLengths must have batch = " + std::to_string(a.batch) + " entries, got " + std::to_string(a.key_lengths.size()));
+      return range_errorf("keyLengths", "keyLengths must have batch = %zu entries, got %zu", a.batch, a.key_lengths.size());
     for (std::size_t b = 0; b < a.batch; ++b) {
       const std::int64_t len = a.key_lengths[b];
       if (len < 0)
-        return Status::range_error("keyLengths", "keyLengths[" + std::to_string(b) + "] must be an integer >= 0, got " + std::to_string(len));
+        return range_errorf("keyLengths", "keyLengths[%zu] must be an integer >= 0, got %lld", b, static_cast<long long>(len));
       if (std::size_t(len) > nk)
-        return Status::range_error("keyLengths", "keyLengths[" + std::to_string(b) + "] = " + std::to_string(len) + " exceeds nk = " +
-                                                     std::to_string(nk) + (cache ? " (the cache's length)" : ""));
+        return range_errorf("keyLengths", "keyLengths[%zu] = %lld exceeds nk = %zu%s", b, static_cast<long long>(len), nk,
+                            cache ? " (the cache's length)" : "");
     }
   }
   if (!a.alibi_slopes.empty()) {
     if (a.alibi_slopes.size() != heads)
-      return Status::range_error("alibiSlopes", "alibiSlopes must have heads = " + std::to_string(heads) + " entries, got " + std::to_string(a.alibi_slopes.size()));
+      return range_errorf("alibiSlopes", "alibiSlopes must have heads = %zu entries, got %zu", heads, a.alibi_slopes.size());
     if (auto s = check_values("alibiSlopes", a.alibi_slopes, false); !s.ok()) return s;
     // |slope|·distance stays far inside float32: distances are below nq + nk.
     for (std::size_t h = 0; h < heads; ++h)
       if (std::fabs(double(a.alibi_slopes[h])) * double(a.nq + nk) > 1e37)
-        return Status::range_error("alibiSlopes", "alibiSlopes[" + std::to_string(h) + "] = " + fmt(a.alibi_slopes[h]) +
-                                                      " is too large: slope·(nq + nk) could overflow float32 scores; the limit is 1e37");
+        return range_errorf("alibiSlopes", "alibiSlopes[%zu] = %s is too large: slope·(nq + nk) could overflow float32 scores; the limit is 1e37",
+                            h, fmt(a.alibi_slopes[h]).c_str());
   }
   for (auto [i, value] : {std::pair{0, a.window.left}, {1, a.window.right}}) {
     std::int64_t bound;
@@ -233,15 +225,16 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     if (auto s = check_float32_positive("softcap", *a.softcap, softcap); !s.ok()) return s;
     // s/softcap is computed as s·(1/softcap): the reciprocal must exist in float32.
     if (!std::isfinite(1.0f / softcap))
-      return Status::range_error("softcap", "softcap must be at least 3e-39 (1/softcap must be finite in float32), got " + fmt(*a.softcap));
+      return range_errorf("softcap", "softcap must be at least 3e-39 (1/softcap must be finite in float32), got %s", fmt(*a.softcap).c_str());
   }
 
   if (o.out.size() != out_len) return check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
     if (!span.empty() && span.size() != bhn)
-      return check_length(name, span.size(), bhn, single ? "nq·nk = " + joined({a.nq, nk}) : "batch·heads·nq·nk = " + joined({a.batch, heads, a.nq, nk}));
+      return check_length(name, span.size(), bhn, single ? strf("nq·nk = %zu·%zu", a.nq, nk)
+                                                         : strf("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
   if (!o.lse.empty() && o.lse.size() != lse_len)
-    return check_length("lse", o.lse.size(), lse_len, single ? "nq = " + std::to_string(a.nq) : "batch·heads·nq = " + joined({a.batch, heads, a.nq}));
+    return check_length("lse", o.lse.size(), lse_len, single ? strf("nq = %zu", a.nq) : strf("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
   if (a.path == AttentionPath::streaming && wants_matrix)
     return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
   if (auto s = check_values("q", a.q, false); !s.ok()) return s;
@@ -259,9 +252,8 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
       for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
         const double bound = max_row_norm(q.data + b * q.batch_stride + h * q.head_stride, a.nq, dk, q.row_stride) * kn;
         if (bound > 1e37 || bound * scale > 1e37)
-          return Status::range_error("q", std::string("q and ") + (cache ? "the cache's keys" : "k") +
-                                              " are too large: max ‖q‖·‖k‖ = " + fmt(bound) + " (× scale " + fmt(scale) +
-                                              ") could overflow float32 scores; the limit is 1e37");
+          return range_errorf("q", "q and %s are too large: max ‖q‖·‖k‖ = %s (× scale %s) could overflow float32 scores; the limit is 1e37",
+                              cache ? "the cache's keys" : "k", fmt(bound).c_str(), fmt(scale).c_str());
       }
     }
 

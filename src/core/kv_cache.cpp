@@ -14,12 +14,6 @@ using namespace detail;
 
 namespace {
 
-std::string dims(std::initializer_list<std::size_t> values) {
-  std::string s;
-  for (std::size_t v : values) s += (s.empty() ? "" : "·") + std::to_string(v);
-  return s;
-}
-
 // Row r of a [batch, heads, t, d] tensor in `layout`: the (b, g) rows start at the returned pointer, `ld` apart.
 const float* rows_of(const float* x, Layout layout, std::size_t b, std::size_t g, std::size_t heads, std::size_t t,
                      std::size_t d, std::size_t& ld) noexcept {
@@ -52,7 +46,7 @@ Status KvCache::create(const KvCacheConfig& c, std::unique_ptr<KvCache>& out) {
   cache->values_ = Scratch(values);
   cache->lengths_.reset(new (std::nothrow) std::size_t[c.batch]);
   if (!cache->keys_.ok_for(keys) || !cache->values_.ok_for(values) || !cache->lengths_)
-    return Status::no_memory("the KV cache (" + std::to_string((keys + values) / 262144) + " MiB)");
+    return Status::no_memory(strf("the KV cache (%zu MiB)", (keys + values) / 262144));
   // Zeros, never garbage: the kernels may read past an item's length (weights 0 there, and 0·0 = 0).
   std::memset(cache->keys_.data(), 0, keys * sizeof(float));
   std::memset(cache->values_.data(), 0, values * sizeof(float));
@@ -77,20 +71,17 @@ Status KvCache::append(const KvAppendArgs& a) {
   const Layout layout = a.layout.value_or(c.layout);
   const std::size_t per_token = c.batch * c.kv_heads * c.dk;  // fits: the storage of one token per slot exists
   if (a.k.empty() || a.k.size() % per_token != 0)
-    return Status::range_error("k", "k.length must be a positive multiple of batch·kvHeads·dk = " +
-                                        dims({c.batch, c.kv_heads, c.dk}) + " = " + std::to_string(per_token) +
-                                        ", got " + std::to_string(a.k.size()));
+    return range_errorf("k", "k.length must be a positive multiple of batch·kvHeads·dk = %zu·%zu·%zu = %zu, got %zu", c.batch,
+                        c.kv_heads, c.dk, per_token, a.k.size());
   const std::size_t t = a.k.size() / per_token;
   std::size_t v_len;
   if (auto s = check_product("v", t, c.batch * c.kv_heads * c.dv, v_len); !s.ok()) return s;
-  if (auto s = check_length("v", a.v.size(), v_len, "batch·kvHeads·t·dv = " + dims({c.batch, c.kv_heads, t, c.dv}));
-      !s.ok())
-    return s;
+  if (a.v.size() != v_len)
+    return check_length("v", a.v.size(), v_len, strf("batch·kvHeads·t·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, t, c.dv));
   const std::size_t held = max_length();
   if (t > c.capacity - held)
-    return Status::range_error("capacity", "appending " + std::to_string(t) + " token" + (t == 1 ? "" : "s") + " to the " +
-                                               std::to_string(held) + " held would exceed capacity = " +
-                                               std::to_string(c.capacity) + "; the cache is unchanged");
+    return range_errorf("capacity", "appending %zu token%s to the %zu held would exceed capacity = %zu; the cache is unchanged", t,
+                        t == 1 ? "" : "s", held, c.capacity);
   if (auto s = check_values("k", a.k, false); !s.ok()) return s;
   if (auto s = check_values("v", a.v, false); !s.ok()) return s;
   // Keys rotated on the way in go through scratch first: an error leaves the cache as it was.
@@ -133,10 +124,9 @@ Status KvCache::append(const KvAppendArgs& a) {
 Status KvCache::read_keys(std::span<float> out) const {
   const KvCacheConfig& c = config_;
   const std::size_t n = max_length();
-  if (auto s = check_length("out", out.size(), c.batch * c.kv_heads * n * c.dk,
-                            "batch·kvHeads·length·dk = " + dims({c.batch, c.kv_heads, n, c.dk}));
-      !s.ok())
-    return s;
+  if (out.size() != c.batch * c.kv_heads * n * c.dk)
+    return check_length("out", out.size(), c.batch * c.kv_heads * n * c.dk,
+                        strf("batch·kvHeads·length·dk = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dk));
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t g = 0; g < c.kv_heads; ++g) {
       const float* kt = packed_keys(b, g);
@@ -152,10 +142,9 @@ Status KvCache::read_keys(std::span<float> out) const {
 Status KvCache::read_values(std::span<float> out) const {
   const KvCacheConfig& c = config_;
   const std::size_t n = max_length();
-  if (auto s = check_length("out", out.size(), c.batch * c.kv_heads * n * c.dv,
-                            "batch·kvHeads·length·dv = " + dims({c.batch, c.kv_heads, n, c.dv}));
-      !s.ok())
-    return s;
+  if (out.size() != c.batch * c.kv_heads * n * c.dv)
+    return check_length("out", out.size(), c.batch * c.kv_heads * n * c.dv,
+                        strf("batch·kvHeads·length·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dv));
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t g = 0; g < c.kv_heads; ++g) {
       float* dst = out.data() + slot(b, g) * n * c.dv;

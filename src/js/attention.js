@@ -19,7 +19,7 @@ function rowsOf(fn, name, total, per, perText) {
 
 export function makeAttention(m) {
   // The descriptor: one float64 per field, in the order the binding declares.
-  const F = Object.fromEntries(m.attentionCallFields().split(',').map((name, i) => [name, i]));
+  const F = Object.fromEntries(m.attentionCallFields().split(',').filter(Boolean).map((name, i) => [name, i]));
   const FIELDS = Object.keys(F).length;
 
   return function attention(opts) {

@@ -16,7 +16,7 @@ export function cacheOf(fn, cache, m) {
 }
 
 export function makeKvCache(m, live) {
-  const R = Object.fromEntries(m.kvCacheRopeFields().split(',').map((name, i) => [name, i]));
+  const R = Object.fromEntries(m.kvCacheRopeFields().split(',').filter(Boolean).map((name, i) => [name, i]));
   const ROPE_FIELDS = Object.keys(R).length;
 
   // A cache dropped without dispose() is freed here after it is collected. The held value is only the handle.

@@ -37,12 +37,11 @@ struct AttentionCall {
 #undef ATTNLAB_FIELD
 };
 
+// "q,q_len,…,": one string literal, the field names in order.
 std::string attention_call_fields() {
-  std::string s;
-#define ATTNLAB_NAME(name) s += (s.empty() ? "" : ",") + std::string(#name);
-  ATTNLAB_ATTENTION_CALL(ATTNLAB_NAME)
+#define ATTNLAB_NAME(name) #name ","
+  return ATTNLAB_ATTENTION_CALL(ATTNLAB_NAME);
 #undef ATTNLAB_NAME
-  return s;
 }
 
 std::size_t whole(double x) { return static_cast<std::size_t>(x); }  // addresses and lengths the wrapper computed

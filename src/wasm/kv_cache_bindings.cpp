@@ -38,12 +38,11 @@ struct RopeCall {
 #undef ATTNLAB_FIELD
 };
 
+// "q,q_len,…,": one string literal, the field names in order.
 std::string rope_fields() {
-  std::string s;
-#define ATTNLAB_NAME(name) s += (s.empty() ? "" : ",") + std::string(#name);
-  ATTNLAB_KV_ROPE(ATTNLAB_NAME)
+#define ATTNLAB_NAME(name) #name ","
+  return ATTNLAB_KV_ROPE(ATTNLAB_NAME);
 #undef ATTNLAB_NAME
-  return s;
 }
 
 std::size_t whole(double x) { return static_cast<std::size_t>(x); }
