@@ -5,6 +5,7 @@
 //   node bench/run.mjs [--quick] [--only=attnlab,tfjs] [--rounds=N] [--stat=min] [--save-docs] [--out=DIR] [--from=FILE] [--verbose]
 //
 //   --quick      n ∈ {256, 1024}, d = 64, softmax 1024, shorter timing (about a minute)
+//   --operator   only the whole-operator cells (decode step, batched prefill, batch × heads), with full timing
 //   --only=…     libraries by family (attnlab, ort, tfjs, js) or id (attnlab-simd, ort-mha, …)
 //   --rounds=N   measure every cell N times, libraries interleaved, and pool the calls (default 1)
 //   --stat=min   report the fastest call instead of the median (steadier when other processes load the machine)
@@ -38,7 +39,7 @@ if (flag('help') || flag('h')) {
   console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
-const known = ['quick', 'save-docs', 'verbose', 'help', 'h'];
+const known = ['quick', 'operator', 'save-docs', 'verbose', 'help', 'h'];
 for (const a of args) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!known.includes(name) && !['only', 'out', 'rounds', 'stat', 'from'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
@@ -67,6 +68,8 @@ const plan = quick
       streaming: [1024, 2048, 4096, 8192, 16384],
       timing: { minMs: 300, minReps: 5, maxReps: 2000, warmMs: 300, slowMs: 2500 }, peak: { reps: 40, targetMs: 10 } };
 const MHA = { n: 32, dModel: 64, heads: 4 };
+const operatorOnly = flag('operator');
+if (operatorOnly) Object.assign(plan, { attention: { n: [], d: [], causal: [] }, softmax: [] });
 
 // ---- workers ----
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-bench-'));
@@ -287,7 +290,7 @@ for (const n of plan.softmax) {
 
 // ---- attnlab extras: streaming memory and time / n², the explorer's multi-head call ----
 const simdWorker = workers.get('attnlab-simd');
-if (simdWorker) {
+if (simdWorker && !operatorOnly) {
   const d = 64;
   const sizes = plan.streaming.map((n) => {
     const { files, data } = attentionInputs(n, d);

@@ -21,7 +21,8 @@ const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 /**
  * @param run      () => Float32Array | Promise<Float32Array>  — one complete call, result read back to JS
  * @param timing   { minMs, minReps, maxReps, warmMs, slowMs }
- * @param prepare  optional () => void run before every call, outside the timing (e.g. a KV cache put back to its length)
+ * @param prepare  optional () => void run before every call, outside the timing (e.g. a KV cache put back to its length),
+ *                 followed by one event-loop turn
  * @returns { samples (ms), median, min, reps, warmups, output (of the last call), cpuMs }
  */
 export async function measure(run, { minMs = 300, minReps = 5, maxReps = 2000, warmMs = 150, slowMs = 2500 } = {}, prepare = null) {
@@ -37,7 +38,10 @@ export async function measure(run, { minMs = 300, minReps = 5, maxReps = 2000, w
   let last = first, calls = 0;
   const call = async () => {
     output = null;                                     // (drop our reference first)
-    prepare?.();
+    // A prepare() step (a cache refilled: a millisecond of work) ends with one event-loop turn, as calls over 1 ms
+    // get: under load the scheduler otherwise preempts the timed call that follows it, measured on this VM as
+    // 3× slower rounds of the 0.4 ms decode step while calls that had yielded were not slowed.
+    if (prepare) { prepare(); await yieldTurn(); }
     if (last > GC_ABOVE_MS) { gc(); await yieldTurn(); } else if (++calls % MINOR_GC_EVERY === 0) minorGc();
     const t = now();
     output = isAsync ? await run() : run();
