@@ -80,6 +80,18 @@ void fill(float* x, std::size_t n, float value) noexcept {
   for (std::size_t j = 0; j < n; ++j) x[j] = value;
 }
 
+// Reads one float of every 64-byte line of x[0..n), in order, with independent loads: memory streams in at full
+// speed, where the GEMMs' strided first reads of a cold tile (lines 512 bytes apart, 8 passes) stall on misses
+// one after another. Used before the tiles of a problem too small to reuse them (a decode step). Returns a value
+// the caller keeps, so that the loads are not dropped.
+float touch(const float* x, std::size_t n) noexcept {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) s0 += x[i], s1 += x[i + 16], s2 += x[i + 32], s3 += x[i + 48];
+  for (; i < n; i += 16) s0 += x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
 }  // namespace
 
 KeyRange visible_keys(const AttentionProblem& p, std::size_t i) noexcept {
@@ -221,6 +233,13 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
   const float q_scale = prescale ? p.scale : 1.0f, tile_scale = prescale ? 1.0f : p.scale;
   RowInfo info[kRows];
   std::size_t panel_lo[kRows / kPanel], panel_hi[kRows / kPanel];
+  // One block of rows (a decode step: a few query heads of one position) reads each key tile once, usually from
+  // memory (a model's other layers ran since): each tile is first brought in by sequential reads. Measured on the
+  // decode step of the bench (8 heads over 2 KV heads, 4096 keys, caches evicted before the call): 1.2 → 0.7 ms
+  // (sequentially read, 4 MiB take 0.25 ms here); with the tiles already in cache, no slower.
+  const bool stream_tiles = total <= kRows;
+  volatile float touched = 0.0f;
+  static_cast<void>(touched);
 
   for (std::size_t r0 = 0; r0 < total; r0 += kRows) {
     const std::size_t rows = total - r0 < kRows ? total - r0 : kRows;
@@ -258,6 +277,11 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
           if (b > j0 + a) lo = a < lo ? a : lo, hi = b - j0 > hi ? b - j0 : hi;
         }
         panel_lo[pi] = lo, panel_hi[pi] = hi;
+      }
+      if (stream_tiles) {
+        float t = touch(kt + j0 * p.dk, kKeyTile * p.dk);
+        for (std::size_t c = 0; c < cols; ++c) t += touch(p.v + (j0 + c) * p.ldv, p.dv);
+        touched = t;
       }
       // gemm(first row, row count, first key, key count) over the whole tile at once, or panel by panel.
       auto by_panel = [&](auto&& gemm) {
