@@ -10,6 +10,7 @@
 //   --rounds=N   measure every cell N times, libraries interleaved, and pool the calls (default 1)
 //   --stat=min   report the fastest call instead of the median (steadier when other processes load the machine)
 //   --from=FILE  measure nothing: rewrite the table and chart from a results.json of an earlier run
+//   --train      the small GPT's training speed against TensorFlow.js instead (bench/train.mjs; `npm run bench:train`)
 //
 // One worker process per library (bench/worker.mjs, forked with --expose-gc). The orchestrator generates the
 // inputs once per shape with a fixed-seed PRNG, writes them as raw float32 files in a temp dir, computes float64
@@ -38,6 +39,11 @@ if (flag('help') || flag('h')) {
   const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
   console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
+}
+if (args.includes('--train')) {  // the training benchmark lives in its own script
+  const { spawnSync } = await import('node:child_process');
+  const rest = args.filter((a) => a !== '--train');
+  process.exit(spawnSync(process.execPath, [fileURLToPath(new URL('./train.mjs', import.meta.url)), ...rest], { stdio: 'inherit' }).status ?? 1);
 }
 const known = ['quick', 'operator', 'save-docs', 'verbose', 'help', 'h'];
 for (const a of args) {

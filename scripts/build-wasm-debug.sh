@@ -20,12 +20,16 @@ mkdir -p dist-debug
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }
 for f in src/js/*.js; do copy "$f" "dist-debug/${f#src/js/}"; done
 copy src/js/index.d.ts dist-debug/index.d.ts
-for ext in mjs wasm; do
-  copy "build/wasm-debug/src/wasm/attnlab-simd.$ext" "dist-debug/attnlab-simd.$ext"
-  copy "build/wasm-debug-scalar/src/wasm/attnlab-scalar.$ext" "dist-debug/attnlab-scalar.$ext"
-done
+copy "build/wasm-debug/src/wasm/attnlab-simd.wasm" "dist-debug/attnlab-simd.wasm"
+copy "build/wasm-debug-scalar/src/wasm/attnlab-scalar.wasm" "dist-debug/attnlab-scalar.wasm"
+# One glue for both modules, as in dist/ (scripts/build-wasm.sh): checked to differ only in the .wasm name.
+sed 's/attnlab-scalar\.wasm/attnlab-simd.wasm/g' build/wasm-debug-scalar/src/wasm/attnlab-scalar.mjs | cmp -s build/wasm-debug/src/wasm/attnlab-simd.mjs - \
+  || { echo "build-wasm-debug: the two modules' glue differs beyond the .wasm name" >&2; exit 1; }
+copy "build/wasm-debug/src/wasm/attnlab-simd.mjs" "dist-debug/attnlab.mjs"
+rm -f dist-debug/attnlab-simd.mjs dist-debug/attnlab-scalar.mjs   # per-module glue of earlier builds
+bash scripts/inline-wasm.sh dist-debug
 # Proof that this is the checked build: SAFE_HEAP's and the assertions' helpers are in the glue.
-grep -q SAFE_HEAP dist-debug/attnlab-simd.mjs && grep -q SAFE_HEAP dist-debug/attnlab-scalar.mjs \
+grep -q SAFE_HEAP dist-debug/attnlab.mjs \
   || { echo "dist-debug/: the glue has no SAFE_HEAP checks; was it linked with ATTNLAB_WASM_DEBUG=ON?" >&2; exit 1; }
 echo "dist-debug/ (debug wasm: ASSERTIONS=2, SAFE_HEAP=1):"
 for f in dist-debug/*; do printf '  %-26s %8d\n' "${f#dist-debug/}" "$(wc -c <"$f")"; done

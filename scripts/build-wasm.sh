@@ -19,17 +19,34 @@ mkdir -p dist
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }   # unchanged files keep their mtime
 for f in src/js/*.js; do copy "$f" "dist/${f#src/js/}"; done
 copy src/js/index.d.ts dist/index.d.ts
+# One glue for both modules: the two links produce the same JS but for the default file name, which is never
+# used (the wrapper compiles the module and hands it over through instantiateWasm). Checked, since the glue's
+# import and export names must match the module it runs.
+same_glue() {
+  sed 's/attnlab-scalar\.wasm/attnlab-simd.wasm/g' "$2" | cmp -s "$1" - \
+    || { echo "build-wasm: $1 and $2 differ beyond the .wasm name; one glue cannot serve both modules" >&2; exit 1; }
+}
+same_glue build/wasm-simd/src/wasm/attnlab-simd.mjs build/wasm-scalar/src/wasm/attnlab-scalar.mjs
+copy build/wasm-simd/src/wasm/attnlab-simd.mjs dist/attnlab.mjs
+rm -f dist/attnlab-simd.mjs dist/attnlab-scalar.mjs   # per-module glue of earlier builds
 for kind in simd scalar; do
-  for ext in mjs wasm; do copy "build/wasm-$kind/src/wasm/attnlab-$kind.$ext" "dist/attnlab-$kind.$ext"; done
+  copy "build/wasm-$kind/src/wasm/attnlab-$kind.wasm" "dist/attnlab-$kind.wasm"
 done
+bash scripts/inline-wasm.sh dist   # the same modules as base64 in ES modules, for attnlab/inline
 
 echo "dist/ (raw bytes, gzip -9 bytes):"
 total() { local raw=0 gz=0 f; for f in "$@"; do raw=$((raw + $(wc -c <"$f"))); gz=$((gz + $(gzip -9c "$f" | wc -c))); done; echo "$raw $gz"; }
 for f in dist/*; do
   read -r raw gz < <(total "$f")
-  printf '  %-26s %8d %8d\n' "${f#dist/}" "$raw" "$gz"
+  printf '  %-34s %8d %8d\n' "${f#dist/}" "$raw" "$gz"
 done
+# What an app loads, by entry: the wrapper, the glue and the chosen .wasm (attnlab), or the wrapper, the glue
+# and both modules as base64 text (attnlab/inline).
+wrapper=()
+for f in src/js/*.js; do case $f in */index.js|*/inline.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
 for kind in simd scalar; do
-  read -r raw gz < <(total dist/*.js dist/attnlab-$kind.mjs dist/attnlab-$kind.wasm)
-  printf '  %-26s %8d %8d\n' "= $kind: wrapper + glue + wasm" "$raw" "$gz"
+  read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$kind.wasm)
+  printf '  %-34s %8d %8d\n' "= attnlab, $kind: js + glue + wasm" "$raw" "$gz"
 done
+read -r raw gz < <(total dist/inline.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-*.inline.js)
+printf '  %-34s %8d %8d\n' "= attnlab/inline: js + glue + both" "$raw" "$gz"

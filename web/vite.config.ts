@@ -47,12 +47,10 @@ function singleFile(): Plugin[] {
     apply: 'build',
     enforce: 'pre',
     transform(code, id) {
-      // The Emscripten glue names its .wasm as a default that init() always overrides (locateFile):
-      // drop it, or the file would carry every .wasm twice.
-      if (/dist[\\/]attnlab-(simd|scalar)\.mjs$/.test(id)) {
-        const out = code.replace(/new URL\("attnlab-(simd|scalar)\.wasm",import\.meta\.url\)\.toString\(\)/, '""');
-        if (out === code) throw new Error(`single-file: the glue's default .wasm URL was not found in ${id}`);
-        return out;
+      // The Emscripten glue must not name its .wasm as an asset (the package links it with
+      // -sUSE_ES6_IMPORT_META=0), or the file would carry every .wasm twice.
+      if (/dist[\\/]attnlab\.mjs$/.test(id) && code.includes('import.meta')) {
+        throw new Error(`single-file: the glue ${id} refers to import.meta (a second copy of each .wasm)`);
       }
       if (!id.startsWith(`${webDir}src`) || !code.includes('?worker')) return null;
       return code.replace(/\?worker(['"])/g, '?worker&inline$1');

@@ -43,6 +43,8 @@ struct AttentionProblem {
   float* raw_scores;                // [nq×nk] or null
   float* scores;                    // [nq×nk] or null
   float* weights;                   // [nq×nk] or null
+  float* lse = nullptr;             // [nq] log Σⱼ exp(final logit) of each row: the backward's saved statistic (−inf
+                                    // for a row that sees no key); null = not wanted
 
   // The whole operator; every default keeps the meaning above.
   bool top_left = false;            // diagonal i' = i instead of i + kv_len − nq
@@ -51,7 +53,6 @@ struct AttentionProblem {
   float softcap = 0.0f;             // > 0: s = softcap·tanh(s/softcap) after the scale
   const float* alibi = nullptr;     // slope per folded head: s −= slope·|i' − j|
   MaskView mask_view{};             // a broadcast mask (when `mask` is null)
-  float* lse = nullptr;             // [nq] log Σ exp(s) of each row, or null
   const float* k_packed = nullptr;  // K already packed by key tile (pack_keys' layout: a KV cache); k unused
   double q_norm = -1.0;             // largest ‖q row‖ when the caller knows it (else computed)
   Fold fold{};                      // query heads sharing this K/V head (streaming only)

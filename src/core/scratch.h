@@ -21,11 +21,7 @@ class Scratch {
   Scratch& operator=(const Scratch&) = delete;
   Scratch(Scratch&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr, o.size_ = 0; }
   Scratch& operator=(Scratch&& o) noexcept {
-    if (this != &o) {
-      std::free(data_);
-      data_ = o.data_, size_ = o.size_;
-      o.data_ = nullptr, o.size_ = 0;
-    }
+    if (this != &o) std::free(data_), data_ = o.data_, size_ = o.size_, o.data_ = nullptr, o.size_ = 0;
     return *this;
   }
   ~Scratch() { std::free(data_); }

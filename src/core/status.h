@@ -1,5 +1,5 @@
 // Errors are values in the core: every entry point returns a Status. The JS boundary turns a
-// non-ok Status into a RangeError (or an Error for out_of_memory) with the same message.
+// non-ok Status into a RangeError (or an Error for out_of_memory and numerical) with the same message.
 #pragma once
 #include <string>
 #include <utility>
@@ -10,6 +10,7 @@ enum class ErrorKind : unsigned char {
   none = 0,
   range = 1,          // a size, length or value outside what the operation accepts
   out_of_memory = 2,  // scratch space could not be allocated; nothing was written
+  numerical = 3,      // a computation went non-finite (a training loss of NaN); nothing was changed
 };
 
 struct Status {
@@ -22,6 +23,9 @@ struct Status {
   static Status success() { return {}; }
   static Status range_error(std::string arg, std::string message) {
     return {ErrorKind::range, std::move(arg), std::move(message)};
+  }
+  static Status numerical_error(std::string arg, std::string message) {
+    return {ErrorKind::numerical, std::move(arg), std::move(message)};
   }
   static Status no_memory(std::string what) {
     return {ErrorKind::out_of_memory, what, "out of memory allocating scratch for " + what};

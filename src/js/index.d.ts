@@ -2,8 +2,15 @@
  * attnlab — softmax, scaled dot-product attention (batch × heads, GQA, masks, windows, a KV cache…) and
  * multi-head attention in WebAssembly (SIMD128 when the engine supports it, scalar otherwise).
  *
- * Every tensor is a row-major `Float32Array`. Every function returns new arrays owned by the caller;
- * nothing needs to be freed, except a {@link KvCache}, which holds wasm memory until disposed (or collected).
+ * Every tensor is a row-major `Float32Array`. Every function returns new arrays owned by the caller
+ * (`Float32Array<ArrayBuffer>`: these declarations need TypeScript 5.7 or later); nothing needs to be freed,
+ * except a {@link KvCache}, which holds wasm memory until disposed (or garbage-collected).
+ * Matrices a call can also return (`weights`, `scores`, …) are in the result's type exactly when the call
+ * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
+ *
+ * Two entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
+ * compiled as it streams, read from disk in Node); `attnlab/inline` carries the module inside its JS, for
+ * bundlers that do not copy the file. The declarations need neither the DOM lib nor `@types/node`.
  *
  * Errors: a missing tensor, a tensor that is not a `Float32Array`, or an option of the wrong type throws a
  * `TypeError`; a wrong length, a size that is not an integer ≥ 1, a non-finite or non-positive `temperature`
@@ -29,6 +36,52 @@ export type Backend = 'wasm-simd' | 'wasm';
 /** The two module files the package ships, as passed to a {@link InitOptions.wasmUrl} function. */
 export type WasmFile = 'attnlab-simd.wasm' | 'attnlab-scalar.wasm';
 
+/**
+ * A URL object: anything with an absolute `href`, such as a `URL` (declared here so that these types need
+ * neither the DOM lib nor `@types/node`).
+ */
+export interface UrlLike {
+  /** The absolute URL. */
+  readonly href: string;
+}
+
+/** A `Float32Array` the package allocated: always backed by a plain (not shared) `ArrayBuffer`. */
+export type Float32Result = Float32Array<ArrayBuffer>;
+
+/**
+ * The array a call returns as its main result for options `O`: the `out` buffer when `O` has one (its own
+ * type, e.g. a view of a `SharedArrayBuffer`), else a new {@link Float32Result}.
+ */
+export type OutputOf<O> = O extends {
+  /** The caller's buffer. */
+  out: infer T extends Float32Array;
+}
+  ? T
+  : 'out' extends keyof O
+    ? O['out' & keyof O] extends null | undefined
+      ? Float32Result
+      : Float32Result | NonNullable<O['out' & keyof O]>
+    : Float32Result;
+
+/**
+ * The fields that a `return…` flag adds to a result: all of `Fields` when the flag is `true` in `O`, none when
+ * it is `false` or left out, and all of them optional when `O` types it as `boolean` (not known until run time).
+ * A result type is its always-present fields intersected with one `Requested` per flag.
+ */
+export type Requested<O, Flag extends string, Fields> = Flag extends keyof O
+  ? O[Flag] extends true
+    ? Fields
+    : O[Flag] extends false | undefined
+      ? unknown
+      : Partial<Fields>
+  : unknown;
+
+/** Rejects options that `T` does not name (type parameters skip TypeScript's excess-property check). */
+export type KnownKeys<O, T> = { [K in Exclude<keyof O, keyof T>]: never };
+
+/** Shows an intersection of field groups as one object type. */
+export type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
 /** Options of {@link init}. All optional. */
 export interface InitOptions {
   /**
@@ -42,10 +95,10 @@ export interface InitOptions {
    * function receives the file name of the chosen module and returns its location.
    * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk.
    */
-  wasmUrl?: string | URL | ((file: WasmFile) => string | URL);
+  wasmUrl?: string | UrlLike | ((file: WasmFile) => string | UrlLike);
   /**
    * The module's bytes, already loaded (must be the module chosen by {@link InitOptions.simd}).
-   * When given, nothing is fetched or read.
+   * When given, nothing is fetched or read. Takes precedence over {@link InitOptions.wasmUrl}.
    */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
 }
@@ -148,6 +201,7 @@ export interface AttentionTensorOptions extends AttentionCommonOptions {
   k: Float32Array;
   /** Values, `[batch, kvHeads, nk, dv]` in the layout (`[nk × dv]` with one head). */
   v: Float32Array;
+  /** Not with `k` and `v`. */
   cache?: null;
 }
 
@@ -155,26 +209,14 @@ export interface AttentionTensorOptions extends AttentionCommonOptions {
 export interface AttentionCacheOptions extends AttentionCommonOptions {
   /** The cache to attend to; `nk` is its length, `dk`/`dv`/`batch`/`kvHeads` are its own. */
   cache: KvCache;
+  /** Not with a cache (its keys are used). */
   k?: undefined;
+  /** Not with a cache (its values are used). */
   v?: undefined;
 }
 
 /** Options of {@link Lab.attention}: `output = softmax(mask(softcap(scale · Q·Kᵀ) + ALiBi)) · V`, per head. */
 export type AttentionOptions = AttentionTensorOptions | AttentionCacheOptions;
-
-/** Result of {@link Lab.attention}; the optional arrays are present when requested. */
-export interface AttentionResult {
-  /** `[batch, heads, nq, dv]` in the layout. A query that sees no key (masked, windowed or padded away) gets a row of zeros. */
-  output: Float32Array;
-  /** `[batch, heads, nq, nk]` logits after scale, softcap, ALiBi and mask; −Infinity wherever a key is not seen (masked, causal, windowed or past `keyLengths`). */
-  scores?: Float32Array;
-  /** `[batch, heads, nq, nk]` attention weights; each row sums to 1 (0 where a key is not seen, all 0 when none is). */
-  weights?: Float32Array;
-  /** `[batch, heads, nq, nk]` `Q·Kᵀ`. */
-  rawScores?: Float32Array;
-  /** `[batch, heads, nq]` log Σⱼ exp(scoresᵢⱼ) of each row; −Infinity for a row that sees no key. */
-  lse?: Float32Array;
-}
 
 /** Options of {@link Lab.kvCache}. */
 export interface KvCacheOptions {
@@ -192,10 +234,28 @@ export interface KvCacheOptions {
   layout?: Layout;
 }
 
+/** The `rope` option of {@link KvCache.append}: {@link Lab.rope}'s angle options, for the keys on their way in. */
+export interface KvRopeOptions {
+  /** Default 10000 (without `cos`/`sin`). */
+  base?: number;
+  /** Even, 2 … dk. Default dk. */
+  rotaryDim?: number;
+  /** Pairs (2i, 2i+1) instead of (i, i + rotaryDim/2). Default false. */
+  interleaved?: boolean;
+  /** Cosines `[maxPosition × rotaryDim/2]` replacing the computed angles (with `sin`). */
+  cos?: Float32Array;
+  /** Sines `[maxPosition × rotaryDim/2]` replacing the computed angles (with `cos`). */
+  sin?: Float32Array;
+  /** Positions of the new tokens, `[batch, t]` or `[t]`. Default: their cache positions (each item's length on). */
+  positions?: Int32Array | number[];
+}
+
 /** Options of {@link KvCache.append}. */
 export interface KvAppendOptions {
   /** Layout of this call's `k` and `v`. Default: the cache's. */
   layout?: Layout;
+  /** Rotate the new keys (RoPE) at their cache positions as they are stored. `{}` is the default rotation. */
+  rope?: KvRopeOptions;
 }
 
 /**
@@ -205,11 +265,17 @@ export interface KvAppendOptions {
  * packs nothing. Free it with {@link KvCache.dispose} (it is also freed when garbage-collected).
  */
 export interface KvCache {
+  /** Batch items. */
   readonly batch: number;
+  /** Key/value heads. */
   readonly kvHeads: number;
+  /** Key width. */
   readonly dk: number;
+  /** Value width. */
   readonly dv: number;
+  /** Tokens each batch item can hold. */
   readonly capacity: number;
+  /** Default layout of appended keys and values. */
   readonly layout: Layout;
   /** Tokens each batch item holds. */
   readonly lengths: Int32Array;
@@ -224,12 +290,61 @@ export interface KvCache {
   /** Empties the cache (keeps its memory). Returns the cache. */
   reset(): KvCache;
   /** A copy of the keys, `[batch, kvHeads, max(lengths), dk]` (`'bhsd'`), zeros past an item's length. */
-  keys(): Float32Array;
+  keys(): Float32Result;
   /** A copy of the values, `[batch, kvHeads, max(lengths), dv]` (`'bhsd'`). */
-  values(): Float32Array;
+  values(): Float32Result;
   /** Frees the cache's wasm memory now. Any later use throws an `Error`; calling it again does nothing. */
   dispose(): void;
 }
+
+/** The field every {@link AttentionResult} has. */
+export interface AttentionOutput<Out extends Float32Array = Float32Result> {
+  /**
+   * `[batch, heads, nq, dv]` in the layout (`[nq × dv]` with one head). A query that sees no key (masked, windowed,
+   * causal or padded away) gets a row of zeros. `out` when one was given.
+   */
+  output: Out;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnScores}. */
+export interface AttentionScores {
+  /**
+   * `[batch, heads, nq, nk]` logits after scale, softcap, ALiBi and mask; −Infinity wherever a key is not seen
+   * (masked, causal, windowed or past `keyLengths`).
+   */
+  scores: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnWeights}. */
+export interface AttentionWeights {
+  /** `[batch, heads, nq, nk]` attention weights; each row sums to 1 (0 where a key is not seen, all 0 when none is). */
+  weights: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnRawScores}. */
+export interface AttentionRawScores {
+  /** `[batch, heads, nq, nk]` `Q·Kᵀ`. */
+  rawScores: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnLse}. */
+export interface AttentionLse {
+  /** `[batch, heads, nq]` log Σⱼ exp(scoresᵢⱼ) of each row; −Infinity for a row that sees no key. */
+  lse: Float32Result;
+}
+
+/**
+ * Result of {@link Lab.attention} for options `O`: `output`, plus each matrix that `O` requests.
+ * Without `O` (`AttentionResult`), the requested matrices are optional.
+ * @typeParam O The options of the call.
+ */
+export type AttentionResult<O extends AttentionOptions = AttentionOptions> = Simplify<
+  AttentionOutput<OutputOf<O>> &
+    Requested<O, 'returnScores', AttentionScores> &
+    Requested<O, 'returnWeights', AttentionWeights> &
+    Requested<O, 'returnRawScores', AttentionRawScores> &
+    Requested<O, 'returnLse', AttentionLse>
+>;
 
 /** Options of {@link Lab.multiHeadAttention} (self-attention over `x`). */
 export interface MultiHeadAttentionOptions {
@@ -267,36 +382,26 @@ export interface MultiHeadAttentionOptions {
   out?: Float32Array | null;
 }
 
-/** One head's intermediates in {@link MultiHeadAttentionResult.heads}. */
+/** One head's intermediates in {@link MultiHeadIntermediates.heads}. */
 export interface HeadIntermediates {
   /** `[n × dk]` this head's queries, `X·Wq` columns of the head. */
-  q: Float32Array;
+  q: Float32Result;
   /** `[n × dk]` the keys it reads: key head `h / (heads / kvHeads)`. */
-  k: Float32Array;
+  k: Float32Result;
   /** `[n × dv]` the values it reads (same key/value head). */
-  v: Float32Array;
+  v: Float32Result;
   /** `[n × n]` scaled and masked logits. */
-  scores: Float32Array;
+  scores: Float32Result;
   /** `[n × n]` attention weights (softmax rows). */
-  weights: Float32Array;
+  weights: Float32Result;
   /** `[n × dv]` the head's output, its block of `concat`. */
-  output: Float32Array;
+  output: Float32Result;
 }
 
-/** Result of {@link Lab.multiHeadAttention}; everything but `output` is present with `returnIntermediates`. */
-export interface MultiHeadAttentionResult {
-  /** `[n × dModel]` = `concat · Wo`. */
-  output: Float32Array;
-  /** `[n × heads·dk]` = `X·Wq`. */
-  q?: Float32Array;
-  /** `[n × kvHeads·dk]` = `X·Wk`. */
-  k?: Float32Array;
-  /** `[n × kvHeads·dv]` = `X·Wv`. */
-  v?: Float32Array;
-  /** `[n × heads·dv]` head outputs side by side, before `Wo`. */
-  concat?: Float32Array;
-  /** One entry per query head. */
-  heads?: HeadIntermediates[];
+/** The field every {@link MultiHeadAttentionResult} has. */
+export interface MultiHeadOutput<Out extends Float32Array = Float32Result> {
+  /** `[n × dModel]` = `concat · Wo`. `out` when one was given. */
+  output: Out;
 }
 
 /**
@@ -359,6 +464,29 @@ export interface RopeOptions {
   out?: Float32Array | null;
 }
 
+/** Added to a {@link MultiHeadAttentionResult} by {@link MultiHeadAttentionOptions.returnIntermediates}. */
+export interface MultiHeadIntermediates {
+  /** `[n × heads·dk]` = `X·Wq`. */
+  q: Float32Result;
+  /** `[n × kvHeads·dk]` = `X·Wk`. */
+  k: Float32Result;
+  /** `[n × kvHeads·dv]` = `X·Wv`. */
+  v: Float32Result;
+  /** `[n × heads·dv]` head outputs side by side, before `Wo`. */
+  concat: Float32Result;
+  /** One entry per query head. */
+  heads: HeadIntermediates[];
+}
+
+/**
+ * Result of {@link Lab.multiHeadAttention} for options `O`: `output`, plus the intermediates when `O` asks for
+ * them. Without `O` (`MultiHeadAttentionResult`), the intermediates are optional.
+ * @typeParam O The options of the call.
+ */
+export type MultiHeadAttentionResult<O extends MultiHeadAttentionOptions = MultiHeadAttentionOptions> = Simplify<
+  MultiHeadOutput<OutputOf<O>> & Requested<O, 'returnIntermediates', MultiHeadIntermediates>
+>;
+
 /** What the running module contains. */
 export interface BuildInfo {
   /** Engine version (the package version). */
@@ -371,6 +499,157 @@ export interface BuildInfo {
   kernels: string;
 }
 
+/** Options of {@link Lab.softmaxBackward}: the gradient of softmax (or log-softmax) with respect to its logits. */
+export interface SoftmaxBackwardOptions {
+  /** The forward's output: probabilities in [0, 1] (with `log`: log-probabilities ≤ 0, −Infinity allowed), `rows·cols`. */
+  y: Float32Array;
+  /** dL/dy, the same length; finite. */
+  dy: Float32Array;
+  /** Row length, as in the forward. Default: `y.length` (one row). */
+  cols?: number;
+  /** The forward's temperature: y = softmax(x / temperature). Default 1. */
+  temperature?: number;
+  /** `y` is log-softmax. Default false. */
+  log?: boolean;
+}
+
+/**
+ * Configuration of {@link Lab.createGPT}: a decoder-only transformer with nanoGPT's architecture —
+ * `x = wte[token] + wpe[position]`; per block `x += c_proj(attention(c_attn(ln_1(x))))` (causal, `heads` query
+ * heads reading `kvHeads` key/value heads, scale 1/√(dModel/heads)) and `x += c_proj(GELU(c_fc(ln_2(x))))` (hidden
+ * width 4·dModel, exact GELU); `logits = ln_f(x) · wteᵀ` (or `lm_head` when not tied). LayerNorm eps 1e-5.
+ */
+export interface GPTConfig {
+  /** Token ids are 0 … vocabSize − 1. */
+  vocabSize: number;
+  /** The longest sequence (nanoGPT's block_size). */
+  context: number;
+  /** Residual width (n_embd); a multiple of `heads`. */
+  dModel: number;
+  /** Query heads; the head width is dModel / heads. */
+  heads: number;
+  /** Key/value heads, dividing `heads` (grouped-query attention when fewer). Default `heads`. */
+  kvHeads?: number;
+  /** Transformer blocks. */
+  layers: number;
+  /** `false` leaves out ln_2 and the MLP: an attention-only model. Default true. */
+  mlp?: boolean;
+  /** Learned position embeddings (`transformer.wpe.weight`) or rotary. Default `'learned'`. */
+  position?: 'learned' | 'rope';
+  /** `lm_head` shares the token embedding (nanoGPT's weight tying). Default true. */
+  tied?: boolean;
+  /** Biases in every Linear and LayerNorm (nanoGPT's `bias=True`). Default true. */
+  bias?: boolean;
+  /**
+   * Seed of the initial weights: nanoGPT's `_init_weights` — Linear and Embedding weights N(0, 0.02), the residual
+   * projections (`attn.c_proj`, `mlp.c_proj`) N(0, 0.02/√(2·layers)), biases 0, LayerNorm weights 1. Default 0.
+   */
+  seed?: number;
+}
+
+/** Options of {@link GPT.trainStep}: AdamW as `torch.optim.AdamW`, with its defaults. */
+export interface TrainOptions {
+  /** Learning rate; finite, ≥ 0. Default 1e-3. */
+  lr?: number;
+  /** Decoupled weight decay, applied to matrices and embeddings only (nanoGPT's grouping). Default 0.01. */
+  weightDecay?: number;
+  /** Default 0.9. */
+  beta1?: number;
+  /** Default 0.999. */
+  beta2?: number;
+  /** Default 1e-8. */
+  eps?: number;
+  /** Clip the gradient to this global L2 norm (`clip_grad_norm_`); 0 = no clipping. Default 0. */
+  gradClip?: number;
+}
+
+/** Options of {@link GPT.forward}. */
+export interface ForwardOptions {
+  /** Sequences in `tokens` (`tokens.length / batch` ≤ context tokens each). Default 1. */
+  batch?: number;
+  /** Also return every layer's attention weights. Default false. */
+  returnAttention?: boolean;
+}
+
+/** Result of {@link GPT.forward}. */
+export interface ForwardResult {
+  /** `[batch, t, vocabSize]` logits. */
+  logits: Float32Array;
+  /** With `returnAttention`: one `[batch, heads, t, t]` array of causal attention weights per layer. */
+  attention?: Float32Array[];
+}
+
+/** Options of {@link GPT.generate}. */
+export interface GenerateOptions {
+  /** How many tokens to generate. */
+  maxTokens: number;
+  /** Sampling temperature, ≥ 0; 0 is greedy (the first most likely token). Default 1. */
+  temperature?: number;
+  /** Sample among the k most likely tokens (ties with the k-th kept); 0 = all. Default 0. */
+  topK?: number;
+  /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
+  seed?: number;
+}
+
+/**
+ * A small GPT living in the engine's wasm memory, from {@link Lab.createGPT} or {@link Lab.loadGPT}. Every layer's
+ * forward and backward runs in the engine; nothing crosses to JavaScript between layers.
+ *
+ * Weights use nanoGPT's `state_dict()` names and shapes (`nn.Linear` weights are `[out, in]`):
+ * `transformer.wte.weight` [vocabSize, dModel], `transformer.wpe.weight` [context, dModel],
+ * `transformer.h.{i}.ln_1.weight|bias` [dModel], `transformer.h.{i}.attn.c_attn.weight` [(heads + 2·kvHeads)·dModel/heads,
+ * dModel] (the query heads' rows, then the key heads', then the value heads'; [3·dModel, dModel] without GQA) and its
+ * `.bias`, `transformer.h.{i}.attn.c_proj.weight` [dModel, dModel], `transformer.h.{i}.ln_2.*`,
+ * `transformer.h.{i}.mlp.c_fc.weight` [4·dModel, dModel], `transformer.h.{i}.mlp.c_proj.weight` [dModel, 4·dModel],
+ * `transformer.ln_f.*`, `lm_head.weight` [vocabSize, dModel] (the token embedding itself when tied).
+ *
+ * Errors: arguments of the wrong type throw `TypeError`; bad token ids, lengths, options or weights throw
+ * `RangeError` naming the argument, and leave the model unchanged and usable. A step whose loss or gradient is not
+ * finite throws an `Error` saying so and changes nothing. Any method after {@link GPT.dispose} throws an `Error`.
+ */
+export interface GPT {
+  /** The configuration, defaults filled in. */
+  readonly config: Readonly<Required<GPTConfig>>;
+  /** Number of parameters (the tied lm_head counted once). */
+  readonly parameterCount: number;
+  /** AdamW updates applied so far. */
+  readonly steps: number;
+  /** Bytes of wasm memory the model holds: parameters, gradients, Adam moments, activations, KV cache. */
+  readonly memoryBytes: number;
+  /** The state dict's shapes, as PyTorch has them. */
+  readonly shapes: Record<string, number[]>;
+  /**
+   * One AdamW step on a `[batch, context]` batch (`batch = tokens.length / context`): forward, cross-entropy, backward,
+   * update. A target of −1 is ignored (nanoGPT's `ignore_index=-1`).
+   * @returns the batch's mean cross-entropy before the update.
+   */
+  trainStep(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): number;
+  /** Logits (and optionally attention weights) of `[batch, t]` tokens, `t ≤ context`. */
+  forward(tokens: Int32Array, options?: ForwardOptions): ForwardResult;
+  /**
+   * Continues `prompt` with the model's KV cache and returns the new tokens only. A prompt longer than the context
+   * keeps its last `context` tokens; past the context each token conditions on the last `context` tokens (as
+   * nanoGPT's `generate`).
+   */
+  generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
+  /** Every weight, by state-dict name, in PyTorch's layout (a tied `lm_head.weight` is a copy of the embedding). */
+  getWeights(): Record<string, Float32Array>;
+  /**
+   * Sets any subset of the weights (names and shapes as {@link GPT.getWeights}). Everything is checked first: an
+   * unknown name, a wrong length or a non-finite value throws and nothing changes. The optimizer state is kept.
+   */
+  setWeights(weights: Record<string, Float32Array>): void;
+  /**
+   * The model as a safetensors file: float32 tensors under the state-dict names, the config in `__metadata__`
+   * (`vocab_size`, `block_size`, `n_layer`, `n_head`, `n_kv_head`, `n_embd`, `bias`, `mlp`, `position`, `tied`). A tied
+   * `lm_head.weight` is stored once, as `transformer.wte.weight` (as `safetensors.torch.save_model` does; load it in
+   * PyTorch with `load_model` or `load_state_dict(…, strict=False)`).
+   */
+  toSafetensors(): Uint8Array;
+  /** Frees the model's wasm memory now (it is freed on garbage collection otherwise). Idempotent. */
+  dispose(): void;
+}
+
 /** A loaded engine instance, from {@link init}. Methods do not use `this`; they may be destructured. */
 export interface Lab {
   /** The module that runs. */
@@ -379,10 +658,12 @@ export interface Lab {
    * Row-wise softmax of a `[rows × cols]` matrix: subtracts each row's max (no overflow), −Infinity entries
    * get exactly 0, a row that is all −Infinity gives all zeros (never NaN).
    * @param x Logits, `rows·cols` values; −Infinity allowed.
-   * @returns A new `Float32Array` of `x.length` probabilities (or log-probabilities with `log`).
+   * @param options See {@link SoftmaxOptions}.
+   * @returns A new array of `x.length` probabilities (or log-probabilities with `log`), or `out` when given.
    * @throws TypeError when `x` is not a Float32Array; RangeError on a bad `cols`, `temperature` or value.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
-  softmax(x: Float32Array, options?: SoftmaxOptions): Float32Array;
+  softmax<const O extends SoftmaxOptions = {}>(x: Float32Array, options?: O & KnownKeys<O, SoftmaxOptions>): OutputOf<O>;
   /**
    * Scaled dot-product attention `softmax(mask(softcap(scale · Q·Kᵀ) + ALiBi)) · V` over whole tensors: batch ×
    * heads in one call, grouped-query heads, either layout, causal masks, windows, masks, key lengths, a KV cache.
@@ -390,8 +671,11 @@ export interface Lab {
    * skipping the keys a row cannot see.
    * @throws TypeError for a missing or mistyped tensor or option; RangeError for bad sizes, lengths or values
    * (the message names the argument); Error for a disposed cache or out of memory.
+   * @param options See {@link AttentionOptions}.
+   * @returns `output`, and `scores`, `weights`, `rawScores`, `lse` when requested (present in the type exactly then).
+   * @typeParam O The options as written, from which the result's fields are typed.
    */
-  attention(options: AttentionOptions): AttentionResult;
+  attention<const O extends AttentionOptions>(options: O & KnownKeys<O, AttentionOptions>): AttentionResult<O>;
   /**
    * A key/value cache in wasm memory, for decoding token by token (see {@link KvCache}).
    * @throws TypeError for a mistyped or missing option; RangeError for bad sizes; Error when out of memory.
@@ -402,9 +686,14 @@ export interface Lab {
   /**
    * Multi-head self-attention: `Q = X·Wq`, `K = X·Wk`, `V = X·Wv`, attention per head (query head `h` reads
    * key/value head `h / (heads / kvHeads)`), heads concatenated, then `· Wo`.
+   * @param options See {@link MultiHeadAttentionOptions}.
+   * @returns `output`, and the intermediates with `returnIntermediates: true` (present in the type exactly then).
    * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad sizes, lengths or values.
+   * @typeParam O The options as written, from which the result's fields are typed.
    */
-  multiHeadAttention(options: MultiHeadAttentionOptions): MultiHeadAttentionResult;
+  multiHeadAttention<const O extends MultiHeadAttentionOptions>(
+    options: O & KnownKeys<O, MultiHeadAttentionOptions>,
+  ): MultiHeadAttentionResult<O>;
   /**
    * Rotary position embedding of query or key heads, as ONNX's `RotaryEmbedding` (opset 23) and Hugging Face's
    * `apply_rotary_pos_emb` compute it. Angles are computed in double precision and rounded once to float32, so
@@ -413,8 +702,30 @@ export interface Lab {
    * @param x Heads to rotate, `[batch, heads, seq, dk]` or `[batch, seq, heads, dk]` (see {@link RopeOptions.layout}); finite.
    * @returns A new `Float32Array` of `x.length` (or `out`).
    * @throws TypeError for a wrong type or an unknown option; RangeError for bad sizes, positions or values.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
-  rope(x: Float32Array, options: RopeOptions): Float32Array;
+  rope<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): OutputOf<O>;
+  /**
+   * The gradient of row-wise softmax (or log-softmax) with respect to its logits, from the forward's output:
+   * `dx = y∘(dy − Σ y∘dy) / temperature`, or `(dy − exp(y)·Σ dy) / temperature` for log-softmax. A row the forward
+   * saw entirely masked gets zeros.
+   * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad lengths or values (a `y` outside
+   * [0, 1], or above 0 with `log`, is not a softmax output).
+   */
+  softmaxBackward(options: SoftmaxBackwardOptions): Float32Array;
+  /**
+   * A new small GPT with seeded initial weights (see {@link GPTConfig}).
+   * @throws TypeError for a missing or mistyped field; RangeError for a zero size, `dModel % heads`, `heads % kvHeads`,
+   * or a model too large for wasm memory, naming the field.
+   */
+  createGPT(config: GPTConfig): GPT;
+  /**
+   * A GPT from a safetensors file ({@link GPT.toSafetensors}, or PyTorch's with `n_head` in its metadata). F32, F16,
+   * BF16 and F64 tensors are read; what the metadata leaves out is read from the shapes.
+   * @throws TypeError when `bytes` is not a Uint8Array or ArrayBuffer; RangeError naming `bytes` for a malformed file,
+   * a missing, extra or misshapen tensor, or a non-finite weight.
+   */
+  loadGPT(bytes: Uint8Array | ArrayBuffer): GPT;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */
@@ -422,9 +733,12 @@ export interface Lab {
 }
 
 /**
- * Loads the engine. In browsers the `.wasm` beside the package's JS is fetched and compiled while it
- * streams; in Node it is read from disk. Each call makes an independent instance.
- * @throws TypeError for bad options; Error when `simd: true` is forced on an engine without SIMD128.
+ * Loads the engine. From `attnlab`, browsers fetch the `.wasm` beside the package's JS (compiled while it
+ * streams when served as `application/wasm`, from the same response's bytes otherwise) and Node reads it
+ * from disk; from `attnlab/inline` the module comes from inside the JS. Each call makes an independent instance.
+ * @param options See {@link InitOptions}.
+ * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, and
+ * when the module cannot be loaded: the message names the URL or path it tried and what to do.
  */
 export function init(options?: InitOptions): Promise<Lab>;
 

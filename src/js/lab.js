@@ -4,6 +4,8 @@ import { makeKvCache } from './kv-cache.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
+import { makeSoftmaxBackward } from './softmax-backward.js';
+import { makeGPT } from './gpt.js';
 
 export function makeLab(m) {
   const info = m.buildInfo();
@@ -16,6 +18,8 @@ export function makeLab(m) {
     multiHeadAttention: makeMultiHeadAttention(m),
     rope: makeRope(m),
     kvCache: makeKvCache(m, caches),
+    softmaxBackward: makeSoftmaxBackward(m),
+    ...makeGPT(m),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { altDist, dist } from './load.mjs';
 
 const instance = async (kind) => {
-  const factory = (await import(pathToFileURL(`${dist}attnlab-${kind}.mjs`).href)).default;
+  const factory = (await import(pathToFileURL(`${dist}attnlab.mjs`).href)).default;
   return factory({ wasmBinary: readFileSync(`${dist}attnlab-${kind}.wasm`) });
 };
 
@@ -18,7 +18,7 @@ test('the tests run against another build than dist/ (ATTNLAB_DIST)', () => asse
 for (const kind of ['simd', 'scalar']) {
   describe(`debug module attnlab-${kind}`, () => {
     test('the glue carries SAFE_HEAP and the assertions', () => {
-      const glue = readFileSync(`${dist}attnlab-${kind}.mjs`, 'utf8');
+      const glue = readFileSync(`${dist}attnlab.mjs`, 'utf8');
       assert.match(glue, /SAFE_HEAP/);
       assert.match(glue, /checkStackCookie|STACK_OVERFLOW/i);
     });

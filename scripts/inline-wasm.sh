@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Writes DIR/attnlab-{simd,scalar}.inline.js: each .wasm module in DIR as base64 text in an ES module, for the
+# attnlab/inline entry (src/js/inline.js). Rewritten only when the .wasm is newer. Used by build-wasm.sh (dist/)
+# and build-wasm-debug.sh (dist-debug/).
+set -euo pipefail
+dir=${1:?usage: inline-wasm.sh DIR}
+for kind in simd scalar; do
+  wasm="$dir/attnlab-$kind.wasm" inline="$dir/attnlab-$kind.inline.js"
+  if [[ ! -f $inline || $wasm -nt $inline ]]; then
+    { echo "// attnlab-$kind.wasm as base64, for attnlab/inline (written by scripts/inline-wasm.sh)."
+      printf "export default '%s';\n" "$(base64 -w0 "$wasm")"; } >"$inline.tmp"
+    mv "$inline.tmp" "$inline"
+  fi
+done

@@ -1,0 +1,34 @@
+// The gradients of scaled dot-product attention, for one head: given the forward's inputs, its output and the
+// log-sum-exp of each row (attention with `lse`), and dL/d output, returns dL/dq, dL/dk and dL/dv.
+// The weights are recomputed tile by tile from lse (FlashAttention-2's backward): never an nq×nk matrix.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "status.h"
+
+namespace attnlab {
+
+struct AttentionBackwardArgs {
+  std::span<const float> q, k, v;   // the forward's inputs: [nq×dk], [nk×dk], [nk×dv]; finite
+  std::span<const float> output;    // [nq×dv] the forward's output; finite
+  std::span<const float> lse;       // [nq] the forward's log Σⱼ exp(logitᵢⱼ); −inf for a row that sees no key
+  std::span<const float> d_output;  // [nq×dv] dL/d output; finite
+  std::size_t nq = 0, nk = 0, dk = 0, dv = 0;
+  std::optional<float> scale;       // as the forward: finite, > 0; default 1/sqrt(dk)
+  bool causal = false;              // as the forward (bottom-right aligned)
+  std::span<const float> mask;      // as the forward: optional additive [nq×nk], −inf allowed
+};
+
+struct AttentionGradients {
+  std::span<float> dq;  // [nq×dk]; a row that sees no key gets 0
+  std::span<float> dk;  // [nk×dk]
+  std::span<float> dv;  // [nk×dv]
+};
+
+// An lse that does not belong to q and k (a row's recomputed weights do not sum to 1), or gradients that
+// overflow float32, are range errors. On error nothing is written.
+Status attention_backward(const AttentionBackwardArgs& args, const AttentionGradients& grads);
+
+}  // namespace attnlab

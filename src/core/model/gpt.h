@@ -1,0 +1,107 @@
+// A small decoder-only transformer with nanoGPT's architecture, trained and run in the engine:
+//   x = wte[token] + wpe[position]
+//   per block: x += c_proj(attention(c_attn(ln_1(x))))   (causal, heads / kvHeads, scale 1/√headDim)
+//              x += c_proj(GELU(c_fc(ln_2(x))))            (unless mlp is false)
+//   logits = ln_f(x) · lm_headᵀ                             (lm_head = wte when tied)
+// One contiguous buffer holds every parameter (params.h); gradients and the two AdamW moments are buffers of
+// the same layout. Activations live in a workspace sized for the largest batch seen, kept for the backward.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "../scratch.h"
+#include "../status.h"
+#include "config.h"
+#include "params.h"
+
+namespace attnlab::model {
+
+// AdamW as PyTorch's torch.optim.AdamW, with PyTorch's defaults; weight decay applies to matrices and embeddings
+// only (nanoGPT's configure_optimizers). grad_clip > 0 scales the gradient to that global L2 norm when above it.
+struct TrainOptions {
+  float lr = 1e-3f;
+  float weight_decay = 0.01f;
+  float beta1 = 0.9f, beta2 = 0.999f;
+  float eps = 1e-8f;
+  float grad_clip = 0.0f;
+};
+
+struct GenerateOptions {
+  std::size_t max_tokens = 0;
+  float temperature = 1.0f;  // 0: greedy (the first most likely token)
+  std::size_t top_k = 0;     // sample among the k most likely tokens (and any tied with the k-th); 0: all
+  std::uint64_t seed = 0;    // the sampler's seed: equal seeds give equal samples
+};
+
+struct NamedTensor {
+  std::string_view name;        // a state_dict() name (params.h)
+  std::span<const float> data;  // in nanoGPT's layout: nn.Linear weights [out, in]
+};
+
+class GPT {
+ public:
+  // A validated config and freshly initialized weights (seeded), or the error that names the bad field.
+  static Status create(const GPTConfig& config, std::unique_ptr<GPT>& out);
+
+  const GPTConfig& config() const noexcept { return config_; }
+  const ParamLayout& layout() const noexcept { return layout_; }
+  std::size_t parameter_count() const noexcept { return layout_.total; }
+  std::uint64_t steps() const noexcept { return steps_; }  // AdamW updates applied so far
+  // Bytes of wasm/native heap the model holds now: parameters, gradients, moments, workspace, KV cache.
+  std::size_t memory_bytes() const noexcept;
+  // Bytes of the workspace a training step of this many tokens uses (activations, gradient scratch).
+  std::size_t workspace_bytes(std::size_t tokens) const noexcept;
+
+  // One AdamW step on a batch of sequences: tokens and targets are [batch × seq] (seq ≤ context), a target of
+  // −1 is ignored. `loss` gets the mean cross-entropy before the update. A non-finite loss or gradient is a
+  // numerical error and nothing changes; so does every argument error.
+  Status train_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
+                    const TrainOptions& options, float& loss);
+  // Forward, loss and backward without the update: gradients() then holds dL/dθ (parameter layout).
+  Status compute_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                           std::size_t seq, float& loss);
+  // logits [batch × seq × vocab]; attention, when not empty, [layers × batch × heads × seq × seq].
+  Status forward(std::span<const std::int32_t> tokens, std::size_t seq, std::span<float> logits,
+                 std::span<float> attention);
+  // Continues `prompt` (its last `context` tokens) by options.max_tokens tokens into out, with the model's
+  // KV cache. Past the context each new token conditions on the last `context` tokens, as nanoGPT's generate.
+  Status generate(std::span<const std::int32_t> prompt, const GenerateOptions& options, std::span<std::int32_t> out);
+
+  // Weights in nanoGPT's layout (transposed back for nn.Linear weights).
+  void read_tensor(const TensorInfo& t, float* out) const noexcept;
+  // Any subset of the state dict; every name, length and value is checked before anything is written.
+  // For a tied model lm_head.weight sets the shared embedding (equal to transformer.wte.weight if both given).
+  Status set_weights(std::span<const NamedTensor> tensors);
+
+  std::span<const float> parameters() const noexcept { return {params_.data(), layout_.total}; }
+  std::span<float> parameters() noexcept { return {params_.data(), layout_.total}; }
+  std::span<const float> gradients() const noexcept { return {grads_.data(), layout_.total}; }
+
+ private:
+  struct Workspace;  // activation buffers for a given number of tokens (gpt.cpp)
+  GPT(const GPTConfig& c, ParamLayout layout, Scratch params, Scratch grads, Scratch m, Scratch v);
+  Status check_tokens(std::span<const std::int32_t> tokens, const char* name, bool allow_ignore) const;
+  Status check_batch(std::size_t length, std::size_t seq, const char* name) const;
+  Status ensure_workspace(std::size_t batch, std::size_t seq);
+  Status run_forward(const std::int32_t* tokens, std::size_t batch, std::size_t seq, float* attention,
+                     bool fill_cache);
+  Status run_backward(const std::int32_t* tokens, std::size_t batch, std::size_t seq);
+  Status loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                            std::size_t seq, float& loss);
+  Status decode_step(std::int32_t token, std::size_t pos, float* logits, float* buf);
+  void init_weights();
+
+  GPTConfig config_;
+  ParamLayout layout_;
+  Scratch params_, grads_, m_, v_;
+  std::uint64_t steps_ = 0;
+  Scratch work_;  // the workspace's floats
+  std::size_t work_batch_ = 0, work_seq_ = 0;
+  Scratch cache_;  // KV cache [layers][2][kvHeads][context][headDim], allocated by the first generate
+};
+
+}  // namespace attnlab::model

@@ -1,0 +1,39 @@
+#include "sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "../rows.h"
+
+namespace attnlab::model {
+
+std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
+                          float* scratch) noexcept {
+  if (temperature == 0.0f) return static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);
+  float* p = scratch;
+  std::memcpy(p, logits, vocab * sizeof(float));
+  if (top_k > 0 && top_k < vocab) {  // the k-th largest logit, then everything below it masked
+    float* sorted = scratch + vocab;
+    std::memcpy(sorted, logits, vocab * sizeof(float));
+    std::nth_element(sorted, sorted + (top_k - 1), sorted + vocab, [](float a, float b) { return a > b; });
+    const float kth = sorted[top_k - 1];
+    for (std::size_t i = 0; i < vocab; ++i)
+      if (p[i] < kth) p[i] = -INFINITY;
+  }
+  detail::softmax_row(p, vocab, 1.0f / temperature, false, p);
+  double total = 0.0;
+  for (std::size_t i = 0; i < vocab; ++i) total += p[i];
+  const double target = rng.uniform() * total;
+  double acc = 0.0;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < vocab; ++i) {
+    if (p[i] <= 0.0f) continue;
+    acc += p[i];
+    last = i;
+    if (acc > target) return static_cast<std::int32_t>(i);
+  }
+  return static_cast<std::int32_t>(last);  // rounding left target at the very top: the last possible token
+}
+
+}  // namespace attnlab::model

@@ -1,0 +1,16 @@
+// Picking the next token from a row of logits: greedy, or sampled at a temperature among the top k.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "random.h"
+
+namespace attnlab::model {
+
+// temperature 0: the index of the first largest logit. Otherwise softmax(logits / temperature) restricted to the
+// top_k largest logits (0 = all; ties with the k-th are kept, as nanoGPT's generate), sampled with rng.
+// `scratch` holds 2·vocab floats. Logits must be finite.
+std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
+                          float* scratch) noexcept;
+
+}  // namespace attnlab::model

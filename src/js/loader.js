@@ -1,0 +1,181 @@
+// What both entries share: init()'s option checks, compiling the .wasm from a URL, a file or bytes, and
+// instantiating it through the Emscripten glue. The entries differ only in where the module's bytes come from
+// by default: index.js fetches (or reads) the file beside it, inline.js carries them inside the JS.
+// This file holds no import.meta, so a CommonJS bundle of the inline entry carries none either.
+import { checkKeys, describe } from './checks.js';
+import { makeLab } from './lab.js';
+
+// Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, //       type section: () -> v128
+  0x03, 0x02, 0x01, 0x00, //                         function section: one function of type 0
+  0x0a, 0x08, 0x01, 0x06, 0x00, 0x41, 0x00, 0xfd, 0x11, 0x0b, // code: i32.const 0; i32x4.splat; end
+]);
+
+/** True when this engine validates wasm SIMD128 code. */
+export function simdSupported() {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+// Node (and runtimes that emulate it) read local files from disk. Detected by process.versions.node, not by
+// the absence of `window`: jsdom (Vitest, Jest) defines window inside Node, where fetch cannot read file: URLs.
+const isNode = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+
+// The specifiers are variables (and marked ignored) so that bundlers building for the web neither resolve nor
+// bundle Node's modules; this code only runs in Node.
+async function nodeModule(name) {
+  return import(/* @vite-ignore */ /* webpackIgnore: true */ name);
+}
+
+const hint = {
+  // What to do when the file beside the package's JS (the default of the URL entry) cannot be loaded.
+  beside: (file) =>
+    `The file ships in the package as attnlab/${file}. Serve it at that URL (as application/wasm), pass init({ wasmUrl }) ` +
+    `with the URL it is served at, or import { init } from 'attnlab/inline', which carries the module inside the JS ` +
+    `(for bundlers that do not copy the file, such as esbuild or Rollup without an asset plugin).`,
+  given: (file) => `init's wasmUrl must point to ${file} as shipped in the package (attnlab/${file}).`,
+};
+
+/**
+ * Checks init()'s options; resolves `simd` to the module that will run.
+ * @returns {{ simd: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined }}
+ */
+function checkOptions(options) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`init: options must be an object, got ${describe(options)}`);
+  checkKeys('init', options, ['simd', 'wasmUrl', 'wasmBinary']);
+  const { simd: wantSimd, wasmUrl, wasmBinary } = options;
+  if (wantSimd !== undefined && typeof wantSimd !== 'boolean') throw new TypeError(`init: simd must be a boolean, got ${describe(wantSimd)}`);
+  if (wasmBinary !== undefined && !(wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)))
+    throw new TypeError(`init: wasmBinary must be an ArrayBuffer or a typed array, got ${describe(wasmBinary)}`);
+  if (wasmUrl !== undefined && typeof wasmUrl !== 'function') where(wasmUrl); // type errors before anything loads
+  const simd = wantSimd ?? simdSupported();
+  if (simd && !simdSupported()) throw new Error('init: simd: true was requested but this engine does not support wasm SIMD128');
+  return { simd, wasmUrl, wasmBinary };
+}
+
+// A wasmUrl as given: URL objects (anything with a string href, so a URL from another realm, e.g. jsdom's, works)
+// and absolute URLs stay URLs; any other string is a file path in Node and a URL relative to the page or worker
+// in browsers. Returns { url } or { path }.
+function where(given) {
+  if (given !== null && typeof given === 'object' && typeof given.href === 'string') return { url: given.href };
+  if (typeof given !== 'string') throw new TypeError(`init: wasmUrl must give a string or URL, got ${describe(given)}`);
+  if (/^[a-z][a-z\d+.-]+:/i.test(given)) return { url: given }; // a scheme of two letters or more (C:\ is a path)
+  if (isNode) return { path: given };
+  const base = globalThis.location?.href;
+  if (base === undefined) throw new TypeError(`init: wasmUrl ${JSON.stringify(given)} is relative and this context has no location to resolve it against`);
+  return { url: new URL(given, base).href };
+}
+
+const isWasm = (bytes) => bytes.length >= 4 && bytes[0] === 0x00 && bytes[1] === 0x61 && bytes[2] === 0x73 && bytes[3] === 0x6d;
+
+async function compileBytes(bytes, from, advice) {
+  const view = bytes instanceof Uint8Array ? bytes : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : new Uint8Array(bytes);
+  if (!isWasm(view)) {
+    const head = Array.from(view.subarray(0, 16), (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
+    const page = view[0] === 0x3c ? ', probably a page served in its place: the file is not at that URL' : ''; // '<'
+    throw new Error(`init: ${from} is not a wasm module (${view.length} bytes starting ${JSON.stringify(head)}, not "\\0asm"${page}). ${advice}`);
+  }
+  try {
+    return await WebAssembly.compile(view);
+  } catch (e) {
+    throw new Error(`init: ${from} did not compile: ${e?.message ?? e}. ${advice}`, { cause: e });
+  }
+}
+
+async function readFile(path, shown, advice) {
+  const fs = await nodeModule('node:fs/promises');
+  try {
+    return await fs.readFile(path);
+  } catch (e) {
+    throw new Error(`init: could not read the wasm module at ${shown} (${e?.code ?? e?.message ?? e}). ${advice}`, { cause: e });
+  }
+}
+
+// One request per module. A server that sends application/wasm gets a streaming compile; any other type (or no
+// compileStreaming) compiles from the same response's bytes: a wrong MIME type never costs a second download.
+async function fetchAndCompile(url, advice) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw new Error(`init: could not fetch the wasm module from ${url} (${e?.message ?? e}). ${advice}`, { cause: e });
+  }
+  if (!response.ok) {
+    throw new Error(`init: could not fetch the wasm module from ${url} (HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}). ${advice}`);
+  }
+  const type = response.headers.get('Content-Type') ?? '';
+  if (/^application\/wasm\s*(;|$)/i.test(type) && typeof WebAssembly.compileStreaming === 'function') {
+    try {
+      return await WebAssembly.compileStreaming(response);
+    } catch (e) {
+      throw new Error(`init: the wasm module from ${url} did not compile: ${e?.message ?? e}. ${advice}`, { cause: e });
+    }
+  }
+  let bytes;
+  try {
+    bytes = new Uint8Array(await response.arrayBuffer());
+  } catch (e) {
+    throw new Error(`init: could not download the wasm module from ${url} (${e?.message ?? e}). ${advice}`, { cause: e });
+  }
+  return compileBytes(bytes, `what ${url} sent (Content-Type ${JSON.stringify(type)})`, advice);
+}
+
+/** Compiles the module at a URL or a path ({ url } or { path }, from where()). */
+async function compileAt(at, advice) {
+  if (at.path !== undefined) return compileBytes(await readFile(at.path, at.path, advice), at.path, advice);
+  if (isNode && /^file:/i.test(at.url)) {
+    const { fileURLToPath } = await nodeModule('node:url');
+    const path = fileURLToPath(at.url);
+    return compileBytes(await readFile(path, at.url, advice), at.url, advice);
+  }
+  return fetchAndCompile(at.url, advice);
+}
+
+/**
+ * init() of one entry.
+ * @param {object} options init's options, unchecked.
+ * @param {(args: object) => Promise<object>} factory the Emscripten glue's factory (attnlab.mjs: one glue serves
+ *   both modules, which scripts/build-wasm.sh checks are linked against identical glue).
+ * @param {(simd: boolean) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the chosen module.
+ */
+export async function start(options, factory, compileDefault) {
+  const { simd, wasmUrl, wasmBinary } = checkOptions(options);
+  const file = simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm';
+  let module;
+  if (wasmBinary !== undefined) module = await compileBytes(wasmBinary, "init's wasmBinary", `wasmBinary must hold the bytes of ${file}.`);
+  else if (wasmUrl !== undefined) module = await compileAt(where(typeof wasmUrl === 'function' ? wasmUrl(file) : wasmUrl), hint.given(file));
+  else module = await compileDefault(simd);
+  return makeLab(await instantiate(factory, module));
+}
+
+/** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */
+export function compileBeside(url, file) {
+  if (url === undefined) {
+    throw new Error(`init: cannot locate ${file}: import.meta.url is not available here (was the package bundled to CommonJS?). ${hint.beside(file)}`);
+  }
+  return compileAt({ url: url.href }, hint.beside(file));
+}
+
+/** The inline entry's default: the module's bytes from base64 text. */
+export function compileBase64(text, file) {
+  const bytes = typeof Uint8Array.fromBase64 === 'function' ? Uint8Array.fromBase64(text) : Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  return compileBytes(bytes, `the inline copy of ${file}`, 'The package is damaged: reinstall it.');
+}
+
+// The glue calls instantiateWasm instead of fetching anything; a failure there (an import mismatch, no memory
+// for the instance) rejects init() instead of leaving the glue's ready promise pending.
+function instantiate(factory, module) {
+  return new Promise((resolve, reject) => {
+    factory({
+      instantiateWasm(imports, done) {
+        WebAssembly.instantiate(module, imports).then((instance) => done(instance, module), reject);
+        return {};
+      },
+    }).then(resolve, reject);
+  });
+}

@@ -1,0 +1,16 @@
+// Vitest, node environment.
+import { expect, test } from 'vitest';
+import { init } from 'attnlab';
+import { init as initInline } from 'attnlab/inline';
+import { check } from '../check.js';
+
+test('attnlab in Vitest (node)', async () => {
+  expect(typeof window).toBe('undefined');
+  for (const entry of [init, initInline]) {
+    const r = await check(entry);
+    expect(r.backend).toBe('wasm-simd');
+    expect(r.scalar).toBe('wasm');
+    expect(r.p[0]).toBeCloseTo(0.25, 6);
+    expect(r.output[0]).toBeCloseTo(15, 4);
+  }
+});

@@ -1,0 +1,161 @@
+// The installed tarball in headless Chromium, through every browser tool chain with no configuration beyond
+// entry and output: Vite (build, and the dev server), webpack 5 and the URL entry (they emit the .wasm files);
+// esbuild and Rollup 4 with only @rollup/plugin-node-resolve and the inline entry (they copy no assets); a plain
+// <script type="module"> with an import map and a module worker, no tool at all. Each page runs apps/check.js
+// (both modules) and must compute the known answers without a console error. Also: a host that serves .wasm with
+// the wrong MIME type costs no second download, and the URL entry bundled without its .wasm says what to do.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+
+import { app, expectGood, launchChromium, pageResult, prepared, serve } from './support.mjs';
+
+let browser;
+before(async () => {
+  prepared();
+  browser = await launchChromium();
+});
+after(() => browser?.close());
+
+const out = (name) => join(app, 'out', name);
+const page = (title, script) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title><script type="module" src="${script}"></script></head><body></body></html>`;
+
+/** Serves `root`, opens `path`, checks every result the page reports, returns the requests it made. */
+async function check(root, path, label, options) {
+  const server = await serve(root, options);
+  try {
+    const { result, problems, requests } = await pageResult(browser, `${server.origin}${path}`);
+    for (const [where, r] of Object.entries(result)) expectGood(r, `${label} (${where})`);
+    assert.deepEqual(problems, [], `${label}: console problems`);
+    return { requests, served: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+const wasmRequests = (requests) => requests.filter((p) => p.endsWith('.wasm'));
+
+describe('Vite', () => {
+  test('vite build: page and module worker, both .wasm files emitted and fetched', async () => {
+    const { build } = await import('vite');
+    await build({ root: join(app, 'vite'), configFile: false, logLevel: 'silent', build: { outDir: out('vite'), emptyOutDir: true } });
+    const assets = readdirSync(join(out('vite'), 'assets'));
+    assert.ok(assets.some((f) => /^attnlab-simd-.*\.wasm$/.test(f)) && assets.some((f) => /^attnlab-scalar-.*\.wasm$/.test(f)), assets.join(' '));
+    const { requests } = await check(out('vite'), '/', 'vite build');
+    assert.equal(wasmRequests(requests).length, 4, `page and worker fetch each module once: ${wasmRequests(requests)}`);
+  });
+
+  test('vite dev server: page and module worker; the .wasm files as ?url imports', async () => {
+    const { createServer } = await import('vite');
+    const server = await createServer({ root: join(app, 'vite'), configFile: false, logLevel: 'silent', server: { port: 0, host: '127.0.0.1' } });
+    await server.listen();
+    try {
+      const { result, problems } = await pageResult(browser, server.resolvedUrls.local[0]);
+      for (const [where, r] of Object.entries(result)) expectGood(r, `vite dev (${where})`);
+      assert.deepEqual(problems, []);
+      // The .wasm files by name through the exports map, as ?url imports.
+      const viaUrl = await pageResult(browser, `${server.resolvedUrls.local[0]}url.html`);
+      expectGood(viaUrl.result.main, 'vite dev, ?url');
+      assert.ok(viaUrl.result.urls.every((u) => /attnlab-(simd|scalar)\.wasm$/.test(u)), viaUrl.result.urls.join(' '));
+      assert.deepEqual(viaUrl.problems, []);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+test('webpack 5 (mode production, entry and output only): asset modules for both .wasm files', async () => {
+  const { default: webpack } = await import('webpack');
+  const stats = await new Promise((resolve, reject) =>
+    webpack({ mode: 'production', context: join(app, 'webpack'), entry: './main.js', output: { path: out('webpack'), clean: true } }, (err, s) =>
+      err ? reject(err) : resolve(s)),
+  );
+  const info = stats.toJson({ all: false, errors: true, warnings: true });
+  assert.deepEqual(info.errors, []);
+  assert.deepEqual(info.warnings.map((w) => w.message).filter((m) => !/asset size limit|entrypoint size limit|performance/i.test(m)), []);
+  assert.equal(readdirSync(out('webpack')).filter((f) => f.endsWith('.wasm')).length, 2);
+  writeFileSync(join(out('webpack'), 'index.html'), page('attnlab with webpack', './main.js'));
+  await check(out('webpack'), '/', 'webpack');
+});
+
+describe('esbuild, browser ESM', () => {
+  let esbuild;
+  before(async () => {
+    esbuild = await import('esbuild');
+  });
+  const bundle = async (entry, name, extra = {}) => {
+    const res = await esbuild.build({ absWorkingDir: app, entryPoints: [entry], bundle: true, platform: 'browser', format: 'esm', outfile: join(out('esbuild-web'), name), logLevel: 'silent', ...extra });
+    return res.warnings.map((w) => w.text);
+  };
+
+  test('attnlab/inline: one file, nothing else to serve', async () => {
+    assert.deepEqual(await bundle('esbuild/browser.js', 'inline.js'), []);
+    writeFileSync(join(out('esbuild-web'), 'inline.html'), page('attnlab/inline with esbuild', './inline.js'));
+    const { requests } = await check(out('esbuild-web'), '/inline.html', 'esbuild inline');
+    assert.deepEqual(wasmRequests(requests), []);
+  });
+
+  test('attnlab (the URL entry) without its .wasm: an Error naming the URL, the 404 and attnlab/inline', async () => {
+    await bundle('esbuild/browser-url.js', 'url.js');
+    writeFileSync(join(out('esbuild-web'), 'url.html'), page('attnlab with esbuild', './url.js'));
+    const server = await serve(out('esbuild-web'));
+    try {
+      const { result } = await pageResult(browser, `${server.origin}/url.html`);
+      assert.match(result.main.error, new RegExp(`^init: could not fetch the wasm module from ${server.origin}/attnlab-simd\\.wasm \\(HTTP 404 Not Found\\)\\. The file ships in the package as attnlab/attnlab-simd\\.wasm\\.`));
+      assert.match(result.main.error, /import \{ init \} from 'attnlab\/inline'/);
+      assert.deepEqual(server.requests.filter((p) => p.endsWith('.wasm')), ['/attnlab-simd.wasm'], 'one request, no retry');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('what each entry adds to an app, minified and gzipped (reported)', async () => {
+    const sizes = {};
+    for (const [name, entry] of [['attnlab', 'attnlab'], ['attnlab/inline', 'attnlab/inline']]) {
+      const res = await esbuild.build({
+        stdin: { contents: `import { init } from '${entry}'; init().then((lab) => console.log(lab.backend));`, resolveDir: app },
+        bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent',
+      });
+      sizes[name] = gzipSync(res.outputFiles[0].contents, { level: 9 }).length;
+    }
+    const wasm = (kind) => gzipSync(readFileSync(join(app, `node_modules/attnlab/dist/attnlab-${kind}.wasm`)), { level: 9 }).length;
+    const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+    console.log(`# sizes (gzip -9): attnlab JS ${kb(sizes.attnlab)} + attnlab-simd.wasm ${kb(wasm('simd'))} (or scalar ${kb(wasm('scalar'))}) fetched by init; attnlab/inline JS ${kb(sizes['attnlab/inline'])} (both modules inside)`);
+    // The inline entry carries both modules, each with the small GPT since it joined the engine (training, generation,
+    // the safetensors reader): 235 KiB measured then, over the 120 KiB budget of the engine without it.
+    assert.ok(sizes.attnlab < 30 * 1024 && sizes['attnlab/inline'] < 250 * 1024, JSON.stringify(sizes));
+  });
+});
+
+test('Rollup 4, only @rollup/plugin-node-resolve, output.file: attnlab/inline in one file', async () => {
+  const { rollup } = await import('rollup');
+  const { nodeResolve } = await import('@rollup/plugin-node-resolve');
+  const warnings = [];
+  const bundle = await rollup({ input: join(app, 'rollup/main.js'), plugins: [nodeResolve()], onwarn: (w) => warnings.push(w.message) });
+  await bundle.write({ file: join(out('rollup'), 'bundle.js'), format: 'es' });
+  await bundle.close();
+  assert.deepEqual(warnings, []);
+  writeFileSync(join(out('rollup'), 'index.html'), page('attnlab with Rollup', './bundle.js'));
+  const { requests } = await check(out('rollup'), '/', 'rollup');
+  assert.deepEqual(wasmRequests(requests), []);
+});
+
+describe('no tool: <script type="module"> with an import map, and a module worker', () => {
+  test('both entries on the page, the URL entry in the worker', async () => {
+    const { served } = await check(app, '/plain/index.html', 'import map');
+    assert.equal(served.filter((p) => p === '/node_modules/attnlab/dist/attnlab-simd.wasm').length, 2, 'page and worker each fetch it once');
+  });
+
+  test('a host that sends .wasm as application/octet-stream: still one request per module', async () => {
+    const { served } = await check(app, '/plain/index.html', 'octet-stream', { wasmType: 'application/octet-stream' });
+    const wasm = served.filter((p) => p.endsWith('.wasm'));
+    // Page (URL entry) and worker each load the SIMD and the scalar module once; the inline entry fetches nothing.
+    assert.deepEqual(wasm.sort(), [
+      '/node_modules/attnlab/dist/attnlab-scalar.wasm', '/node_modules/attnlab/dist/attnlab-scalar.wasm',
+      '/node_modules/attnlab/dist/attnlab-simd.wasm', '/node_modules/attnlab/dist/attnlab-simd.wasm',
+    ]);
+  });
+});
