@@ -39,7 +39,7 @@ std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept {
 
 RowInfo row_info(const AttentionProblem& p, const MaskView& m, std::size_t r) noexcept {
   const std::size_t f = p.fold.heads, i = r / f, h = r % f;
-  const KeyRange range = visible_keys(p, i);
+  const KeySpan range = row_key_span(p, i);
   RowInfo info{i, h, range.lo, range.hi, diagonal(p, i), p.alibi ? p.alibi[h] : 0.0f, nullptr, nullptr};
   const std::size_t at = h * m.head_stride + i * m.row_stride;
   if (m.add) info.add = m.add + at;
@@ -94,7 +94,7 @@ float touch(const float* x, std::size_t n) noexcept {
 
 }  // namespace
 
-KeyRange visible_keys(const AttentionProblem& p, std::size_t i) noexcept {
+KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept {
   const std::size_t keys = p.nk < p.kv_len ? p.nk : p.kv_len;
   const std::size_t mask_keys = p.mask ? SIZE_MAX : p.mask_view.keys;
   const std::size_t end = keys < mask_keys ? keys : mask_keys;
@@ -104,7 +104,7 @@ KeyRange visible_keys(const AttentionProblem& p, std::size_t i) noexcept {
   if (p.causal && d + 1 < hi) hi = d + 1;
   if (p.window.right >= 0 && d + p.window.right + 1 < hi) hi = d + p.window.right + 1;
   if (p.window.left >= 0 && d - p.window.left > lo) lo = d - p.window.left;
-  return hi <= lo ? KeyRange{0, 0} : KeyRange{std::size_t(lo), std::size_t(hi)};
+  return hi <= lo ? KeySpan{0, 0} : KeySpan{std::size_t(lo), std::size_t(hi)};
 }
 
 std::size_t packed_keys_size(std::size_t nk, std::size_t dk) noexcept {

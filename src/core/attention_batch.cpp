@@ -7,6 +7,7 @@
 
 #include "attention_impl.h"
 #include "kv_cache.h"
+#include "format.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -16,7 +17,7 @@ namespace {
 // "[2, 1, 1, 8]"
 std::string list(const std::size_t* values, std::size_t n) {
   std::string s = "[";
-  for (std::size_t i = 0; i < n; ++i) s += strf(i ? ", %zu" : "%zu", values[i]);
+  for (std::size_t i = 0; i < n; ++i) s += format(i ? ", %zu" : "%zu", values[i]);
   return s + "]";
 }
 
@@ -133,8 +134,8 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   }
   // The shape named in messages: the short single-head form when there is one head.
   auto shape = [&](const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) {
-    return single ? strf("%s = %zu·%zu", short_form, seq, d)
-                  : strf("batch·%s·%s = %zu·%zu·%zu·%zu", heads_name, short_form, a.batch, count, seq, d);
+    return single ? format("%s = %zu·%zu", short_form, seq, d)
+                  : format("batch·%s·%s = %zu·%zu·%zu·%zu", heads_name, short_form, a.batch, count, seq, d);
   };
   // (Messages are built only on failure: a call's fixed cost matters for decode steps.)
   if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk));
@@ -159,7 +160,7 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     if (given) {
       for (std::size_t d = 0; d < 4; ++d) m[d] = 1;
       for (std::size_t d = 0; d < given; ++d) {
-        if (auto s = check_count(strf("maskShape[%zu]", d), double(a.mask_shape[d]), m[4 - given + d]); !s.ok()) {
+        if (auto s = check_count(format("maskShape[%zu]", d), double(a.mask_shape[d]), m[4 - given + d]); !s.ok()) {
           s.arg = "maskShape";
           return s;
         }
@@ -169,8 +170,8 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
         if (!fits)
           return range_errorf("maskShape", "maskShape %s does not broadcast to [batch, heads, nq, nk] = %s: %s",
                               list(m + 4 - given, given).c_str(), list(target, 4).c_str(),
-                              (d == 3 ? strf("its last dimension %zu exceeds nk = %zu", m[3], nk)
-                                      : strf("dimension %zu must be 1 or %s = %zu", m[d], names[d], target[d])).c_str());
+                              (d == 3 ? format("its last dimension %zu exceeds nk = %zu", m[3], nk)
+                                      : format("dimension %zu must be 1 or %s = %zu", m[d], names[d], target[d])).c_str());
       }
     }
     std::size_t count = 1;
@@ -231,10 +232,10 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   if (o.out.size() != out_len) return check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
     if (!span.empty() && span.size() != bhn)
-      return check_length(name, span.size(), bhn, single ? strf("nq·nk = %zu·%zu", a.nq, nk)
-                                                         : strf("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
+      return check_length(name, span.size(), bhn, single ? format("nq·nk = %zu·%zu", a.nq, nk)
+                                                         : format("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
   if (!o.lse.empty() && o.lse.size() != lse_len)
-    return check_length("lse", o.lse.size(), lse_len, single ? strf("nq = %zu", a.nq) : strf("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
+    return check_length("lse", o.lse.size(), lse_len, single ? format("nq = %zu", a.nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
   if (a.path == AttentionPath::streaming && wants_matrix)
     return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
   if (auto s = check_values("q", a.q, false); !s.ok()) return s;

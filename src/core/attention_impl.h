@@ -59,10 +59,10 @@ struct AttentionProblem {
 };
 
 // Keys j ∈ [lo, hi) of query row i are seen: causal, window, key length and a short mask together.
-struct KeyRange {
+struct KeySpan {
   std::size_t lo, hi;
 };
-KeyRange visible_keys(const AttentionProblem& p, std::size_t i) noexcept;
+KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept;
 
 // Last key index query i may see under the bottom-right causal mask, plus one (0: the row sees nothing).
 inline std::size_t causal_keys(std::size_t i, std::size_t nq, std::size_t nk) noexcept {

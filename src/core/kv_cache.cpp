@@ -6,6 +6,7 @@
 
 #include "attention_impl.h"
 #include "rope.h"
+#include "format.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -46,7 +47,7 @@ Status KvCache::create(const KvCacheConfig& c, std::unique_ptr<KvCache>& out) {
   cache->values_ = Scratch(values);
   cache->lengths_.reset(new (std::nothrow) std::size_t[c.batch]);
   if (!cache->keys_.ok_for(keys) || !cache->values_.ok_for(values) || !cache->lengths_)
-    return Status::no_memory(strf("the KV cache (%zu MiB)", (keys + values) / 262144));
+    return Status::no_memory(format("the KV cache (%zu MiB)", (keys + values) / 262144));
   // Zeros, never garbage: the kernels may read past an item's length (weights 0 there, and 0·0 = 0).
   std::memset(cache->keys_.data(), 0, keys * sizeof(float));
   std::memset(cache->values_.data(), 0, values * sizeof(float));
@@ -77,7 +78,7 @@ Status KvCache::append(const KvAppendArgs& a) {
   std::size_t v_len;
   if (auto s = check_product("v", t, c.batch * c.kv_heads * c.dv, v_len); !s.ok()) return s;
   if (a.v.size() != v_len)
-    return check_length("v", a.v.size(), v_len, strf("batch·kvHeads·t·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, t, c.dv));
+    return check_length("v", a.v.size(), v_len, format("batch·kvHeads·t·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, t, c.dv));
   const std::size_t held = max_length();
   if (t > c.capacity - held)
     return range_errorf("capacity", "appending %zu token%s to the %zu held would exceed capacity = %zu; the cache is unchanged", t,
@@ -126,7 +127,7 @@ Status KvCache::read_keys(std::span<float> out) const {
   const std::size_t n = max_length();
   if (out.size() != c.batch * c.kv_heads * n * c.dk)
     return check_length("out", out.size(), c.batch * c.kv_heads * n * c.dk,
-                        strf("batch·kvHeads·length·dk = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dk));
+                        format("batch·kvHeads·length·dk = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dk));
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t g = 0; g < c.kv_heads; ++g) {
       const float* kt = packed_keys(b, g);
@@ -144,7 +145,7 @@ Status KvCache::read_values(std::span<float> out) const {
   const std::size_t n = max_length();
   if (out.size() != c.batch * c.kv_heads * n * c.dv)
     return check_length("out", out.size(), c.batch * c.kv_heads * n * c.dv,
-                        strf("batch·kvHeads·length·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dv));
+                        format("batch·kvHeads·length·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, n, c.dv));
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t g = 0; g < c.kv_heads; ++g) {
       float* dst = out.data() + slot(b, g) * n * c.dv;

@@ -1,7 +1,6 @@
 #include "validate.h"
 
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <limits>
 
@@ -21,30 +20,6 @@ std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
-}
-
-namespace {
-std::string vstrf(const char* format, std::va_list args) {
-  char buf[400];
-  std::vsnprintf(buf, sizeof buf, format, args);
-  return buf;
-}
-}  // namespace
-
-std::string strf(const char* format, ...) {
-  std::va_list args;
-  va_start(args, format);
-  std::string s = vstrf(format, args);
-  va_end(args);
-  return s;
-}
-
-Status range_errorf(const char* arg, const char* format, ...) {
-  std::va_list args;
-  va_start(args, format);
-  std::string s = vstrf(format, args);
-  va_end(args);
-  return Status::range_error(arg, std::move(s));
 }
 
 Status check_size(const char* name, std::size_t value) {

@@ -27,16 +27,6 @@ Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t
 
 std::string fmt(double v);  // short, JS-like rendering of a number for messages
 
-// printf into a string, and a range error with a printf-formatted message: one call per message keeps the wasm
-// module small (each `+` of std::strings inlines a few hundred bytes).
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-std::string strf(const char* format, ...);
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-Status range_errorf(const char* arg, const char* format, ...);
 
 // A size given as a JS number (the package passes numbers as they are): an integer from 1 to 2^31 − 1.
 Status check_count(const std::string& name, double value, std::size_t& out);

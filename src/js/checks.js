@@ -48,6 +48,17 @@ export function flag(fn, name, v) {
   return v;
 }
 
+// A positive float option checked in JS (softmaxBackward's temperature; attention and softmax pass theirs to the
+// engine, which checks them).
+export function positive(fn, name, v) {
+  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
+  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${fn}: ${name} must be finite and > 0, got ${v}`);
+  // The engine computes in float32: the value must survive the conversion.
+  const f = Math.fround(v);
+  if (f === 0 || f === Infinity) throw new RangeError(`${fn}: ${name} must be within float32 range (1.4e-45 … 3.4e38), got ${v}`);
+  return v;
+}
+
 // `total` elements split in rows of `per`: the row count, or a RangeError naming both.
 export function quotient(fn, name, total, per, perName) {
   const q = total / per;
