@@ -5,6 +5,7 @@
 //   node bench/run.mjs [--quick] [--only=attnlab,tfjs] [--rounds=N] [--stat=min] [--save-docs] [--out=DIR] [--from=FILE] [--verbose]
 //
 //   --quick      n ∈ {256, 1024}, d = 64, softmax 1024, shorter timing (about a minute)
+//   --operator   only the whole-operator cells (decode step, batched prefill, batch × heads), with full timing
 //   --only=…     libraries by family (attnlab, ort, tfjs, js) or id (attnlab-simd, ort-mha, …)
 //   --rounds=N   measure every cell N times, libraries interleaved, and pool the calls (default 1)
 //   --stat=min   report the fastest call instead of the median (steadier when other processes load the machine)
@@ -25,6 +26,7 @@ import { normals, writeF32, referenceRows, attentionReference, softmaxReference 
 import { machineInfo, cpuSnapshot, otherLoad } from './lib/system.mjs';
 import { LIBRARIES, consoleCell, markdownReport, targets, fmtMs, fmtGf, fmtErr } from './lib/report.mjs';
 import { chartSvg } from './lib/chart.mjs';
+import { OPERATOR, decodeReference, headRowsReference, operatorInputs } from './lib/operator.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -43,7 +45,7 @@ if (args.includes('--train')) {  // the training benchmark lives in its own scri
   const rest = args.filter((a) => a !== '--train');
   process.exit(spawnSync(process.execPath, [fileURLToPath(new URL('./train.mjs', import.meta.url)), ...rest], { stdio: 'inherit' }).status ?? 1);
 }
-const known = ['quick', 'save-docs', 'verbose', 'help', 'h'];
+const known = ['quick', 'operator', 'save-docs', 'verbose', 'help', 'h'];
 for (const a of args) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!known.includes(name) && !['only', 'out', 'rounds', 'stat', 'from'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
@@ -72,6 +74,8 @@ const plan = quick
       streaming: [1024, 2048, 4096, 8192, 16384],
       timing: { minMs: 300, minReps: 5, maxReps: 2000, warmMs: 300, slowMs: 2500 }, peak: { reps: 40, targetMs: 10 } };
 const MHA = { n: 32, dModel: 64, heads: 4 };
+const operatorOnly = flag('operator');
+if (operatorOnly) Object.assign(plan, { attention: { n: [], d: [], causal: [] }, softmax: [] });
 
 // ---- workers ----
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-bench-'));
@@ -147,6 +151,7 @@ function pool(prev, r) {
     ...prev, samples, reps: samples.length, rounds: prev.rounds + 1,
     median: sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2, min: sorted[0],
     roundMedians: [...(prev.roundMedians ?? [prev.median]), r.median],
+    cpuMedians: [...(prev.cpuMedians ?? [prev.cpuMedian]), r.cpuMedian],
     maxAbsError: Math.max(prev.maxAbsError, r.maxAbsError),
     otherCores: Math.max(prev.otherCores ?? 0, r.otherCores ?? 0),
     warmups: prev.warmups + r.warmups, cpuMs: prev.cpuMs + r.cpuMs,
@@ -206,6 +211,7 @@ const results = {
   softmax: [],
   streaming: null,
   multiHead: null,
+  operator: null,
 };
 
 const t0 = performance.now();
@@ -291,7 +297,7 @@ for (const n of plan.softmax) {
 
 // ---- attnlab extras: streaming memory and time / n², the explorer's multi-head call ----
 const simdWorker = workers.get('attnlab-simd');
-if (simdWorker) {
+if (simdWorker && !operatorOnly) {
   const d = 64;
   const sizes = plan.streaming.map((n) => {
     const { files, data } = attentionInputs(n, d);
@@ -343,6 +349,58 @@ if (simdWorker) {
   results.multiHead = m;
 }
 
+// ---- the whole operator: a decode step with a KV cache and a batched prefill, attnlab against onnxruntime-web's
+// Attention op; batch × heads in one call against the same heads one call each ----
+if (simdWorker) {
+  const ortWorker = workers.get('ort-graph-kt');
+  const inputs = operatorInputs(tmp);
+  const dc = OPERATOR.decode, pf = OPERATOR.prefill, bh = OPERATOR.batchHeads;
+  const decodeRef = decodeReference(inputs.decode);
+  const pfRows = referenceRows(pf.batch * pf.heads * pf.n, 0, 64);
+  const bhRows = referenceRows(bh.batch * bh.heads * bh.n, 0, 64);
+  const refs = {
+    decode: writeReference('op-decode', decodeRef.rows, decodeRef.ref, dc.d),
+    prefill: writeReference('op-prefill', pfRows, headRowsReference(inputs.prefill.data.q, inputs.prefill.data.k, inputs.prefill.data.v, { heads: pf.heads, nq: pf.n, nk: pf.n, d: pf.d, causal: pf.causal }, pfRows), pf.d),
+    batchHeads: writeReference('op-bh', bhRows, headRowsReference(inputs.batchHeads.data.q, inputs.batchHeads.data.k, inputs.batchHeads.data.v, { heads: bh.heads, nq: bh.n, nk: bh.n, d: bh.d }, bhRows), bh.d),
+  };
+  const op = {
+    decode: { ...dc, flops: 4 * dc.heads * (dc.past + 1) * dc.d, results: {} },
+    prefill: { ...pf, flops: 4 * pf.batch * pf.heads * pf.n * pf.n * pf.d, results: {} },
+    batchHeads: { ...bh, flops: 4 * bh.batch * bh.heads * bh.n * bh.n * bh.d, results: {} },
+  };
+  log(`\nthe whole operator (attnlab SIMD${ortWorker ? " vs onnxruntime-web's Attention op, opset 23" : ''}, one thread):`);
+  const libs = [['attnlab-simd', simdWorker], ...(ortWorker ? [['ort-graph-kt', ortWorker]] : [])];
+  for (let round = 0; round < rounds; ++round) {
+    for (const cell of ['decode', 'prefill']) {
+      for (const [id, w] of round % 2 ? [...libs].reverse() : libs) {
+        const r = await askMeasured(w, { type: cell, shape: op[cell], files: inputs[cell].files, ref: refs[cell], timing: plan.timing });
+        op[cell].results[id] = pool(op[cell].results[id], r);
+      }
+    }
+    const r = await askMeasured(simdWorker, { type: 'batchHeads', shape: bh, files: inputs.batchHeads.files, ref: refs.batchHeads, timing: plan.timing });
+    for (const part of ['batched', 'single']) op.batchHeads.results[part] = pool(op.batchHeads.results[part], r[part] ? { ...r[part], otherCores: r.otherCores, stealCores: r.stealCores } : r);
+  }
+  for (const cell of Object.values(op)) for (const r of Object.values(cell.results)) if (pick(r)?.ms) r.gflops = cell.flops / r.ms / 1e6;
+  // CPU time per call (the median over rounds of each round's median): what other processes cannot inflate.
+  for (const cell of Object.values(op))
+    for (const r of Object.values(cell.results)) {
+      const c = (r.cpuMedians ?? [r.cpuMedian]).filter((x) => x != null).sort((a, b) => a - b);
+      if (c.length) r.cpuMs = c[c.length >> 1];
+    }
+  const line = (name, r) => (r?.ms ? `${name.padEnd(26)} ${fmtMs(r.ms).padStart(8)} ms  (CPU ${fmtMs(r.cpuMs)} ms)  ${fmtGf(r.gflops).padStart(6)} GFLOP/s  max |err| ${fmtErr(r.maxAbsError)}` : `${name.padEnd(26)} ${r?.unsupported ? `unsupported: ${r.unsupported}` : `FAILED: ${r?.failed ?? 'no result'}`}`);
+  const ratio = (a, b) => (a?.ms && b?.ms ? `${(b.ms / a.ms).toFixed(2)}× (CPU time ${(b.cpuMs / a.cpuMs).toFixed(2)}×)` : '—');
+  log(`  decode step (${dc.heads} heads over ${dc.kvHeads} KV heads, d = ${dc.d}, ${dc.past} cached keys + 1):`);
+  log(`    ${line('attnlab kvCache', op.decode.results['attnlab-simd'])}`);
+  if (ortWorker) log(`    ${line('ORT Attention past/present', op.decode.results['ort-graph-kt'])}\n    attnlab vs ORT: ${ratio(op.decode.results['attnlab-simd'], op.decode.results['ort-graph-kt'])}`);
+  log(`  prefill (batch ${pf.batch}, ${pf.heads} heads, n = ${pf.n}, d = ${pf.d}, causal):`);
+  log(`    ${line('attnlab', op.prefill.results['attnlab-simd'])}`);
+  if (ortWorker) log(`    ${line('ORT Attention', op.prefill.results['ort-graph-kt'])}\n    attnlab vs ORT: ${ratio(op.prefill.results['attnlab-simd'], op.prefill.results['ort-graph-kt'])}`);
+  log(`  batch × heads (batch ${bh.batch} × ${bh.heads} heads, n = ${bh.n}, d = ${bh.d}):`);
+  log(`    ${line('one call', op.batchHeads.results.batched)}`);
+  log(`    ${line(`${bh.batch * bh.heads} single-head calls`, op.batchHeads.results.single)}\n    one call vs the single-head calls: ${ratio(op.batchHeads.results.batched, op.batchHeads.results.single)}`);
+  results.operator = op;
+}
+
 for (const w of workers.values()) w.child.send({ type: 'exit' });
 
 const peakEnd = await runPeak();
@@ -377,6 +435,7 @@ function writeOutputs(results) {
     if (r.samples.length > 30) delete r.samples;
   }
   for (const r of results.streaming?.rows ?? []) if (r.samples?.length > 30) delete r.samples;
+  for (const r of Object.values(results.operator ?? {}).flatMap((c) => Object.values(c.results))) if (r.samples?.length > 30) delete r.samples;
   results.targets = targets(results);
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 1));

@@ -20,6 +20,8 @@ const factories = {
 const send = (msg) => new Promise((resolve) => process.send(msg, resolve));
 const error = (e) => String(e?.stack ?? e).split('\n').slice(0, 3).join(' | ');
 
+const readAll = (files) => Object.fromEntries(Object.entries(files).map(([name, file]) => [name, readF32(file)]));
+
 function checkError(output, ref) {
   const rows = Int32Array.from(readF64(ref.rowsFile));   // row indices, stored as float64 like the reference
   return maxAbsError(output, readF64(ref.refFile), rows, ref.width);
@@ -28,7 +30,7 @@ function checkError(output, ref) {
 async function timeCell(prepared, msg) {
   if (prepared.unsupported) return { unsupported: prepared.unsupported };
   try {
-    const r = await measure(prepared.run, msg.timing);
+    const r = await measure(prepared.run, msg.timing, prepared.prepare);
     const err = checkError(r.output, msg.ref);
     delete r.output;
     return { ...r, maxAbsError: err };
@@ -46,6 +48,23 @@ const handlers = {
   async softmax(lib, msg) {
     const prepared = await lib.softmax({ x: readF32(msg.files.x), cols: msg.n });
     return timeCell(prepared, msg);
+  },
+  // The whole operator (bench/lib/operator.mjs): inputs read from the shared files, one cell each.
+  async decode(lib, msg) {
+    if (!lib.decode) return { unsupported: 'no decode step in this library' };
+    return timeCell(await lib.decode({ ...msg.shape, ...readAll(msg.files) }), msg);
+  },
+  async prefill(lib, msg) {
+    if (!lib.prefill) return { unsupported: 'no batched attention in this library' };
+    return timeCell(await lib.prefill({ ...msg.shape, ...readAll(msg.files) }), msg);
+  },
+  // attnlab only: batch × heads in one call, and the same heads one call each (the sum of their times).
+  async batchHeads(lib, msg) {
+    if (!lib.batchHeads) return { unsupported: 'attnlab only' };
+    const cells = lib.batchHeads({ ...msg.shape, ...readAll(msg.files) });
+    const batched = await timeCell(cells.batched, msg);
+    const single = await timeCell(cells.single, msg);
+    return { batched, single };
   },
   peak: async (_lib, msg) => ({ ...(await measurePeak(msg.options)), freshMemory: measureFreshMemory() }),
   // attnlab only: wasm memory and time of the streaming path in a fresh instance, n growing.

@@ -34,6 +34,37 @@ export async function create({ simd, reuseOut = false }) {
       const out = reuseOut ? new Float32Array(x.length) : undefined;
       return { run: () => lab.softmax(x, { cols, out }) };
     },
+    // A decode step: the cache holds `past` keys; each call appends the new token and attends (8 query heads over
+    // 2 KV heads). Before every call, outside the timing, the cache is put back to `past` keys.
+    decode({ heads, kvHeads, d, past, pastK, pastV, q, k, v }) {
+      const cache = lab.kvCache({ kvHeads, dk: d, dv: d, capacity: past + 1 });
+      const out = reuseOut ? new Float32Array(heads * d) : undefined;
+      return {
+        prepare: () => cache.reset().append(pastK, pastV),
+        run: () => lab.attention({ q, cache: cache.append(k, v), heads, causal: true, out }).output,
+        dispose: () => cache.dispose(),
+      };
+    },
+    prefill({ batch, heads, n, d, causal, q, k, v }) {
+      const out = reuseOut ? new Float32Array(batch * heads * n * d) : undefined;
+      return { run: () => lab.attention({ q, k, v, batch, heads, nq: n, nk: n, dk: d, dv: d, causal, out }).output };
+    },
+    // Batch × heads in one call, and the same heads one call each ('bhsd': head (b, h) is one contiguous block).
+    batchHeads({ batch, heads, n, d, q, k, v }) {
+      const block = n * d, count = batch * heads;
+      const out = new Float32Array(count * block);
+      const part = (x, i) => x.slice(i * block, (i + 1) * block);
+      const qs = Array.from({ length: count }, (_, i) => part(q, i)), ks = qs.map((_, i) => part(k, i)), vs = qs.map((_, i) => part(v, i));
+      return {
+        batched: { run: () => lab.attention({ q, k, v, batch, heads, nq: n, nk: n, dk: d, dv: d, out }).output },
+        single: {
+          run: () => {
+            for (let i = 0; i < count; ++i) lab.attention({ q: qs[i], k: ks[i], v: vs[i], nq: n, nk: n, dk: d, dv: d, out: out.subarray(i * block, (i + 1) * block) });
+            return out;
+          },
+        },
+      };
+    },
     // Extras only attnlab has: a fresh instance for the memory measurement, the multi-head call.
     freshInstance: () => init({ simd, wasmBinary }),
     lab,

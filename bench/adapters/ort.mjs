@@ -61,6 +61,20 @@ function mhaModel(n, d, causal, scale) {
   });
 }
 
+// ONNX Attention (opset 23), 4-D 'bhsd' inputs; with `past`, past_key/past_value in and present_key/present_value out.
+function attentionOpModel({ batch = 1, heads, kvHeads = heads, nq, nk, d, causal, past = 0 }) {
+  const inputs = [valueInfo('q', F, [batch, heads, nq, d]), valueInfo('k', F, [batch, kvHeads, nk, d]), valueInfo('v', F, [batch, kvHeads, nk, d])];
+  const outputs = [valueInfo('o', F, [batch, heads, nq, d])];
+  const names = ['q', 'k', 'v'], outs = ['o'];
+  if (past) {
+    inputs.push(valueInfo('past_key', F, [batch, kvHeads, past, d]), valueInfo('past_value', F, [batch, kvHeads, past, d]));
+    outputs.push(valueInfo('present_key', F, [batch, kvHeads, past + nk, d]), valueInfo('present_value', F, [batch, kvHeads, past + nk, d]));
+    names.push('', 'past_key', 'past_value');
+    outs.push('present_key', 'present_value');
+  }
+  return model({ nodes: [node('Attention', names, outs, { is_causal: causal ? 1 : 0 })], inputs, outputs, opsets: { '': 23 } });
+}
+
 function softmaxModel(rows, cols) {
   return model({
     nodes: [node('Softmax', ['x'], ['y'], { axis: -1 })],
@@ -94,6 +108,19 @@ export async function create({ variant }) {
   // (its exports map hides package.json from require.resolve: read the file)
   const version = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/onnxruntime-web/package.json'), 'utf8')).version;
   const wasmFile = 'ort-wasm-simd-threaded.wasm';
+
+  // One Attention-op session and its feeds, checked by a first run; an op the wasm build lacks is "unsupported".
+  async function attentionCell(bytes, feeds) {
+    let s;
+    try {
+      s = await session(bytes);
+      await s.run(feeds);
+    } catch (e) {
+      await s?.release();
+      return { unsupported: ortMessage(e) };
+    }
+    return { run: async () => (await s.run(feeds)).o.data, dispose: () => s.release() };
+  }
 
   const descriptions = {
     'graph-kt': 'MatMul(Q, Kᵀ pre-transposed) → Mul(scale) → [Where(causal mask, −inf)] → Softmax → MatMul(V)',
@@ -133,6 +160,22 @@ export async function create({ variant }) {
         run: async () => (await s.run(feeds)).o.data,
         dispose: () => s.release(),
       };
+    },
+    // The whole operator through ONNX's Attention op (measured by the graph-kt worker only): a decode step with
+    // past_key/past_value (what a decode loop feeds back each step), and a batched causal prefill.
+    async decode({ heads, kvHeads, d, past, pastK, pastV, q, k, v }) {
+      if (variant !== 'graph-kt') return { unsupported: 'measured by the graph-kt worker only' };
+      return attentionCell(attentionOpModel({ heads, kvHeads, nq: 1, nk: 1, d, causal: true, past }), {
+        q: new ort.Tensor('float32', q, [1, heads, 1, d]), k: new ort.Tensor('float32', k, [1, kvHeads, 1, d]), v: new ort.Tensor('float32', v, [1, kvHeads, 1, d]),
+        past_key: new ort.Tensor('float32', pastK, [1, kvHeads, past, d]), past_value: new ort.Tensor('float32', pastV, [1, kvHeads, past, d]),
+      });
+    },
+    async prefill({ batch, heads, n, d, causal, q, k, v }) {
+      if (variant !== 'graph-kt') return { unsupported: 'measured by the graph-kt worker only' };
+      const dims = [batch, heads, n, d];
+      return attentionCell(attentionOpModel({ batch, heads, nq: n, nk: n, d, causal }), {
+        q: new ort.Tensor('float32', q, dims), k: new ort.Tensor('float32', k, dims), v: new ort.Tensor('float32', v, dims),
+      });
     },
     async softmax({ x, cols }) {
       if (variant !== 'graph-kt') return { unsupported: 'softmax is measured by the graph-kt worker only' };

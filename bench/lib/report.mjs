@@ -197,6 +197,23 @@ export function markdownReport(results) {
     for (const r of mh.rows) out.push(`| ${r.returnIntermediates ? 'yes' : 'no'} | ${r.causal ? 'yes' : 'no'} | ${(r.ms * 1000).toFixed(1)} |`);
     out.push('');
   }
+  const op = results.operator;
+  if (op) {
+    const busy = Object.values(op).flatMap((c) => Object.values(c.results)).some((r) => (r.otherCores ?? 0) > BUSY);
+    out.push(`### The whole operator (attnlab SIMD vs onnxruntime-web's Attention op, opset 23, one thread)${busy ? ' †' : ''}`);
+    out.push('');
+    out.push(`| call | attnlab ${stat} ms (CPU ms) | onnxruntime-web ${stat} ms (CPU ms) | attnlab vs ORT (in CPU time) | max abs error (attnlab / ORT) |`);
+    out.push('|---|---:|---:|---:|---:|');
+    const ms = (r) => (r?.ms ? `${fmtMs(r.ms)}${unsteady(r) ? ' ‡' : ''} (${fmtMs(r.cpuMs)})` : mdCell(r, true) || '—');
+    const row = (label, a, o) => `| ${label} | ${ms(a)} | ${ms(o)} | ${a?.ms && o?.ms ? `${(o.ms / a.ms).toFixed(2)}× (${(o.cpuMs / a.cpuMs).toFixed(2)}×)` : '—'} | ${fmtErr(a?.maxAbsError)} / ${fmtErr(o?.maxAbsError)} |`;
+    const dc = op.decode, pf = op.prefill, bh = op.batchHeads;
+    out.push(row(`decode step: ${dc.heads} query heads over ${dc.kvHeads} KV heads, d = ${dc.d}, ${dc.past} cached keys (attnlab: kvCache append + attention; ORT: past/present)`, dc.results['attnlab-simd'], dc.results['ort-graph-kt']));
+    out.push(row(`prefill: batch ${pf.batch}, ${pf.heads} heads, n = ${pf.n}, d = ${pf.d}, causal`, pf.results['attnlab-simd'], pf.results['ort-graph-kt']));
+    out.push('');
+    const one = bh.results.batched, many = bh.results.single;
+    if (one?.ms && many?.ms)
+      out.push(`Batch × heads in one call (batch ${bh.batch} × ${bh.heads} heads, n = ${bh.n}, d = ${bh.d}): ${fmtMs(one.ms)} ms (CPU ${fmtMs(one.cpuMs)}), against ${fmtMs(many.ms)} ms (CPU ${fmtMs(many.cpuMs)}) for the same ${bh.batch * bh.heads} heads one call each: ${(many.ms / one.ms).toFixed(3)}× (in CPU time ${(many.cpuMs / one.cpuMs).toFixed(3)}×; max abs error ${fmtErr(one.maxAbsError)}).`, '');
+  }
   out.push('### Performance targets in this run');
   out.push('');
   for (const line of targetLines(targets(results))) out.push(`- ${line}`);
@@ -241,6 +258,15 @@ export function targets(results) {
       value: `${((lo - 1) * 100).toFixed(0)}% … +${((hi - 1) * 100).toFixed(0)}%`,
       pass: lo >= 0.8 && hi <= 1.2,
     });
+  }
+  const op = results.operator;
+  if (op) {
+    const a = op.decode.results['attnlab-simd'], o = op.decode.results['ort-graph-kt'];
+    const r = a?.ms && o?.ms ? o.ms / a.ms : null;
+    out.push({ target: `decode step (8 heads over 2 KV heads, d = 64, 4096 cached keys): ≥ 3× onnxruntime-web's Attention with past/present`, value: r == null ? 'not measured' : `${r.toFixed(2)}×`, pass: r == null ? null : r >= 3 });
+    const one = op.batchHeads.results.batched, many = op.batchHeads.results.single;
+    const b = one?.ms && many?.ms ? many.ms / one.ms : null;
+    out.push({ target: 'batch × heads in one call ≥ 0.95× the summed single-head calls (n = 1024, d = 64)', value: b == null ? 'not measured' : `${b.toFixed(3)}×`, pass: b == null ? null : b >= 0.95 });
   }
   const mh = results.multiHead?.rows?.find((r) => r.returnIntermediates && !r.causal);
   out.push({ target: 'explorer multiHeadAttention (32 tokens, d_model 64, 4 heads, intermediates) < 1 ms', value: mh?.ms ? `${(mh.ms * 1000).toFixed(0)} µs` : 'not measured', pass: mh?.ms ? mh.ms < 1 : null });

@@ -1,5 +1,5 @@
-#include "attention.h"
-
+// The attention kernels: one head (or one group of query heads over a shared K/V head) on strided views.
+// attention_batch.cpp validates the public arguments and cuts whole tensors into these problems.
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -8,7 +8,6 @@
 #include "attention_impl.h"
 #include "kernels/kernels.h"
 #include "rows.h"
-#include "scratch.h"
 #include "validate.h"
 
 namespace attnlab {
@@ -17,38 +16,109 @@ namespace {
 
 namespace kern = kernels::active;
 
-// Keys are visited in tiles of kKeyTile. Kᵀ is packed tile by tile — tile t holds [dk × kKeyTile] with
-// row stride kKeyTile — so Q·Kᵀ is a row-major GEMM with unit-stride loads along the keys, and the rows a
-// tile touches are 512 bytes apart instead of nk·4 (which, at nk = 1024, aliases onto the same cache sets).
-// 128 keys rather than 64: half the per-row softmax bookkeeping and GEMM calls per key, 2–3 % faster.
-constexpr std::size_t kKeyTile = 128;
+// Everything a row needs to finish its scores, found once per query block instead of once per key tile.
+struct RowInfo {
+  std::size_t i, h;            // query index and folded head
+  std::size_t lo, hi;          // visible keys [lo, hi)
+  std::int64_t diag;           // i', the diagonal key the window and ALiBi are measured from
+  float slope;                 // ALiBi slope, 0 = none
+  const float* add;            // the row's additive mask at key 0 (null: none)
+  const std::uint8_t* keep;    // the row's boolean mask at key 0 (null: none)
+};
 
-std::size_t packed_keys_size(const AttentionProblem& p) noexcept {
-  return sat_mul(sat_mul(p.nk / kKeyTile + (p.nk % kKeyTile != 0), kKeyTile), p.dk);
+// The mask as a view; the dense [nq×nk] mask of the original single-head problem is a view too.
+MaskView mask_of(const AttentionProblem& p) noexcept {
+  if (p.mask) return MaskView{p.mask, nullptr, p.nk, 1, SIZE_MAX, 0};
+  return p.mask_view;
 }
 
-void pack_keys(const AttentionProblem& p, float* kt) noexcept {
-  for (std::size_t j = 0; j < p.nk; ++j) {
-    float* tile = kt + (j / kKeyTile) * kKeyTile * p.dk + j % kKeyTile;
-    for (std::size_t d = 0; d < p.dk; ++d) tile[d * kKeyTile] = p.k[j * p.ldk + d];
+std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept {
+  const std::size_t keys = p.nk < p.kv_len ? p.nk : p.kv_len;
+  return std::int64_t(i) + (p.top_left ? 0 : std::int64_t(keys) - std::int64_t(p.nq));
+}
+
+RowInfo row_info(const AttentionProblem& p, const MaskView& m, std::size_t r) noexcept {
+  const std::size_t f = p.fold.heads, i = r / f, h = r % f;
+  const KeySpan range = row_key_span(p, i);
+  RowInfo info{i, h, range.lo, range.hi, diagonal(p, i), p.alibi ? p.alibi[h] : 0.0f, nullptr, nullptr};
+  const std::size_t at = h * m.head_stride + i * m.row_stride;
+  if (m.add) info.add = m.add + at;
+  if (m.keep) info.keep = m.keep + at;
+  return info;
+}
+
+// Keys j0 … j0+n−1 of a row, from scale·(q·k) (times `s`, 1 when the scale is already in) to the final
+// logits: softcap, ALiBi, then the mask. Only visible keys come here.
+void finish_scores(const AttentionProblem& p, const MaskView& m, const RowInfo& r, float s, std::size_t j0,
+                   std::size_t n, float* x) noexcept {
+  if (p.softcap > 0.0f) {
+    kern::soft_cap(x, n, s, p.softcap);
+    s = 1.0f;
+  }
+  if (r.slope != 0.0f) {
+    if (s != 1.0f) kern::scale(x, n, s), s = 1.0f;
+    kern::distance_bias(x, n, float(r.diag - std::int64_t(j0)), r.slope);
+  }
+  if (r.add && m.col_stride) {
+    kern::scale_add(x, n, s, r.add + j0);
+  } else if (r.add) {  // one value for every key of the row
+    kern::scale_add(x, n, s, nullptr);
+    const float c = *r.add;
+    if (c != 0.0f)
+      for (std::size_t j = 0; j < n; ++j) x[j] = std::fmin(x[j] + c, FLT_MAX);
+  } else if (s != 1.0f) {
+    kern::scale_add(x, n, s, nullptr);
+  }
+  if (r.keep && m.col_stride) {
+    kern::mask_bool(x, n, r.keep + j0);
+  } else if (r.keep && !*r.keep) {
+    for (std::size_t j = 0; j < n; ++j) x[j] = -INFINITY;
   }
 }
 
-// Keys j0 … j0+count−1 of row i that the causal mask leaves visible (all of them without the mask).
-std::size_t visible_in(const AttentionProblem& p, std::size_t i, std::size_t j0, std::size_t count) noexcept {
-  if (!p.causal) return count;
-  const std::size_t visible = causal_keys(i, p.nq, p.nk);
-  return visible <= j0 ? 0 : visible - j0 < count ? visible - j0 : count;
+void fill(float* x, std::size_t n, float value) noexcept {
+  for (std::size_t j = 0; j < n; ++j) x[j] = value;
 }
 
-// Row i of the logits, in place: -inf past the causal limit, and the visible part times `scale` (1 when Q
-// came pre-scaled) plus the additive mask. Entries past the limit are only written, never read: the
-// streaming path leaves them uncomputed.
-void mask_row(const AttentionProblem& p, float scale, std::size_t i, std::size_t j0, std::size_t count,
-              float* row) noexcept {
-  const std::size_t live = visible_in(p, i, j0, count);
-  for (std::size_t j = live; j < count; ++j) row[j] = -INFINITY;
-  if ((p.mask || scale != 1.0f) && live) kern::scale_add(row, live, scale, p.mask ? p.mask + i * p.nk + j0 : nullptr);
+// Reads one float of every 64-byte line of x[0..n), in order, with independent loads: memory streams in at full
+// speed, where the GEMMs' strided first reads of a cold tile (lines 512 bytes apart, 8 passes) stall on misses
+// one after another. Used before the tiles of a problem too small to reuse them (a decode step). Returns a value
+// the caller keeps, so that the loads are not dropped.
+float touch(const float* x, std::size_t n) noexcept {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) s0 += x[i], s1 += x[i + 16], s2 += x[i + 32], s3 += x[i + 48];
+  for (; i < n; i += 16) s0 += x[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+}  // namespace
+
+KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept {
+  const std::size_t keys = p.nk < p.kv_len ? p.nk : p.kv_len;
+  const std::size_t mask_keys = p.mask ? SIZE_MAX : p.mask_view.keys;
+  const std::size_t end = keys < mask_keys ? keys : mask_keys;
+  if (!p.causal && p.window.left < 0 && p.window.right < 0) return {0, end};
+  const std::int64_t d = diagonal(p, i);
+  std::int64_t lo = 0, hi = std::int64_t(end);
+  if (p.causal && d + 1 < hi) hi = d + 1;
+  if (p.window.right >= 0 && d + p.window.right + 1 < hi) hi = d + p.window.right + 1;
+  if (p.window.left >= 0 && d - p.window.left > lo) lo = d - p.window.left;
+  return hi <= lo ? KeySpan{0, 0} : KeySpan{std::size_t(lo), std::size_t(hi)};
+}
+
+std::size_t packed_keys_size(std::size_t nk, std::size_t dk) noexcept {
+  return sat_mul(sat_mul(nk / kKeyTile + (nk % kKeyTile != 0), kKeyTile), dk);
+}
+
+void pack_keys(const float* k, std::size_t ldk, std::size_t first, std::size_t count, std::size_t dk,
+               float* kt) noexcept {
+  for (std::size_t t = 0; t < count; ++t) {
+    const std::size_t j = first + t;
+    float* tile = kt + (j / kKeyTile) * kKeyTile * dk + j % kKeyTile;
+    const float* row = k + t * ldk;
+    for (std::size_t d = 0; d < dk; ++d) tile[d * kKeyTile] = row[d];
+  }
 }
 
 // Largest row norm, for the overflow checks. The vector sum of squares in float32 is exact enough there: its
@@ -69,8 +139,6 @@ double max_row_norm(const float* x, std::size_t rows, std::size_t cols, std::siz
   return std::sqrt(best);
 }
 
-}  // namespace
-
 Status check_score_range(const AttentionProblem& p, const char* q_name, const char* k_name) {
   // |q·k| and every partial sum of it are ≤ ‖q‖·‖k‖; keep that (and its scaled value) well inside float32.
   const double bound = max_row_norm(p.q, p.nq, p.dk, p.ldq) * max_row_norm(p.k, p.nk, p.dk, p.ldk);
@@ -81,166 +149,193 @@ Status check_score_range(const AttentionProblem& p, const char* q_name, const ch
                                          ") could overflow float32 scores; the limit is 1e37");
 }
 
-Status attend_materialized(const AttentionProblem& p) {
+Status attend_materialized(const AttentionProblem& p, Workspace& ws) {
   // Same packed GEMM as the streaming path: Q packed once, then each 4-row panel of the weights is
   // packed just before weights·V (rows of nk floats are too far apart to read as broadcasts).
+  // One head only (fold.heads = 1): the matrices it returns are per head.
   const std::size_t nn = p.nq * p.nk;  // callers checked that this fits
-  const std::size_t kt_size = packed_keys_size(p), q_size = kernels::packed_size(p.nq, p.dk),
+  const std::size_t kt_size = p.k_packed ? 0 : packed_keys_size(p.nk, p.dk), q_size = kernels::packed_size(p.nq, p.dk),
                     panel_size = kernels::packed_size(kernels::kPanelRows, p.nk);
-  Scratch kt(kt_size), qp(q_size), panel(panel_size);
   // Logits go into the caller's scores buffer when there is one; weights likewise, else scratch.
-  Scratch logits_tmp(p.scores ? 0 : nn);
-  Scratch weights_tmp(p.weights ? 0 : nn);
-  if (!kt.ok_for(kt_size) || !qp.ok_for(q_size) || !panel.ok_for(panel_size) ||
-      !logits_tmp.ok_for(p.scores ? 0 : nn) || !weights_tmp.ok_for(p.weights ? 0 : nn))
+  float* const kt_buf = ws.get(0, kt_size);
+  float* const qp = ws.get(1, q_size);
+  float* const panel = ws.get(2, panel_size);
+  float* const logits_tmp = ws.get(3, p.scores ? 0 : nn);
+  float* const weights_tmp = ws.get(4, p.weights ? 0 : nn);
+  if ((kt_size && !kt_buf) || !qp || !panel || (!p.scores && !logits_tmp) || (!p.weights && !weights_tmp))
     return Status::no_memory("the attention score matrix");
-  float* logits = p.scores ? p.scores : logits_tmp.data();
-  float* weights = p.weights ? p.weights : weights_tmp.data();
+  float* logits = p.scores ? p.scores : logits_tmp;
+  float* weights = p.weights ? p.weights : weights_tmp;
+  const MaskView mask = mask_of(p);
 
-  pack_keys(p, kt.data());
-  kern::pack_rows(p.nq, p.dk, p.q, p.ldq, 1.0f, qp.data());  // unscaled: raw scores are QKᵀ itself
+  const float* kt = p.k_packed;
+  if (!kt) pack_keys(p.k, p.ldk, 0, p.nk, p.dk, kt_buf), kt = kt_buf;
+  kern::pack_rows(p.nq, p.dk, p.q, p.ldq, 1.0f, qp);  // unscaled: raw scores are QKᵀ itself
   for (std::size_t j0 = 0; j0 < p.nk; j0 += kKeyTile)
-    kern::gemm_packed(p.nq, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, p.dk, qp.data(), kt.data() + j0 * p.dk,
-                      kKeyTile, logits + j0, p.nk, false);
+    kern::gemm_packed(p.nq, p.nk - j0 < kKeyTile ? p.nk - j0 : kKeyTile, p.dk, qp, kt + j0 * p.dk, kKeyTile,
+                      logits + j0, p.nk, false);
   if (p.raw_scores) std::memcpy(p.raw_scores, logits, nn * sizeof(float));
   for (std::size_t i = 0; i < p.nq; ++i) {
     float* row = logits + i * p.nk;
-    mask_row(p, p.scale, i, 0, p.nk, row);
-    softmax_row(row, p.nk, 1.0f, false, weights + i * p.nk);
+    const RowInfo r = row_info(p, mask, i);
+    fill(row, r.lo, -INFINITY);
+    fill(row + r.hi, p.nk - r.hi, -INFINITY);
+    if (r.hi > r.lo) finish_scores(p, mask, r, p.scale, r.lo, r.hi - r.lo, row + r.lo);
+    const float m = r.hi > r.lo ? kern::row_max(row + r.lo, r.hi - r.lo) : -INFINITY;
+    softmax_row_shifted(row, p.nk, m, 1.0f, false, weights + i * p.nk);
+    if (p.lse) p.lse[i] = m == -INFINITY ? -INFINITY : m + std::log(kern::exp_shifted(row + r.lo, r.hi - r.lo, m, 1.0f, nullptr));
   }
   for (std::size_t i0 = 0; i0 < p.nq; i0 += kernels::kPanelRows) {
     const std::size_t rows = p.nq - i0 < kernels::kPanelRows ? p.nq - i0 : kernels::kPanelRows;
-    kern::pack_rows(rows, p.nk, weights + i0 * p.nk, p.nk, 1.0f, panel.data());
-    kern::gemm_packed(rows, p.dv, p.nk, panel.data(), p.v, p.ldv, p.out + i0 * p.ldo, p.ldo, false);
+    kern::pack_rows(rows, p.nk, weights + i0 * p.nk, p.nk, 1.0f, panel);
+    kern::gemm_packed(rows, p.dv, p.nk, panel, p.v, p.ldv, p.out + i0 * p.ldo, p.ldo, false);
   }
   return Status::success();
 }
 
-Status attend_streaming(const AttentionProblem& p) {
+Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
   // Flash-attention style: a block of query rows walks the keys in tiles, keeping a running max m,
   // running sum l and an unnormalized output per row; earlier partial results are rescaled by
   // exp(m_old − m_new) whenever the max grows. Memory: Kᵀ plus one tile, never nq×nk.
   // Each query block is copied pre-multiplied by the scale, so the tiles need no scaling pass.
+  // Only keys some row of the block sees are visited: tiles outside the block's key range are skipped, and a
+  // tile that not every row sees whole (the causal diagonal, a window's edges, the end of a key length)
+  // goes panel by panel (4 rows), each over the keys its rows see.
   constexpr std::size_t kRows = 32, kKeys = kKeyTile, kPanel = kernels::kPanelRows;
+  const std::size_t heads = p.fold.heads, total = p.nq * heads;
   // Both GEMMs read their left operand packed (kernels::pack_rows): the query block once per block,
   // the probabilities once per tile.
-  const std::size_t kt_size = packed_keys_size(p), tile_floats = kRows * kKeys, acc_floats = sat_mul(kRows, p.dv),
-                    qblock_floats = kernels::packed_size(kRows, p.dk), ptile_floats = kernels::packed_size(kRows, kKeys);
-  Scratch kt(kt_size), tile(tile_floats), acc(acc_floats), stats(2 * kRows), qblock(qblock_floats),
-      ptile(ptile_floats);
-  if (!kt.ok_for(kt_size) || !tile.ok_for(tile_floats) || !acc.ok_for(acc_floats) || !stats.ok_for(2 * kRows) ||
-      !qblock.ok_for(qblock_floats) || !ptile.ok_for(ptile_floats))
+  const std::size_t kt_size = p.k_packed ? 0 : packed_keys_size(p.nk, p.dk), acc_floats = sat_mul(kRows, p.dv),
+                    qblock_floats = kernels::packed_size(kRows, p.dk), ptile_floats = kernels::packed_size(kRows, kKeys),
+                    stage_floats = heads > 1 ? sat_mul(kRows, p.dk) : 0;
+  float* const kt_buf = ws.get(0, kt_size);
+  float* const s = ws.get(1, kRows * kKeys);
+  float* const acc = ws.get(2, acc_floats);
+  float* const stats = ws.get(3, 2 * kRows);
+  float* const qblock = ws.get(4, qblock_floats);
+  float* const ptile = ws.get(5, ptile_floats);
+  float* const qstage = ws.get(6, stage_floats);
+  if ((kt_size && !kt_buf) || !s || !acc || !stats || !qblock || !ptile || (stage_floats && !qstage))
     return Status::no_memory("the attention tiles");
-  float* const run_max = stats.data();
-  float* const run_sum = stats.data() + kRows;
-  pack_keys(p, kt.data());
+  float* const run_max = stats;
+  float* const run_sum = stats + kRows;
+  const MaskView mask = mask_of(p);
+  const float* kt = p.k_packed;
+  if (!kt) pack_keys(p.k, p.ldk, 0, p.nk, p.dk, kt_buf), kt = kt_buf;
   // q·scale is the cheaper place to apply the scale, unless it could overflow where q·k·scale does not
   // (huge q against zero keys): then the tiles are scaled instead.
-  const bool prescale = max_row_norm(p.q, p.nq, p.dk, p.ldq) * p.scale <= 1e37;
+  double q_norm = p.q_norm;
+  if (q_norm < 0) {
+    q_norm = 0;
+    for (std::size_t h = 0; h < heads; ++h) q_norm = std::fmax(q_norm, max_row_norm(p.q + h * p.fold.q_stride, p.nq, p.dk, p.ldq));
+  }
+  const bool prescale = q_norm * p.scale <= 1e37;
   const float q_scale = prescale ? p.scale : 1.0f, tile_scale = prescale ? 1.0f : p.scale;
+  RowInfo info[kRows];
+  std::size_t panel_lo[kRows / kPanel], panel_hi[kRows / kPanel];
+  // One block of rows (a decode step: a few query heads of one position) reads each key tile once, usually from
+  // memory (a model's other layers ran since): each tile is first brought in by sequential reads. Measured on the
+  // decode step of the bench (8 heads over 2 KV heads, 4096 keys, caches evicted before the call): 1.2 → 0.7 ms
+  // (sequentially read, 4 MiB take 0.25 ms here); with the tiles already in cache, no slower.
+  const bool stream_tiles = total <= kRows;
+  volatile float touched = 0.0f;
+  static_cast<void>(touched);
 
-  for (std::size_t i0 = 0; i0 < p.nq; i0 += kRows) {
-    const std::size_t rows = p.nq - i0 < kRows ? p.nq - i0 : kRows;
-    // Keys beyond what the block's last row may see are masked for every row: skip those tiles.
-    const std::size_t key_end = p.causal ? causal_keys(i0 + rows - 1, p.nq, p.nk) : p.nk;
-    std::memset(acc.data(), 0, rows * p.dv * sizeof(float));
+  for (std::size_t r0 = 0; r0 < total; r0 += kRows) {
+    const std::size_t rows = total - r0 < kRows ? total - r0 : kRows;
+    std::size_t block_lo = SIZE_MAX, block_hi = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      info[r] = row_info(p, mask, r0 + r);
+      if (info[r].hi > info[r].lo) {
+        block_lo = info[r].lo < block_lo ? info[r].lo : block_lo;
+        block_hi = info[r].hi > block_hi ? info[r].hi : block_hi;
+      }
+    }
+    std::memset(acc, 0, rows * p.dv * sizeof(float));
     for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
-    kern::pack_rows(rows, p.dk, p.q + i0 * p.ldq, p.ldq, q_scale, qblock.data());
+    if (block_hi > 0) {
+      if (heads == 1) {
+        kern::pack_rows(rows, p.dk, p.q + r0 * p.ldq, p.ldq, q_scale, qblock);
+      } else {  // the rows of several heads: gathered first, then packed like one matrix
+        for (std::size_t r = 0; r < rows; ++r)
+          std::memcpy(qstage + r * p.dk, p.q + info[r].i * p.ldq + info[r].h * p.fold.q_stride, p.dk * sizeof(float));
+        kern::pack_rows(rows, p.dk, qstage, p.dk, q_scale, qblock);
+      }
+    }
 
-    for (std::size_t j0 = 0; j0 < key_end; j0 += kKeys) {
-      const std::size_t cols = key_end - j0 < kKeys ? key_end - j0 : kKeys;
-      float* s = tile.data();
-      // A tile across the causal diagonal goes panel by panel (4 rows), each up to the keys its last row
-      // sees: the scores past that are masked anyway, and their probabilities are 0 in P·V. Any other tile
-      // is one call over all rows and keys. Both GEMMs go through by_panel: gemm(first row, rows, keys) per part.
-      const bool diagonal = p.causal && visible_in(p, i0, j0, cols) < cols;
-      auto by_panel = [&](auto&& gemm) {
-        if (!diagonal) return gemm(std::size_t{0}, rows, cols);
-        for (std::size_t r0 = 0; r0 < rows; r0 += kPanel) {
-          const std::size_t pr = rows - r0 < kPanel ? rows - r0 : kPanel;
-          if (const std::size_t seen = visible_in(p, i0 + r0 + pr - 1, j0, cols)) gemm(r0, pr, seen);
+    for (std::size_t j0 = block_hi > 0 ? block_lo - block_lo % kKeys : 0; j0 < block_hi; j0 += kKeys) {
+      const std::size_t tile_end = block_hi - j0 < kKeys ? block_hi : j0 + kKeys, cols = tile_end - j0;
+      // Whole tile for every row, or each panel over the union of its rows' keys in this tile.
+      bool whole = true;
+      for (std::size_t r = 0; r < rows && whole; ++r) whole = info[r].lo <= j0 && info[r].hi >= tile_end;
+      const std::size_t panels = (rows + kPanel - 1) / kPanel;
+      for (std::size_t pi = 0; pi < panels; ++pi) {
+        std::size_t lo = cols, hi = 0;
+        if (whole) lo = 0, hi = cols;
+        for (std::size_t r = pi * kPanel; !whole && r < rows && r < pi * kPanel + kPanel; ++r) {
+          const std::size_t a = info[r].lo > j0 ? info[r].lo - j0 : 0, b = info[r].hi < tile_end ? info[r].hi : tile_end;
+          if (b > j0 + a) lo = a < lo ? a : lo, hi = b - j0 > hi ? b - j0 : hi;
         }
+        panel_lo[pi] = lo, panel_hi[pi] = hi;
+      }
+      if (stream_tiles) {
+        float t = touch(kt + j0 * p.dk, kKeyTile * p.dk);
+        for (std::size_t c = 0; c < cols; ++c) t += touch(p.v + (j0 + c) * p.ldv, p.dv);
+        touched = t;
+      }
+      // gemm(first row, row count, first key, key count) over the whole tile at once, or panel by panel.
+      auto by_panel = [&](auto&& gemm) {
+        if (whole) return gemm(std::size_t{0}, rows, std::size_t{0}, cols);
+        for (std::size_t pi = 0; pi < panels; ++pi)
+          if (panel_hi[pi] > panel_lo[pi])
+            gemm(pi * kPanel, rows - pi * kPanel < kPanel ? rows - pi * kPanel : kPanel, panel_lo[pi], panel_hi[pi] - panel_lo[pi]);
       };
-      by_panel([&](std::size_t r0, std::size_t pr, std::size_t keys) {
-        kern::gemm_packed(pr, keys, p.dk, qblock.data() + r0 * p.dk, kt.data() + j0 * p.dk, kKeyTile, s + r0 * kKeys, kKeys,
-                          false);
+      by_panel([&](std::size_t pr0, std::size_t pr, std::size_t c0, std::size_t n) {
+        kern::gemm_packed(pr, n, p.dk, qblock + pr0 * p.dk, kt + j0 * p.dk + c0, kKeyTile, s + pr0 * kKeys + c0, kKeys, false);
       });
       for (std::size_t r = 0; r < rows; ++r) {
         float* row = s + r * kKeys;
-        mask_row(p, tile_scale, i0 + r, j0, cols, row);
-        const float tile_max = kern::row_max(row, cols);
+        const std::size_t plo = panel_lo[r / kPanel], phi = panel_hi[r / kPanel];
+        const std::size_t a = info[r].lo > j0 ? info[r].lo - j0 : 0;
+        const std::size_t b = info[r].hi < tile_end ? (info[r].hi > j0 ? info[r].hi - j0 : 0) : cols;
+        if (b <= a) {  // nothing of this row in this tile; its panel still reads zeros here
+          if (phi > plo) fill(row + plo, phi - plo, 0.0f);
+          continue;
+        }
+        finish_scores(p, mask, info[r], tile_scale, j0 + a, b - a, row + a);
+        const float tile_max = kern::row_max(row + a, b - a);
         const float new_max = tile_max > run_max[r] ? tile_max : run_max[r];
         if (new_max == -INFINITY) {  // nothing visible yet in this row: contributes nothing
-          std::memset(row, 0, cols * sizeof(float));
+          fill(row + plo, phi - plo, 0.0f);
           continue;
         }
         const float rescale = run_max[r] == -INFINITY ? 0.0f : std::exp(run_max[r] - new_max);
-        run_sum[r] = run_sum[r] * rescale + kern::exp_shifted(row, cols, new_max, 1.0f, row);
-        if (rescale != 1.0f) kern::scale(acc.data() + r * p.dv, p.dv, rescale);
+        run_sum[r] = run_sum[r] * rescale + kern::exp_shifted(row + a, b - a, new_max, 1.0f, row + a);
+        if (rescale != 1.0f) kern::scale(acc + r * p.dv, p.dv, rescale);
         run_max[r] = new_max;
+        fill(row + plo, a - plo, 0.0f);  // keys of the panel this row does not see
+        fill(row + b, phi - b, 0.0f);
       }
-      kern::pack_rows(rows, cols, s, kKeys, 1.0f, ptile.data());
-      by_panel([&](std::size_t r0, std::size_t pr, std::size_t keys) {  // a panel's packed rows start at r0·cols
-        kern::gemm_packed(pr, p.dv, keys, ptile.data() + r0 * cols, p.v + j0 * p.ldv, p.ldv, acc.data() + r0 * p.dv, p.dv,
-                          true);
-      });
+      if (whole) {
+        kern::pack_rows(rows, cols, s, kKeys, 1.0f, ptile);
+        kern::gemm_packed(rows, p.dv, cols, ptile, p.v + j0 * p.ldv, p.ldv, acc, p.dv, true);
+      } else {
+        by_panel([&](std::size_t pr0, std::size_t pr, std::size_t c0, std::size_t n) {  // panel pr0/4 packed at pr0·kKeys
+          kern::pack_rows(pr, n, s + pr0 * kKeys + c0, kKeys, 1.0f, ptile + pr0 * kKeys);
+          kern::gemm_packed(pr, p.dv, n, ptile + pr0 * kKeys, p.v + (j0 + c0) * p.ldv, p.ldv, acc + pr0 * p.dv, p.dv, true);
+        });
+      }
     }
     for (std::size_t r = 0; r < rows; ++r) {
-      float* dst = p.out + (i0 + r) * p.ldo;
-      const float* src = acc.data() + r * p.dv;
-      const float inv = run_sum[r] > 0.0f ? 1.0f / run_sum[r] : 0.0f;  // all-masked row → zeros
+      float* dst = p.out + info[r].i * p.ldo + info[r].h * p.fold.o_stride;
+      const float* src = acc + r * p.dv;
+      const float inv = run_sum[r] > 0.0f ? 1.0f / run_sum[r] : 0.0f;  // a row that sees nothing → zeros
       for (std::size_t c = 0; c < p.dv; ++c) dst[c] = src[c] * inv;
-      if (p.lse) p.lse[i0 + r] = run_sum[r] > 0.0f ? run_max[r] + std::log(run_sum[r]) : -INFINITY;
+      if (p.lse) p.lse[info[r].h * p.nq + info[r].i] = run_sum[r] > 0.0f ? run_max[r] + std::log(run_sum[r]) : -INFINITY;
     }
   }
   return Status::success();
 }
 
 }  // namespace detail
-
-Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
-  using namespace detail;
-  for (auto [name, value] : {std::pair{"nq", a.nq}, {"nk", a.nk}, {"dk", a.dk}, {"dv", a.dv}})
-    if (auto s = check_size(name, value); !s.ok()) return s;
-  std::size_t q_len, k_len, v_len, out_len;
-  if (auto s = check_product("q", a.nq, a.dk, q_len); !s.ok()) return s;
-  if (auto s = check_product("k", a.nk, a.dk, k_len); !s.ok()) return s;
-  if (auto s = check_product("v", a.nk, a.dv, v_len); !s.ok()) return s;
-  if (auto s = check_product("out", a.nq, a.dv, out_len); !s.ok()) return s;
-  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
-  // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
-  std::size_t nn = 0;
-  if (wants_matrix || !a.mask.empty() || a.path == AttentionPath::materialized)
-    if (auto s = check_product("nq·nk", a.nq, a.nk, nn); !s.ok()) return s;
-  const std::string nq_s = std::to_string(a.nq), nk_s = std::to_string(a.nk);
-  const std::string dk_s = std::to_string(a.dk), dv_s = std::to_string(a.dv);
-  if (auto s = check_length("q", a.q.size(), q_len, "nq·dk = " + nq_s + "·" + dk_s); !s.ok()) return s;
-  if (auto s = check_length("k", a.k.size(), k_len, "nk·dk = " + nk_s + "·" + dk_s); !s.ok()) return s;
-  if (auto s = check_length("v", a.v.size(), v_len, "nk·dv = " + nk_s + "·" + dv_s); !s.ok()) return s;
-  if (!a.mask.empty())
-    if (auto s = check_length("mask", a.mask.size(), nn, "nq·nk = " + nq_s + "·" + nk_s); !s.ok()) return s;
-  if (auto s = check_length("out", o.out.size(), out_len, "nq·dv = " + nq_s + "·" + dv_s); !s.ok()) return s;
-  for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
-    if (!span.empty())
-      if (auto s = check_length(name, span.size(), nn, "nq·nk = " + nq_s + "·" + nk_s); !s.ok()) return s;
-  const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.dk));
-  if (a.scale)
-    if (auto s = check_positive_finite("scale", *a.scale); !s.ok()) return s;
-  if (a.path == AttentionPath::streaming && wants_matrix)
-    return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
-  if (auto s = check_values("q", a.q, false); !s.ok()) return s;
-  if (auto s = check_values("k", a.k, false); !s.ok()) return s;
-  if (auto s = check_values("v", a.v, false); !s.ok()) return s;
-  if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
-
-  const AttentionProblem p{a.q.data(), a.dk, a.k.data(), a.dk, a.v.data(), a.dv, a.nq, a.nk, a.dk, a.dv, scale,
-                           a.causal, a.mask.empty() ? nullptr : a.mask.data(), o.out.data(), a.dv,
-                           o.raw_scores.empty() ? nullptr : o.raw_scores.data(),
-                           o.scores.empty() ? nullptr : o.scores.data(),
-                           o.weights.empty() ? nullptr : o.weights.data()};
-  if (auto s = check_score_range(p, "q", "k"); !s.ok()) return s;
-  const bool materialize = a.path == AttentionPath::materialized || (a.path == AttentionPath::automatic && wants_matrix);
-  return materialize ? attend_materialized(p) : attend_streaming(p);
-}
-
 }  // namespace attnlab

@@ -3,6 +3,7 @@
 #include "attention.h"
 #include "build_info.h"
 #include "matmul.h"
+#include "kv_cache.h"
 #include "multihead.h"
 #include "rope.h"
 #include "softmax.h"

@@ -86,9 +86,9 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
         {"scores", o.scores, hnn, "heads·n·n"}, {"weights", o.weights, hnn, "heads·n·n"}})
     if (!span.empty())
       if (auto s = check_length(name, span.size(), want, shape); !s.ok()) return s;
-  const float scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
+  float scale = 1.0f / std::sqrt(static_cast<float>(d.dk));
   if (a.scale)
-    if (auto s = check_positive_finite("scale", *a.scale); !s.ok()) return s;
+    if (auto s = check_float32_positive("scale", *a.scale, scale); !s.ok()) return s;
   for (auto [name, span] : {std::pair{"x", a.x}, {"wq", a.wq}, {"wk", a.wk}, {"wv", a.wv}, {"wo", a.wo}})
     if (auto s = check_values(name, span, false); !s.ok()) return s;
   if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
@@ -107,19 +107,24 @@ Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
   if (auto s = check_finite_result("wk", ks.data(), k_len, "x·wk"); !s.ok()) return s;
   if (auto s = check_finite_result("wv", vs.data(), v_len, "x·wv"); !s.ok()) return s;
 
-  auto head_problem = [&](std::size_t h) {
-    const std::size_t g = h / (H / G);
-    return AttentionProblem{qs.data() + h * d.dk, qw, ks.data() + g * d.dk, kw, vs.data() + g * d.dv, vw,
-                            a.n, a.n, d.dk, d.dv, scale, a.causal, a.mask.empty() ? nullptr : a.mask.data(),
-                            cs.data() + h * d.dv, ow, nullptr, s_len ? ss.data() + h * nn : nullptr,
-                            w_len ? ws.data() + h * nn : nullptr};
-  };
-  for (std::size_t h = 0; h < H; ++h)
-    if (auto s = check_score_range(head_problem(h), "wq", "wk"); !s.ok()) return s;
+  // The overflow check per head, on the projected Q and K (named after the weights that made them).
   for (std::size_t h = 0; h < H; ++h) {
-    const AttentionProblem p = head_problem(h);
-    if (auto s = wants_matrix ? attend_materialized(p) : attend_streaming(p); !s.ok()) return s;
+    const std::size_t g = h / (H / G);
+    AttentionProblem p{qs.data() + h * d.dk, qw, ks.data() + g * d.dk, kw, vs.data() + g * d.dv, vw, a.n, a.n, d.dk, d.dv,
+                       scale, a.causal, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
+    if (auto s = check_score_range(p, "wq", "wk"); !s.ok()) return s;
   }
+  // The heads, read straight out of the projections: Q, K, V and the concatenation are [n × heads·d], the
+  // 'bshd' layout of a batch of one.
+  AttentionBatch batch{1, H, G, a.n, a.n, d.dk, d.dv, TensorView{qs.data(), 0, d.dk, qw}, TensorView{ks.data(), 0, d.dk, kw},
+                       TensorView{vs.data(), 0, d.dv, vw}, cs.data(), 0, d.dv, ow};
+  batch.scores = s_len ? ss.data() : nullptr;
+  batch.weights = w_len ? ws.data() : nullptr;
+  batch.scale = scale;
+  batch.causal = a.causal;
+  if (!a.mask.empty()) batch.mask = MaskView{a.mask.data(), nullptr, a.n, 1, SIZE_MAX, 0};  // [n × n], every head
+  batch.materialize = wants_matrix;
+  if (auto s = run_attention(batch); !s.ok()) return s;
   kern::gemm(a.n, a.d_model, ow, cs.data(), ow, a.wo.data(), a.d_model, outs.data(), a.d_model, false);
   if (auto s = check_finite_result("wo", outs.data(), out_len, "concat·wo"); !s.ok()) return s;
 

@@ -19,7 +19,7 @@ struct MultiHeadArgs {
   std::span<const float> wk;   // [d_model × kv_heads·dk]
   std::span<const float> wv;   // [d_model × kv_heads·dv]
   std::span<const float> wo;   // [heads·dv × d_model]
-  std::optional<float> scale;  // default 1/sqrt(dk)
+  std::optional<double> scale;  // finite, > 0, representable in float32; default 1/sqrt(dk)
   bool causal = false;
   std::span<const float> mask;  // optional additive [n×n], shared by every head
 };

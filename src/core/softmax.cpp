@@ -41,14 +41,17 @@ Status softmax(const SoftmaxArgs& a, std::span<float> out) {
     return Status::range_error("x", "x.length must be a multiple of cols = " + std::to_string(a.cols) + ", got " +
                                         std::to_string(a.x.size()));
   if (auto s = check_positive_finite("temperature", a.temperature); !s.ok()) return s;
-  if (!std::isfinite(1.0f / a.temperature))
+  const float temperature = static_cast<float>(a.temperature);
+  if (!std::isfinite(temperature))
+    return Status::range_error("temperature", "temperature must be within float32's range (at most 3.4e38), got " + fmt(a.temperature));
+  if (!(temperature > 0.0f) || !std::isfinite(1.0f / temperature))
     return Status::range_error("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got " +
                                                   fmt(a.temperature));
   if (auto s = check_length("out", out.size(), a.x.size(), "x.length"); !s.ok()) return s;
 
   // Pass 1 finds each row's max and checks the values in the same read; only when every row is valid
   // does pass 2 write (out may alias x, and an error must leave out untouched).
-  const float mul = 1.0f / a.temperature;
+  const float mul = 1.0f / temperature;
   const std::size_t rows = a.x.size() / a.cols;
   Scratch maxes(rows);
   if (!maxes.ok_for(rows)) return Status::no_memory("softmax row maxima");

@@ -10,7 +10,7 @@ namespace attnlab {
 struct SoftmaxArgs {
   std::span<const float> x;  // rows·cols logits; -inf allowed (probability exactly 0); NaN/+inf rejected
   std::size_t cols = 0;      // row length ≥ 1; rows = x.size() / cols
-  float temperature = 1.0f;  // finite, > 0: softmax(x / temperature)
+  double temperature = 1.0;  // finite, > 0, ≥ 3e-39 (1/temperature finite in float32): softmax(x / temperature)
   bool log = false;          // log-softmax instead (an all -inf row gives all -inf)
   std::size_t first_index = 0;  // index of x[0] in the caller's array, for error messages (a chunk of a larger x)
 };

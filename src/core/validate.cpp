@@ -38,6 +38,13 @@ Status check_positive_finite(const char* name, double value) {
   return Status::range_error(name, std::string(name) + " must be finite and > 0, got " + fmt(value));
 }
 
+Status check_float32_positive(const char* name, double value, float& out) {
+  if (auto s = check_positive_finite(name, value); !s.ok()) return s;
+  out = static_cast<float>(value);
+  if (out > 0.0f && std::isfinite(out)) return Status::success();
+  return Status::range_error(name, std::string(name) + " must be within float32's range (1.4e-45 … 3.4e38), got " + fmt(value));
+}
+
 Status check_values(const char* name, std::span<const float> values, bool allow_neg_inf, std::size_t first_index) {
   const std::size_t i = kernels::active::first_invalid(values.data(), values.size(), allow_neg_inf);
   if (i < values.size()) {
@@ -47,6 +54,28 @@ Status check_values(const char* name, std::span<const float> values, bool allow_
                                          allowed);
   }
   return Status::success();
+}
+
+Status check_count(const std::string& name, double value, std::size_t& out) {
+  if (!(value >= 1) || value != std::floor(value) || std::isinf(value))
+    return Status::range_error(name, name + " must be an integer >= 1, got " + fmt(value));
+  // Sizes from JS are int32-sized: nothing larger could fit wasm32 memory (2 GiB) anyway.
+  if (value > 2147483647.0) return Status::range_error(name, name + " = " + fmt(value) + " is too large: sizes are at most 2^31 - 1");
+  out = static_cast<std::size_t>(value);
+  return Status::success();
+}
+
+Status check_window_bound(int index, double value, std::int64_t& out) {
+  if (value == INFINITY || value == -1) {
+    out = -1;
+    return Status::success();
+  }
+  if (value >= 0 && value == std::floor(value) && value < 9.007199254740992e15) {
+    out = static_cast<std::int64_t>(value);
+    return Status::success();
+  }
+  return Status::range_error("window", "window[" + std::to_string(index) +
+                                           "] must be an integer >= 0, or -1 / Infinity for unlimited, got " + fmt(value));
 }
 
 Status check_product(const char* what, std::size_t a, std::size_t b, std::size_t& out) {

@@ -36,12 +36,20 @@ export function size(fn, name, v) {
   return v;
 }
 
+// A number, passed to the engine as it is (the engine checks its value and names it).
+export function number(fn, name, v) {
+  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
+  return v;
+}
+
 export function flag(fn, name, v) {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw new TypeError(`${fn}: ${name} must be a boolean, got ${describe(v)}`);
   return v;
 }
 
+// A positive float option checked in JS (softmaxBackward's temperature; attention and softmax pass theirs to the
+// engine, which checks them).
 export function positive(fn, name, v) {
   if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
   if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${fn}: ${name} must be finite and > 0, got ${v}`);
@@ -74,4 +82,22 @@ export function outBuffer(fn, v, want, shape) {
 export function options(fn, opts) {
   if (opts === null || typeof opts !== 'object') throw new TypeError(`${fn}: expected an options object, got ${describe(opts)}`);
   return opts;
+}
+
+// A tensor layout option: 'bhsd' → 0, 'bshd' → 1.
+export function layoutCode(fn, name, v) {
+  if (typeof v !== 'string') throw new TypeError(`${fn}: ${name} must be 'bhsd' or 'bshd', got ${describe(v)}`);
+  if (v !== 'bhsd' && v !== 'bshd') throw new RangeError(`${fn}: ${name} must be 'bhsd' or 'bshd', got ${describe(v)}`);
+  return v === 'bshd' ? 1 : 0;
+}
+
+// A JS array or Int32Array of integers as an Int32Array (the engine checks the values).
+export function int32s(fn, name, v) {
+  if (v instanceof Int32Array) return v;
+  if (!Array.isArray(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array or an array of integers, got ${describe(v)}`);
+  return Int32Array.from(v, (x, i) => {
+    if (typeof x !== 'number') throw new TypeError(`${fn}: ${name}[${i}] must be a number, got ${describe(x)}`);
+    if (!Number.isInteger(x) || Math.abs(x) > 0x7fffffff) throw new RangeError(`${fn}: ${name}[${i}] must be an integer, got ${x}`);
+    return x;
+  });
 }

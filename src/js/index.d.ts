@@ -1,9 +1,10 @@
 /**
- * attnlab — softmax, scaled dot-product attention and multi-head attention in WebAssembly
- * (SIMD128 when the engine supports it, scalar otherwise).
+ * attnlab — softmax, scaled dot-product attention (batch × heads, GQA, masks, windows, a KV cache…) and
+ * multi-head attention in WebAssembly (SIMD128 when the engine supports it, scalar otherwise).
  *
  * Every tensor is a row-major `Float32Array`. Every function returns new arrays owned by the caller
- * (`Float32Array<ArrayBuffer>`: these declarations need TypeScript 5.7 or later); nothing needs to be freed.
+ * (`Float32Array<ArrayBuffer>`: these declarations need TypeScript 5.7 or later); nothing needs to be freed,
+ * except a {@link KvCache}, which holds wasm memory until disposed (or garbage-collected).
  * Matrices a call can also return (`weights`, `scores`, …) are in the result's type exactly when the call
  * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
  *
@@ -122,60 +123,219 @@ export interface SoftmaxOptions {
   out?: Float32Array | null;
 }
 
-/** Options of {@link Lab.attention}: `output = softmax(mask(scale · Q·Kᵀ)) · V`. */
-export interface AttentionOptions {
-  /** Queries, `[nq × dk]`. */
+/** How a `[batch, heads, seq, d]` tensor lies in memory: `'bhsd'` = `[batch][heads][seq][d]`; `'bshd'` = `[batch][seq][heads][d]`, the packed `[batch, seq, heads·d]` of most model code and ONNX's 3-D inputs. */
+export type Layout = 'bhsd' | 'bshd';
+
+/**
+ * The causal mask and the diagonal it (and {@link AttentionCommonOptions.window}, and ALiBi) is measured from:
+ * query `i`'s diagonal key is `i' = i + keys − nq` (`true` / `'bottom-right'`: the last query sees the last key,
+ * FlashAttention's rule; `keys` is the item's key count, see {@link AttentionCommonOptions.keyLengths}) or `i' = i`
+ * (`'top-left'`: PyTorch's `is_causal`, ONNX without a cache). With `causal`, query `i` sees keys `j ≤ i'`.
+ */
+export type Causal = boolean | 'bottom-right' | 'top-left';
+
+/** Options of {@link Lab.attention} shared by both ways of giving K and V. */
+export interface AttentionCommonOptions {
+  /** Queries, `[batch, heads, nq, dk]` in {@link AttentionCommonOptions.layout} (`[nq × dk]` with one head). */
   q: Float32Array;
-  /** Keys, `[nk × dk]`. */
-  k: Float32Array;
-  /** Values, `[nk × dv]`. */
-  v: Float32Array;
-  /** Number of queries. Inferred as `q.length / dk` when left out. */
+  /** Batch items. Default 1 (a cache's batch with `cache`). */
+  batch?: number;
+  /** Query heads. Default 1 (a cache's `kvHeads` with `cache`). */
+  heads?: number;
+  /**
+   * Key/value heads; must divide `heads`. Query head `h` reads K/V head `⌊h·kvHeads/heads⌋`: fewer than `heads` is
+   * grouped-query attention, 1 is multi-query. Default `heads` (a cache's `kvHeads` with `cache`).
+   */
+  kvHeads?: number;
+  /** Queries per head. Inferred from `q.length` when left out. */
   nq?: number;
-  /** Number of keys (and values). Inferred as `k.length / dk` when left out. */
+  /** Keys (and values) per head. Inferred from `k.length` (or the cache's length) when left out. */
   nk?: number;
-  /** Query/key width. Inferred as `q.length / nq` (or `k.length / nk`) when left out; one of dk, nq, nk is required. */
+  /** Query/key width. Inferred from `q.length / nq` (or `k.length / nk`, or the cache) when left out; one of dk, nq, nk is required without a cache. */
   dk?: number;
-  /** Value width. Inferred as `v.length / nk` when left out. */
+  /** Value width. Inferred from `v.length / nk` (or the cache) when left out. */
   dv?: number;
-  /** Causal mask, bottom-right aligned: query `i` sees keys `j ≤ i + nk − nq`. Default false. */
-  causal?: boolean;
+  /** Layout of `q`, `k`, `v` and the output (each with its own head count). Read by strides: nothing is copied to split or merge heads. Default `'bhsd'`. */
+  layout?: Layout;
+  /** Causal mask and its alignment ({@link Causal}). `true` is `'bottom-right'`. Default false. */
+  causal?: Causal;
+  /**
+   * Sliding-window (local) attention `[left, right]`: query `i` sees keys `i' − left … i' + right` around the
+   * diagonal `i'` of {@link Causal} (bottom-right unless `causal: 'top-left'`). Integers ≥ 0; −1 or `Infinity`
+   * means unlimited on that side. Keys outside are skipped, not computed. Default: unlimited.
+   */
+  window?: [number, number];
   /** Multiplier of `Q·Kᵀ`; finite and > 0. Default `1 / sqrt(dk)`. */
   scale?: number;
-  /** Additive mask `[nq × nk]` added to the scaled scores; −Infinity hides a key. NaN and +Infinity are rejected. */
-  mask?: Float32Array | null;
-  /** Also return `scores` (scaled and masked logits). Default false. */
+  /** When given (> 0), scores become `softcap · tanh(scores / softcap)` after the scale and before ALiBi and the mask (Gemma 2, ONNX's `softcap`). */
+  softcap?: number;
+  /**
+   * A mask of shape {@link AttentionCommonOptions.maskShape}: a `Float32Array` is added to the scores (−Infinity
+   * hides a key; NaN and +Infinity are rejected), a `Uint8Array` is boolean (1 = may attend, 0 = masked).
+   */
+  mask?: Float32Array | Uint8Array | null;
+  /**
+   * Shape of `mask`, broadcast to `[batch, heads, nq, nk]` by NumPy's rules (right-aligned; each dimension 1 or the
+   * full size), e.g. `[batch, 1, nq, nk]`, `[batch, 1, 1, nk]` (key padding), `[1, heads, nq, nk]`. A key dimension
+   * between 1 and nk masks the keys past it (ONNX's padded form). The mask is never expanded in memory. Default `[nq, nk]`.
+   */
+  maskShape?: number[];
+  /**
+   * Keys each batch item holds (`batch` integers, 0 … nk): item `b` sees only its first `keyLengths[b]` keys (right
+   * padding; ONNX's `nonpad_kv_seqlen`, FlashAttention's `cache_seqlens`), and its bottom-right diagonal uses that
+   * count: query `i` sees keys `j ≤ i + keyLengths[b] − nq`. Default: every key.
+   */
+  keyLengths?: Int32Array | number[];
+  /** ALiBi (BLOOM, MPT): one slope per query head; `−slope·|i' − j|` is added to every score. */
+  alibiSlopes?: Float32Array;
+  /** Also return `scores` (the final logits). Default false. */
   returnScores?: boolean;
   /** Also return `weights` (the softmax rows). Default false. */
   returnWeights?: boolean;
   /** Also return `rawScores` (`Q·Kᵀ` before scale and mask). Default false. */
   returnRawScores?: boolean;
-  /** Write `output` into this buffer (length `nq·dv`) instead of a new array; untouched when the call throws. */
+  /** Also return `lse`, the log-sum-exp of each score row (what a backward pass and split-K decoding need). Default false. */
+  returnLse?: boolean;
+  /** Write `output` into this buffer (length `batch·heads·nq·dv`) instead of a new array; untouched when the call throws. */
   out?: Float32Array | null;
+}
+
+/** {@link Lab.attention} over keys and values given as tensors. */
+export interface AttentionTensorOptions extends AttentionCommonOptions {
+  /** Keys, `[batch, kvHeads, nk, dk]` in the layout (`[nk × dk]` with one head). */
+  k: Float32Array;
+  /** Values, `[batch, kvHeads, nk, dv]` in the layout (`[nk × dv]` with one head). */
+  v: Float32Array;
+  /** Not with `k` and `v`. */
+  cache?: null;
+}
+
+/** {@link Lab.attention} over the keys and values of a {@link KvCache}: only the queries cross into wasm memory. */
+export interface AttentionCacheOptions extends AttentionCommonOptions {
+  /** The cache to attend to; `nk` is its length, `dk`/`dv`/`batch`/`kvHeads` are its own. */
+  cache: KvCache;
+  /** Not with a cache (its keys are used). */
+  k?: undefined;
+  /** Not with a cache (its values are used). */
+  v?: undefined;
+}
+
+/** Options of {@link Lab.attention}: `output = softmax(mask(softcap(scale · Q·Kᵀ) + ALiBi)) · V`, per head. */
+export type AttentionOptions = AttentionTensorOptions | AttentionCacheOptions;
+
+/** Options of {@link Lab.kvCache}. */
+export interface KvCacheOptions {
+  /** Batch items. Default 1. */
+  batch?: number;
+  /** Key/value heads. Default 1. */
+  kvHeads?: number;
+  /** Key width. */
+  dk: number;
+  /** Value width. */
+  dv: number;
+  /** Tokens each batch item can hold; the memory (batch·kvHeads·capacity·(dk + dv) floats) is allocated at once. */
+  capacity: number;
+  /** Default layout of appended keys and values. Default `'bhsd'`. */
+  layout?: Layout;
+}
+
+/** The `rope` option of {@link KvCache.append}: {@link Lab.rope}'s angle options, for the keys on their way in. */
+export interface KvRopeOptions {
+  /** Default 10000 (without `cos`/`sin`). */
+  base?: number;
+  /** Even, 2 … dk. Default dk. */
+  rotaryDim?: number;
+  /** Pairs (2i, 2i+1) instead of (i, i + rotaryDim/2). Default false. */
+  interleaved?: boolean;
+  /** Cosines `[maxPosition × rotaryDim/2]` replacing the computed angles (with `sin`). */
+  cos?: Float32Array;
+  /** Sines `[maxPosition × rotaryDim/2]` replacing the computed angles (with `cos`). */
+  sin?: Float32Array;
+  /** Positions of the new tokens, `[batch, t]` or `[t]`. Default: their cache positions (each item's length on). */
+  positions?: Int32Array | number[];
+}
+
+/** Options of {@link KvCache.append}. */
+export interface KvAppendOptions {
+  /** Layout of this call's `k` and `v`. Default: the cache's. */
+  layout?: Layout;
+  /** Rotate the new keys (RoPE) at their cache positions as they are stored. `{}` is the default rotation. */
+  rope?: KvRopeOptions;
+}
+
+/**
+ * Keys and values kept in wasm memory between calls (from {@link Lab.kvCache}), for token-by-token decoding: each
+ * step appends its new keys and values and attends with {@link Lab.attention}`({ q, cache })`; only the new tokens
+ * and the queries cross into wasm memory. Keys are stored the way the attention kernel reads them, so a step
+ * packs nothing. Free it with {@link KvCache.dispose} (it is also freed when garbage-collected).
+ */
+export interface KvCache {
+  /** Batch items. */
+  readonly batch: number;
+  /** Key/value heads. */
+  readonly kvHeads: number;
+  /** Key width. */
+  readonly dk: number;
+  /** Value width. */
+  readonly dv: number;
+  /** Tokens each batch item can hold. */
+  readonly capacity: number;
+  /** Default layout of appended keys and values. */
+  readonly layout: Layout;
+  /** Tokens each batch item holds. */
+  readonly lengths: Int32Array;
+  /** True after {@link KvCache.dispose}. */
+  readonly disposed: boolean;
+  /**
+   * Appends `t` new tokens to every batch item: `k` is `[batch, kvHeads, t, dk]`, `v` `[batch, kvHeads, t, dv]` in
+   * the layout (`t` from the lengths). All or nothing: past `capacity` (a `RangeError` naming it), a wrong length or
+   * a NaN/Infinity leaves the cache unchanged. Returns the cache.
+   */
+  append(k: Float32Array, v: Float32Array, options?: KvAppendOptions): KvCache;
+  /** Empties the cache (keeps its memory). Returns the cache. */
+  reset(): KvCache;
+  /** A copy of the keys, `[batch, kvHeads, max(lengths), dk]` (`'bhsd'`), zeros past an item's length. */
+  keys(): Float32Result;
+  /** A copy of the values, `[batch, kvHeads, max(lengths), dv]` (`'bhsd'`). */
+  values(): Float32Result;
+  /** Frees the cache's wasm memory now. Any later use throws an `Error`; calling it again does nothing. */
+  dispose(): void;
 }
 
 /** The field every {@link AttentionResult} has. */
 export interface AttentionOutput<Out extends Float32Array = Float32Result> {
-  /** `[nq × dv]`. A query that sees no key (all masked) gets a row of zeros. `out` when one was given. */
+  /**
+   * `[batch, heads, nq, dv]` in the layout (`[nq × dv]` with one head). A query that sees no key (masked, windowed,
+   * causal or padded away) gets a row of zeros. `out` when one was given.
+   */
   output: Out;
 }
 
-/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnScores}. */
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnScores}. */
 export interface AttentionScores {
-  /** `[nq × nk]` `scale · Q·Kᵀ + mask`, −Infinity where masked. */
+  /**
+   * `[batch, heads, nq, nk]` logits after scale, softcap, ALiBi and mask; −Infinity wherever a key is not seen
+   * (masked, causal, windowed or past `keyLengths`).
+   */
   scores: Float32Result;
 }
 
-/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnWeights}. */
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnWeights}. */
 export interface AttentionWeights {
-  /** `[nq × nk]` attention weights; each row sums to 1 (or is all 0 when every key is masked). */
+  /** `[batch, heads, nq, nk]` attention weights; each row sums to 1 (0 where a key is not seen, all 0 when none is). */
   weights: Float32Result;
 }
 
-/** Added to an {@link AttentionResult} by {@link AttentionOptions.returnRawScores}. */
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnRawScores}. */
 export interface AttentionRawScores {
-  /** `[nq × nk]` `Q·Kᵀ`. */
+  /** `[batch, heads, nq, nk]` `Q·Kᵀ`. */
   rawScores: Float32Result;
+}
+
+/** Added to an {@link AttentionResult} by {@link AttentionCommonOptions.returnLse}. */
+export interface AttentionLse {
+  /** `[batch, heads, nq]` log Σⱼ exp(scoresᵢⱼ) of each row; −Infinity for a row that sees no key. */
+  lse: Float32Result;
 }
 
 /**
@@ -187,7 +347,8 @@ export type AttentionResult<O extends AttentionOptions = AttentionOptions> = Sim
   AttentionOutput<OutputOf<O>> &
     Requested<O, 'returnScores', AttentionScores> &
     Requested<O, 'returnWeights', AttentionWeights> &
-    Requested<O, 'returnRawScores', AttentionRawScores>
+    Requested<O, 'returnRawScores', AttentionRawScores> &
+    Requested<O, 'returnLse', AttentionLse>
 >;
 
 /** Options of {@link Lab.multiHeadAttention} (self-attention over `x`). */
@@ -523,14 +684,24 @@ export interface Lab {
    */
   softmax<const O extends SoftmaxOptions = {}>(x: Float32Array, options?: O & KnownKeys<O, SoftmaxOptions>): OutputOf<O>;
   /**
-   * Scaled dot-product attention `softmax(mask(scale · Q·Kᵀ)) · V`. Without any returned matrix it streams
-   * over tiles of K/V (online softmax, no `nq × nk` matrix in memory).
+   * Scaled dot-product attention `softmax(mask(softcap(scale · Q·Kᵀ) + ALiBi)) · V` over whole tensors: batch ×
+   * heads in one call, grouped-query heads, either layout, causal masks, windows, masks, key lengths, a KV cache.
+   * Without any returned matrix it streams over tiles of K/V (online softmax, no `nq × nk` matrix in memory),
+   * skipping the keys a row cannot see.
+   * @throws TypeError for a missing or mistyped tensor or option; RangeError for bad sizes, lengths or values
+   * (the message names the argument); Error for a disposed cache or out of memory.
    * @param options See {@link AttentionOptions}.
-   * @returns `output`, and `scores`, `weights`, `rawScores` when requested (present in the type exactly then).
-   * @throws TypeError for a missing or non-Float32Array tensor; RangeError for bad sizes, lengths or values.
+   * @returns `output`, and `scores`, `weights`, `rawScores`, `lse` when requested (present in the type exactly then).
    * @typeParam O The options as written, from which the result's fields are typed.
    */
   attention<const O extends AttentionOptions>(options: O & KnownKeys<O, AttentionOptions>): AttentionResult<O>;
+  /**
+   * A key/value cache in wasm memory, for decoding token by token (see {@link KvCache}).
+   * @throws TypeError for a mistyped or missing option; RangeError for bad sizes; Error when out of memory.
+   */
+  kvCache(options: KvCacheOptions): KvCache;
+  /** KV caches of this instance not yet disposed or garbage-collected. */
+  readonly liveKvCaches: number;
   /**
    * Multi-head self-attention: `Q = X·Wq`, `K = X·Wk`, `V = X·Wv`, attention per head (query head `h` reads
    * key/value head `h / (heads / kvHeads)`), heads concatenated, then `· Wo`.

@@ -1,5 +1,6 @@
 // The lab object init() resolves with: one set of plain functions over one module instance.
 import { makeAttention } from './attention.js';
+import { makeKvCache } from './kv-cache.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeRope } from './rope.js';
 import { makeSoftmax } from './softmax.js';
@@ -12,6 +13,7 @@ import { makeMatmul } from './matmul.js';
 export function makeLab(m, { gpt = false } = {}) {
   const info = m.buildInfo();
   const backend = info.simd ? 'wasm-simd' : 'wasm';
+  const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
   return {
     backend,
     softmax: makeSoftmax(m),
@@ -19,11 +21,15 @@ export function makeLab(m, { gpt = false } = {}) {
     multiHeadAttention: makeMultiHeadAttention(m),
     matmul: makeMatmul(m),
     rope: makeRope(m),
+    kvCache: makeKvCache(m, caches),
     softmaxBackward: makeSoftmaxBackward(m),
     ...makeGPT(m, gpt),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
+    },
+    get liveKvCaches() {
+      return caches.count;
     },
   };
 }

@@ -1,5 +1,5 @@
 // lab.multiHeadAttention: projections, per-head attention, concatenation and W_o in one engine call.
-import { checkKeys, flag, length, optionalTensor, options, outBuffer, positive, quotient, size, tensor } from './checks.js';
+import { checkKeys, flag, length, optionalTensor, options, outBuffer, number, quotient, size, tensor } from './checks.js';
 import { arena, check } from './memory.js';
 
 export function makeMultiHeadAttention(m) {
@@ -33,7 +33,7 @@ export function makeMultiHeadAttention(m) {
     length(fn, 'wv', wv, dModel * kvHeads * dv, `dModel·kvHeads·dv = ${dModel}·${kvHeads}·${dv}`);
     length(fn, 'wo', wo, heads * dv * dModel, `heads·dv·dModel = ${heads}·${dv}·${dModel}`);
     if (mask) length(fn, 'mask', mask, n * n, `n·n = ${n}·${n}`);
-    const scale = opts.scale === undefined ? undefined : positive(fn, 'scale', opts.scale);
+    const scale = opts.scale === undefined ? undefined : number(fn, 'scale', opts.scale);
     const causal = flag(fn, 'causal', opts.causal);
     const inter = flag(fn, 'returnIntermediates', opts.returnIntermediates);
     const out = outBuffer(fn, opts.out, n * dModel, `n·dModel = ${n}·${dModel}`);

@@ -1,5 +1,5 @@
 // lab.softmax: row-wise softmax / log-softmax over rows of `cols`.
-import { flag, options, checkKeys, outBuffer, positive, quotient, size, tensor } from './checks.js';
+import { flag, options, checkKeys, outBuffer, number, quotient, size, tensor } from './checks.js';
 import { arena, check } from './memory.js';
 
 // Softmax into a new array goes through wasm memory in chunks of whole rows of about this many floats (256 KiB).
@@ -13,7 +13,7 @@ export function makeSoftmax(m) {
     checkKeys(fn, opts, ['cols', 'temperature', 'log', 'out']);
     const cols = opts.cols === undefined ? x.length : size(fn, 'cols', opts.cols);
     quotient(fn, 'x', x.length, cols, 'cols');
-    const temperature = opts.temperature === undefined ? 1 : positive(fn, 'temperature', opts.temperature);
+    const temperature = opts.temperature === undefined ? 1 : number(fn, 'temperature', opts.temperature);
     const log = flag(fn, 'log', opts.log);
     const out = outBuffer(fn, opts.out, x.length, 'x.length');
     // Into the caller's buffer: all of x is staged in wasm memory first, so that a bad value in the last row

@@ -11,7 +11,7 @@ using namespace attnlab::wasm;
 
 // Outputs: out[n×dModel] plus optional stacked intermediates (see MultiHeadOutputs), each (address, length).
 JsStatus multi_head_js(std::size_t n, std::size_t d_model, std::size_t heads, std::size_t kv_heads, std::size_t dk,
-                       std::size_t dv, bool has_scale, float scale, bool causal, std::uintptr_t x, std::size_t x_len,
+                       std::size_t dv, bool has_scale, double scale, bool causal, std::uintptr_t x, std::size_t x_len,
                        std::uintptr_t wq, std::size_t wq_len, std::uintptr_t wk, std::size_t wk_len, std::uintptr_t wv,
                        std::size_t wv_len, std::uintptr_t wo, std::size_t wo_len, std::uintptr_t mask,
                        std::size_t mask_len, std::uintptr_t o, std::size_t o_len, std::uintptr_t q, std::size_t q_len,

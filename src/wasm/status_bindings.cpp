@@ -31,4 +31,5 @@ EMSCRIPTEN_BINDINGS(attnlab_status) {
       .field("simd", &JsBuildInfo::simd)
       .field("kernels", &JsBuildInfo::kernels);
   function("buildInfo", &build_info_js);
+  function("lastStatus", +[]() { return attnlab::wasm::last_status(); });
 }

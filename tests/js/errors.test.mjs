@@ -76,6 +76,42 @@ const cases = [
   ['attention', 'out a Float64Array', [{ ...good.attention, out: new Float64Array(4) }], TypeError, 'out'],
   ['attention', 'out too long', [{ ...good.attention, out: new Float32Array(5) }], RangeError, 'out'],
 
+  // the whole operator
+  ['attention', 'batch 0', [{ ...good.attention, batch: 0 }], RangeError, 'batch'],
+  ['attention', 'heads a string', [{ ...good.attention, heads: '2' }], TypeError, 'heads'],
+  ['attention', 'heads 2: q too short for batch·heads·nq·dk', [{ ...good.attention, heads: 2 }], RangeError, 'q'],
+  ['attention', 'kvHeads does not divide heads', [{ ...good.attention, heads: 1, kvHeads: 2 }], RangeError, 'kvHeads'],
+  ['attention', 'kvHeads 1.5', [{ ...good.attention, kvHeads: 1.5 }], RangeError, 'kvHeads'],
+  ['attention', 'layout unknown', [{ ...good.attention, layout: 'bsdh' }], RangeError, 'layout'],
+  ['attention', 'layout not a string', [{ ...good.attention, layout: 1 }], TypeError, 'layout'],
+  ['attention', 'causal an unknown alignment', [{ ...good.attention, causal: 'bottom-left' }], RangeError, 'causal'],
+  ['attention', 'window not a pair', [{ ...good.attention, window: 3 }], TypeError, 'window'],
+  ['attention', 'window of strings', [{ ...good.attention, window: ['1', 2] }], TypeError, 'window'],
+  ['attention', 'window -2', [{ ...good.attention, window: [-2, 0] }], RangeError, 'window'],
+  ['attention', 'window 1.5', [{ ...good.attention, window: [1, 1.5] }], RangeError, 'window'],
+  ['attention', 'softcap 0', [{ ...good.attention, softcap: 0 }], RangeError, 'softcap'],
+  ['attention', 'softcap NaN', [{ ...good.attention, softcap: NaN }], RangeError, 'softcap'],
+  ['attention', 'softcap not a number', [{ ...good.attention, softcap: true }], TypeError, 'softcap'],
+  ['attention', 'scale 1e-50 (0 in float32)', [{ ...good.attention, scale: 1e-50 }], RangeError, 'scale'],
+  ['attention', 'mask a Float64Array', [{ ...good.attention, mask: new Float64Array(6) }], TypeError, 'mask'],
+  ['attention', 'boolean mask wrong size', [{ ...good.attention, mask: new Uint8Array(5) }], RangeError, 'mask'],
+  ['attention', 'maskShape not an array', [{ ...good.attention, mask: new Uint8Array(6), maskShape: 6 }], TypeError, 'maskShape'],
+  ['attention', 'maskShape does not broadcast', [{ ...good.attention, mask: new Uint8Array(6), maskShape: [3, 2] }], RangeError, 'maskShape'],
+  ['attention', 'maskShape with 5 dimensions', [{ ...good.attention, mask: new Uint8Array(6), maskShape: [1, 1, 1, 2, 3] }], RangeError, 'maskShape'],
+  ['attention', 'maskShape 0', [{ ...good.attention, mask: new Uint8Array(6), maskShape: [0, 3] }], RangeError, 'maskShape'],
+  ['attention', 'maskShape without a mask', [{ ...good.attention, maskShape: [2, 3] }], RangeError, 'maskShape'],
+  ['attention', 'mask length ≠ maskShape', [{ ...good.attention, mask: new Uint8Array(5), maskShape: [1, 3] }], RangeError, 'mask'],
+  ['attention', 'keyLengths longer than batch', [{ ...good.attention, keyLengths: [1, 2] }], RangeError, 'keyLengths'],
+  ['attention', 'keyLengths past nk', [{ ...good.attention, keyLengths: [4] }], RangeError, 'keyLengths'],
+  ['attention', 'keyLengths negative', [{ ...good.attention, keyLengths: new Int32Array([-1]) }], RangeError, 'keyLengths'],
+  ['attention', 'keyLengths 1.5', [{ ...good.attention, keyLengths: [1.5] }], RangeError, 'keyLengths'],
+  ['attention', 'keyLengths a Float32Array', [{ ...good.attention, keyLengths: new Float32Array([1]) }], TypeError, 'keyLengths'],
+  ['attention', 'alibiSlopes a plain array', [{ ...good.attention, alibiSlopes: [0.5] }], TypeError, 'alibiSlopes'],
+  ['attention', 'alibiSlopes wrong length', [{ ...good.attention, alibiSlopes: f32(0.5, 0.25) }], RangeError, 'alibiSlopes'],
+  ['attention', 'alibiSlopes NaN', [{ ...good.attention, alibiSlopes: f32(NaN) }], RangeError, 'alibiSlopes'],
+  ['attention', 'returnLse not a boolean', [{ ...good.attention, returnLse: 1 }], TypeError, 'returnLse'],
+  ['attention', 'cache not a cache', [{ ...good.attention, cache: {} }], TypeError, 'cache'],
+
   ['multiHeadAttention', 'x missing', [{ ...good.multiHeadAttention, x: undefined }], TypeError, 'x'],
   ['multiHeadAttention', 'wq a plain array', [{ ...good.multiHeadAttention, wq: new Array(16).fill(0) }], TypeError, 'wq'],
   ['multiHeadAttention', 'wo missing', [{ ...good.multiHeadAttention, wo: undefined }], TypeError, 'wo'],
@@ -109,7 +145,7 @@ for (const { name, lab } of labs) {
           assert.equal(e.constructor, Class, `${e.constructor.name}: ${e.message}`);
           assert.match(e.message, new RegExp(`^${fn}: `));
           assert.match(e.message, new RegExp(`\\b${arg}\\b`), e.message);
-          assert.match(e.message, /got|expected|must|too large|overflow/, e.message);
+          assert.match(e.message, /got|expected|must|too large|overflow|exceeds|without/, e.message);
           return true;
         });
         const after = call(lab, fn, fn === 'softmax' ? good[fn] : [good[fn]]);

@@ -1,5 +1,6 @@
 // Soak: a long seeded run of random calls through the JS API, valid and invalid arguments mixed across softmax,
-// attention and multiHeadAttention with small shapes. Every valid result is checked element by element against
+// attention (also over whole tensors, and through KV caches made and disposed on the way) and multiHeadAttention with
+// small shapes. Every valid result is checked element by element against
 // the float64 reference (support/reference.mjs, its derived bounds); every invalid call must throw the right class
 // (TypeError for a wrong type, RangeError for a wrong size or value) with a message naming the argument; and the
 // module's wasm memory must not grow after warm-up (nothing allocated per call survives it, error or not).
@@ -11,6 +12,7 @@ import { describe, test } from 'node:test';
 
 import { backends, init } from './support/load.mjs';
 import { rng, randomMask } from './support/random.mjs';
+import { attentionFullRef } from './support/attention-full-ref.mjs';
 import { attentionRef, assertWithin, multiHeadRef, softmaxRows } from './support/reference.mjs';
 
 const CALLS = Number(process.env.ATTNLAB_SOAK_CALLS ?? 100_000);
@@ -187,7 +189,8 @@ function invalidAttention(r) {
     () => { const s = r.pick(['nq', 'nk', 'dk', 'dv']); return [{ ...c, [s]: r.pick(notNumbers) }, TypeError, s]; },
     () => [{ ...c, scale: r.pick(badPositives) }, RangeError, 'scale'],
     () => [{ ...c, scale: r.pick(notNumbers) }, TypeError, 'scale'],
-    () => { const f = r.pick(['causal', 'returnScores', 'returnWeights', 'returnRawScores']); return [{ ...c, [f]: r.pick(notFlags) }, TypeError, f]; },
+    // (causal also takes 'bottom-right' and 'top-left': another string is a value it does not know, a RangeError)
+    () => { const f = r.pick(['causal', 'returnScores', 'returnWeights', 'returnRawScores']), v = r.pick(notFlags); return [{ ...c, [f]: v }, f === 'causal' && typeof v === 'string' ? RangeError : TypeError, f]; },
     () => { const key = r.pick(['casual', 'Q', 'returnweights', 'heads', 'dK']); return [{ ...c, [key]: true }, TypeError, key]; },
     () => { const t = r.pick(['q', 'k', 'v']); return [{ ...c, [t]: withValue(c[t], r, r.pick([NaN, Infinity])) }, RangeError, t]; },
     () => [{ ...c, mask: withValue(c.mask ?? new Float32Array(nq * nk), r, r.pick([NaN, Infinity])) }, RangeError, 'mask'],
@@ -227,12 +230,52 @@ function invalidMha(r) {
   return { fn: 'multiHeadAttention', args: [opts], Class, arg };
 }
 
+// The whole operator at small sizes: batch, GQA, layouts, every kind of mask and option, sometimes through a KV cache
+// (created, filled, attended and disposed within the call, so a leak of its memory would show).
+function validAttentionFull(r, lab) {
+  const kvHeads = r.int(1, 2), heads = kvHeads * r.int(1, 3), batch = r.int(1, 2);
+  const nq = r.int(1, 4), nk = r.int(1, 9), dk = r.int(1, 5), dv = r.int(1, 5), layout = r.pick(['bhsd', 'bshd']);
+  const c = { q: r.array(batch * heads * nq * dk, -2, 2), k: r.array(batch * kvHeads * nk * dk, -2, 2), v: r.array(batch * kvHeads * nk * dv, -2, 2),
+    batch, heads, kvHeads, dk, layout };
+  if (r.bool()) c.causal = r.pick([true, 'top-left']);
+  if (r.bool(0.3)) c.window = [r.int(-1, 3), r.int(-1, 3)];
+  if (r.bool(0.3)) c.softcap = r.pick([1, 5]);
+  if (r.bool(0.3)) c.keyLengths = Array.from({ length: batch }, () => r.int(0, nk));
+  if (r.bool(0.3)) c.alibiSlopes = r.array(heads, 0, 0.5);
+  if (r.bool(0.3)) {
+    c.maskShape = [batch, 1, r.bool() ? nq : 1, nk];
+    const n = c.maskShape.reduce((a, b) => a * b, 1);
+    c.mask = r.bool() ? Uint8Array.from({ length: n }, () => (r.bool(0.8) ? 1 : 0)) : Float32Array.from({ length: n }, () => (r.bool(0.2) ? -Infinity : r.next()));
+  }
+  if (r.bool(0.3)) c.returnLse = true;
+  const viaCache = r.bool(0.3);
+  return {
+    fn: 'attention', args: [c],
+    call: () => {
+      if (!viaCache) return lab.attention(c);
+      const cache = lab.kvCache({ batch, kvHeads, dk, dv, capacity: nk + r.int(0, 3), layout });
+      try {
+        cache.append(c.k, c.v);
+        return lab.attention({ ...c, k: undefined, v: undefined, cache });
+      } finally {
+        cache.dispose();
+      }
+    },
+    check(got, label) {
+      const ref = attentionFullRef({ ...c, nq, nk, dv, scale: undefined });
+      assertWithin(got.output, checked(ref.out, label), `${label} output`);
+      if (c.returnLse) assertWithin(got.lse, ref.lse, `${label} lse`);
+    },
+  };
+}
+
 const valid = { softmax: validSoftmax, attention: validAttention, multiHeadAttention: validMha };
 const invalid = { softmax: invalidSoftmax, attention: invalidAttention, multiHeadAttention: invalidMha };
 
-function nextCall(r) {
+function nextCall(r, lab) {
   const t = r.next();
   const fn = t < 0.4 ? 'softmax' : t < 0.75 ? 'attention' : 'multiHeadAttention';
+  if (fn === 'attention' && r.bool(0.3)) return validAttentionFull(r, lab);
   return r.bool() ? valid[fn](r) : invalid[fn](r);
 }
 
@@ -240,7 +283,7 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function run(lab, call, label) {
   if (!call.Class) {
-    call.check(lab[call.fn](...call.args), label);
+    call.check(call.call ? call.call() : lab[call.fn](...call.args), label);
     return 'valid';
   }
   let thrown;
@@ -266,7 +309,7 @@ for (const { name, simd } of backends) {
       const started = performance.now();
       for (let i = 0; i < CALLS; ++i) {
         if (i === WARMUP) memory.afterWarmup = lab.memoryBytes;
-        const call = nextCall(r);
+        const call = nextCall(r, lab);
         counts[call.fn][run(lab, call, `seed ${seed}, call ${i} (${call.fn}${call.Class ? `, invalid ${call.arg}` : ''})`)] += 1;
       }
       memory.final = lab.memoryBytes;
@@ -274,6 +317,7 @@ for (const { name, simd } of backends) {
       t.diagnostic(`${name}: ${CALLS} calls in ${seconds.toFixed(1)} s; ${JSON.stringify(counts)}`);
       t.diagnostic(`${name}: wasm memory ${memory.initial} B initially, ${memory.afterWarmup} B after ${WARMUP} calls, ${memory.final} B after ${CALLS}`);
       assert.equal(memory.final, memory.afterWarmup, `wasm memory grew after warm-up: ${JSON.stringify(memory)}`);
+      assert.equal(lab.liveKvCaches, 0);
       // Every kind of call ran, and plenty of each.
       for (const [fn, c] of Object.entries(counts)) for (const [kind, k] of Object.entries(c)) assert.ok(k >= CALLS / 50, `${fn} ${kind}: only ${k} calls`);
     });

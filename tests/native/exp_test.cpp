@@ -73,3 +73,43 @@ TEST_CASE("exp_shifted: every tail length gets the same values as one element al
     CHECK(kern::exp_shifted(x.data(), n, 0.0f, 1.0f, nullptr) == sum);  // sum-only mode agrees
   }
 }
+
+// The softcap's tanh (soft_cap with mul = cap = 1): relative error against double tanh over every 97th float from
+// 0 to 20 and their negatives (tanh rounds to ±1 beyond 9.01), and the odd symmetry exactly.
+TEST_CASE("tanh: relative error against double tanh, the softcap's accuracy spec", "[exp][tanh]") {
+  std::vector<float> x;
+  std::uint32_t top;
+  const float hi = 20.0f;
+  std::memcpy(&top, &hi, 4);
+  for (std::uint32_t bits = 0; bits <= top; bits += 97) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+    x.push_back(-f);
+  }
+  std::vector<float> y = x;
+  kern::soft_cap(y.data(), y.size(), 1.0f, 1.0f);
+  double worst = 0;
+  float worst_x = 0;
+  std::size_t asymmetric = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::tanh(double(x[i]));
+    const double rel = want == 0 ? std::fabs(double(y[i])) : std::fabs(double(y[i]) - want) / std::fabs(want);
+    if (rel > worst) worst = rel, worst_x = x[i];
+    asymmetric += i % 2 && y[i] != -y[i - 1];
+  }
+  CHECK(asymmetric == 0);
+  std::printf("tanh: %zu samples, max relative error %.3g = %.2f ulp (u = 2^-24) at x = %.9g\n", x.size(), worst,
+              worst / (2 * ref::u), double(worst_x));
+  CHECK(worst <= 4 * ref::u);  // ref::tanh_rel_error (attention_reference.h)
+  // Infinity and the largest scores saturate to exactly ±cap; tails of every length match one element alone.
+  std::vector<float> big = {INFINITY, -INFINITY, 3e38f, -3e38f, 0.0f};
+  kern::soft_cap(big.data(), big.size(), 1.0f, 50.0f);
+  CHECK(big == std::vector<float>{50.0f, -50.0f, 50.0f, -50.0f, 0.0f});
+  for (std::size_t n = 1; n <= 9; ++n) {
+    auto v = testing::uniform(n, unsigned(n), -3.0f, 3.0f), one = v;
+    kern::soft_cap(v.data(), n, 0.5f, 2.0f);  // 2·tanh(x·0.5/2)
+    for (std::size_t i = 0; i < n; ++i) kern::soft_cap(&one[i], 1, 0.5f, 2.0f);
+    CHECK(v == one);
+  }
+}

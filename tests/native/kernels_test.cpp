@@ -175,3 +175,20 @@ TEST_CASE("scratch sizes saturate instead of wrapping around (size_t is 32 bits 
   attnlab::Scratch huge(SIZE_MAX / 2);  // count·sizeof(float) would wrap: must fail, not shrink
   CHECK_FALSE(huge.ok_for(SIZE_MAX / 2));
 }
+
+TEST_CASE("distance_bias and mask_bool: every length, against the scalar definition", "[kernels]") {
+  for (std::size_t n = 1; n <= 19; ++n)
+    for (float center : {-3.0f, 0.0f, 5.0f, 17.0f}) {
+      auto x = testing::uniform(n, unsigned(n) * 7u, -4.0f, 4.0f), want = x;
+      kern::distance_bias(x.data(), n, center, 0.375f);
+      for (std::size_t i = 0; i < n; ++i) want[i] -= 0.375f * std::fabs(center - float(i));  // one product, one difference
+      CHECK(x == want);
+    }
+  for (std::size_t n = 1; n <= 19; ++n) {
+    auto x = testing::uniform(n, unsigned(n), -4.0f, 4.0f), want = x;
+    std::vector<std::uint8_t> keep(n);
+    for (std::size_t i = 0; i < n; ++i) keep[i] = std::uint8_t((i * 7 + n) % 3 ? (i % 5) + 1 : 0);  // any nonzero keeps
+    kern::mask_bool(x.data(), n, keep.data());
+    for (std::size_t i = 0; i < n; ++i) CHECK(x[i] == (keep[i] ? want[i] : -INFINITY));
+  }
+}

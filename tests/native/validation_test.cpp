@@ -157,3 +157,73 @@ TEST_CASE("multi-head: an overflow in the output projection writes no intermedia
   CHECK(untouched(weights));
   CHECK(untouched(concat));
 }
+
+TEST_CASE("attention (whole operator): invalid arguments name the argument, write nothing", "[validation]") {
+  const std::size_t B = 2, H = 4, G = 2, nq = 3, nk = 8, dk = 2, dv = 3;
+  auto q = testing::normal(B * H * nq * dk, 1), k = testing::normal(B * G * nk * dk, 2), v = testing::normal(B * G * nk * dv, 3);
+  std::vector<float> out, lse, mask(nq * nk, 0.0f), slopes(H, 0.5f);
+  std::vector<std::uint8_t> keep(B * nk, 1);
+  std::vector<std::int32_t> lengths = {8, 5};
+  std::vector<std::int64_t> shape = {B, 1, 1, nk};
+  auto call = [&](std::function<void(AttentionArgs&, AttentionOutputs&)> edit) {
+    out.assign(B * H * nq * dv, kSentinel), lse.assign(B * H * nq, kSentinel);
+    AttentionArgs a{q, k, v, nq, nk, dk, dv};
+    a.batch = B, a.heads = H, a.kv_heads = G;
+    AttentionOutputs o{out, {}, {}, {}, lse};
+    edit(a, o);
+    const auto st = attention(a, o);
+    CHECK(untouched(out));
+    CHECK(untouched(lse));
+    return st;
+  };
+  auto message = [](const Status& st) { return st.message; };
+  expect_error(call([](auto& a, auto&) { a.batch = 0; }), "batch");
+  expect_error(call([](auto& a, auto&) { a.heads = 0; }), "heads");
+  expect_error(call([](auto& a, auto&) { a.kv_heads = 3; }), "kvHeads");
+  expect_error(call([](auto& a, auto&) { a.kv_heads = 8; }), "kvHeads");
+  const auto q_len = call([](auto& a, auto&) { a.heads = 2, a.kv_heads = 2; });
+  expect_error(q_len, "q");
+  CHECK(message(q_len) == "q must have batch·heads·nq·dk = 2·2·3·2 = 24 elements, got 48");
+  expect_error(call([&](auto& a, auto&) { a.k = std::span<const float>(k).first(31); }), "k");
+  expect_error(call([&](auto& a, auto&) { a.v = std::span<const float>(v).first(47); }), "v");
+  expect_error(call([&](auto&, auto& o) { o.lse = std::span<float>(lse).first(23); }), "lse");
+  // masks
+  expect_error(call([&](auto& a, auto&) { a.mask = std::span<const float>(mask).first(23); }), "mask");
+  expect_error(call([&](auto& a, auto&) { a.mask = mask, a.bool_mask = keep; }), "mask");
+  expect_error(call([&](auto& a, auto&) { a.mask_shape = shape; }), "maskShape");
+  const std::vector<std::int64_t> bad_heads = {2, 3, 1, 8}, too_long = {1, 9}, zero = {0, 8}, five = {1, 1, 1, 1, 8};
+  const auto bh = call([&](auto& a, auto&) { a.bool_mask = std::span<const std::uint8_t>(keep).first(0), a.mask = mask, a.mask_shape = bad_heads; });
+  expect_error(bh, "maskShape");
+  CHECK(message(bh) == "maskShape [2, 3, 1, 8] does not broadcast to [batch, heads, nq, nk] = [2, 4, 3, 8]: dimension 3 must be 1 or heads = 4");
+  const auto longer = call([&](auto& a, auto&) { a.mask = mask, a.mask_shape = too_long; });
+  CHECK(message(longer) == "maskShape [1, 9] does not broadcast to [batch, heads, nq, nk] = [2, 4, 3, 8]: its last dimension 9 exceeds nk = 8");
+  expect_error(call([&](auto& a, auto&) { a.mask = mask, a.mask_shape = zero; }), "maskShape");
+  expect_error(call([&](auto& a, auto&) { a.mask = mask, a.mask_shape = five; }), "maskShape");
+  const auto count = call([&](auto& a, auto&) { a.bool_mask = std::span<const std::uint8_t>(keep).first(15), a.mask_shape = shape; });
+  CHECK(message(count) == "mask must have the product of maskShape [2, 1, 1, 8] = 16 elements, got 15");
+  auto bad_mask = mask;
+  bad_mask[4] = NAN;
+  expect_error(call([&](auto& a, auto&) { a.mask = bad_mask; }), "mask");
+  // key lengths, ALiBi, window, softcap, scale
+  const std::vector<std::int32_t> nine = {8, 9}, negative = {-1, 2}, one = {3};
+  CHECK(message(call([&](auto& a, auto&) { a.key_lengths = nine; })) == "keyLengths[1] = 9 exceeds nk = 8");
+  expect_error(call([&](auto& a, auto&) { a.key_lengths = negative; }), "keyLengths");
+  expect_error(call([&](auto& a, auto&) { a.key_lengths = one; }), "keyLengths");
+  const std::vector<float> three = {1, 2, 3}, nan_slope = {0.5f, NAN, 0.5f, 0.5f}, huge = {1e36f, 0, 0, 0};
+  expect_error(call([&](auto& a, auto&) { a.alibi_slopes = three; }), "alibiSlopes");
+  expect_error(call([&](auto& a, auto&) { a.alibi_slopes = nan_slope; }), "alibiSlopes");
+  expect_error(call([&](auto& a, auto&) { a.alibi_slopes = huge; }), "alibiSlopes");
+  expect_error(call([](auto& a, auto&) { a.window = {-2, 3}; }), "window");
+  expect_error(call([](auto& a, auto&) { a.window = {3, -7}; }), "window");
+  for (double s : {0.0, -1.0, double(NAN), double(INFINITY), 1e-50, 1e39}) {
+    expect_error(call([&](auto& a, auto&) { a.softcap = s; }), "softcap");
+    expect_error(call([&](auto& a, auto&) { a.scale = s; }), "scale");
+  }
+  CHECK(message(call([](auto& a, auto&) { a.scale = 1e-50; })) == "scale must be within float32's range (1.4e-45 … 3.4e38), got 1e-50");
+  // The same call with every option valid works.
+  out.assign(B * H * nq * dv, 0.0f);
+  AttentionArgs a{q, k, v, nq, nk, dk, dv};
+  a.batch = B, a.heads = H, a.kv_heads = G, a.bool_mask = keep, a.mask_shape = shape, a.key_lengths = lengths;
+  a.alibi_slopes = slopes, a.window = {2, 0}, a.softcap = 5.0, a.causal = Causal::top_left, a.layout = Layout::bshd;
+  CHECK(attention(a, AttentionOutputs{out, {}, {}, {}, lse}).ok());
+}

@@ -4,6 +4,7 @@
 // The ops call `active::`, chosen once here at compile time.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "../size_math.h"
 
@@ -29,6 +30,13 @@ namespace attnlab::kernels {
   void scale_add(float* x, std::size_t n, float s, const float* add) noexcept;                        \
   /* x[i] *= s */                                                                                       \
   void scale(float* x, std::size_t n, float s) noexcept;                                              \
+  /* x[i] = cap·tanh(x[i]·s/cap), the softcap of finite scores before any mask, as (x·s)·(1/cap) so that a tiny \
+     quotient cannot underflow away the score (1/cap must be finite; tanh(z) = z·(1 + z²·…) for small z). */   \
+  void soft_cap(float* x, std::size_t n, float s, float cap) noexcept;                                \
+  /* x[i] −= slope·|center − i| (ALiBi: center is the query's diagonal key, relative to x[0]). */       \
+  void distance_bias(float* x, std::size_t n, float center, float slope) noexcept;                   \
+  /* x[i] = -inf where keep[i] == 0 (a boolean mask: 1 = may attend). */                               \
+  void mask_bool(float* x, std::size_t n, const std::uint8_t* keep) noexcept;                         \
   /* Σ x[i]² in float32 (+inf when it overflows), for the score-range check's row norms. */            \
   float sum_squares(const float* x, std::size_t n) noexcept;                                          \
   /* Index of the first NaN or +inf (and -inf unless allow_neg_inf) in x[0..n), or n when there is none. */ \

@@ -75,6 +75,24 @@ void scale(float* x, std::size_t n, float s) noexcept {
   for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
+void soft_cap(float* x, std::size_t n, float s, float cap) noexcept {
+  const float inv = 1.0f / cap;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float y = x[i] * s, z = y * inv;
+    // Below 1e-4, tanh z = z·(1 − z²/3 + …) is z to 3e-9 relative: y itself, which z·cap might have lost to underflow.
+    x[i] = std::fabs(z) < 1e-4f ? y : cap * std::tanh(z);
+  }
+}
+
+void distance_bias(float* x, std::size_t n, float center, float slope) noexcept {
+  for (std::size_t i = 0; i < n; ++i) x[i] -= slope * std::fabs(center - float(i));
+}
+
+void mask_bool(float* x, std::size_t n, const std::uint8_t* keep) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!keep[i]) x[i] = -INFINITY;
+}
+
 float sum_squares(const float* x, std::size_t n) noexcept {
   float s = 0.0f;
   for (std::size_t i = 0; i < n; ++i) s += x[i] * x[i];

@@ -6,6 +6,7 @@
 #include "exp_simd.h"
 #include "kernels.h"
 #include "simd128.h"
+#include "tanh_simd.h"
 
 namespace attnlab::kernels {
 
@@ -311,6 +312,45 @@ void scale(float* x, std::size_t n, float s) noexcept {
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, wasm_f32x4_mul(wasm_v128_load(x + i), vs));
   for (; i < n; ++i) x[i] *= s;
+}
+
+void soft_cap(float* x, std::size_t n, float s, float cap) noexcept {
+  const TanhVectors k = load_tanh_vectors();
+  const v128_t vs = wasm_f32x4_splat(s), vinv = wasm_f32x4_splat(1.0f / cap), vcap = wasm_f32x4_splat(cap);
+  auto capped = [&](v128_t v) {
+    const v128_t y = wasm_f32x4_mul(v, vs);
+    return scaled_tanh_f32x4(y, wasm_f32x4_mul(y, vinv), vcap, k);
+  };
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, capped(wasm_v128_load(x + i)));
+  if (i < n) {  // 1–3 left: through the same vector code, so every element is computed alike
+    float tail[4] = {0, 0, 0, 0};
+    for (std::size_t t = 0; i + t < n; ++t) tail[t] = x[i + t];
+    wasm_v128_store(tail, capped(wasm_v128_load(tail)));
+    for (std::size_t t = 0; i + t < n; ++t) x[i + t] = tail[t];
+  }
+}
+
+void distance_bias(float* x, std::size_t n, float center, float slope) noexcept {
+  // |center − i| for four consecutive i at a time: exact while positions stay below 2^24.
+  const v128_t vslope = wasm_f32x4_splat(slope), four = wasm_f32x4_splat(4.0f);
+  v128_t pos = wasm_f32x4_sub(wasm_f32x4_splat(center), wasm_f32x4_make(0.0f, 1.0f, 2.0f, 3.0f));
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4, pos = wasm_f32x4_sub(pos, four))
+    wasm_v128_store(x + i, wasm_f32x4_sub(wasm_v128_load(x + i), wasm_f32x4_mul(vslope, wasm_f32x4_abs(pos))));
+  for (; i < n; ++i) x[i] -= slope * std::fabs(center - float(i));
+}
+
+void mask_bool(float* x, std::size_t n, const std::uint8_t* keep) noexcept {
+  const v128_t ninf = wasm_f32x4_splat(-__builtin_inff()), zero = wasm_i32x4_splat(0);
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    // four bytes widened to four 32-bit lanes; a zero byte selects -inf
+    const v128_t k32 = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(keep + i)));
+    wasm_v128_store(x + i, wasm_v128_bitselect(ninf, wasm_v128_load(x + i), wasm_i32x4_eq(k32, zero)));
+  }
+  for (; i < n; ++i)
+    if (!keep[i]) x[i] = -__builtin_inff();
 }
 
 float sum_squares(const float* x, std::size_t n) noexcept {
