@@ -214,7 +214,7 @@ TEST_CASE("attention (whole operator): a batched call equals its single-head cal
     }
 }
 
-TEST_CASE("attention (whole operator): boolean mask = additive 0/−inf mask; broadcast = expanded, bit for bit",
+TEST_CASE("attention (whole operator): boolean mask = additive 0/−inf mask, broadcast = expanded, bit for bit",
           "[attention][full]") {
   ref::FullCase c;
   c.batch = 2, c.heads = 3, c.kv_heads = 3, c.nq = 9, c.nk = 140, c.dk = 8, c.dv = 8, c.scale = double(0.5f);

@@ -37,7 +37,7 @@ TEST_CASE("exp: relative error against double exp over [-87.3, 0], the range sof
   CHECK(worst <= ref::exp_rel_error);
 }
 
-TEST_CASE("exp: -inf and far-negative arguments give exactly 0, the denormal range stays within 2^-126; 0 gives 1",
+TEST_CASE("exp: -inf and far-negative arguments give exactly 0, the denormal range stays within 2^-126, 0 gives 1",
           "[exp]") {
   const std::vector<float> x = {-INFINITY, -1e30f, -104.0f, 0.0f, -0.0f};
   std::vector<float> y(x.size());

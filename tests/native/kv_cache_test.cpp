@@ -56,7 +56,7 @@ void expect_error(const Status& st, const std::string& arg) {
 
 }  // namespace
 
-TEST_CASE("kv cache: contents round-trip in both layouts; reset empties it", "[kv_cache]") {
+TEST_CASE("kv cache: contents round-trip in both layouts, reset empties it", "[kv_cache]") {
   const std::size_t B = 2, G = 3, dk = 5, dv = 7, n = 140;  // crosses a key tile (128)
   for (bool bshd : {false, true}) {
     auto cache = make_cache({B, G, dk, dv, 200, bshd ? Layout::bshd : Layout::bhsd});
