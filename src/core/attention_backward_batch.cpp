@@ -45,9 +45,9 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
        {std::tuple{"output", saved.output.size(), plan.out_len, &out_shape}, {"lse", saved.lse.size(), plan.lse_len, &lse_shape},
         {"dOutput", saved.d_output.size(), plan.out_len, &out_shape}})
     if (size != want) return check_length(name, size, want, *shape);
-  if (g.dq.size() != plan.q_len) return check_length("dq", g.dq.size(), plan.q_len, plan.shape("nq·dk", "heads", heads, nq, dk));
-  if (g.dk.size() != plan.k_len) return check_length("dk", g.dk.size(), plan.k_len, plan.shape("nk·dk", "kvHeads", kv_heads, nk, dk));
-  if (g.dv.size() != plan.v_len) return check_length("dv", g.dv.size(), plan.v_len, plan.shape("nk·dv", "kvHeads", kv_heads, nk, dv));
+  if (g.dq.size() != plan.q_len) return check_length("out.dq", g.dq.size(), plan.q_len, plan.shape("nq·dk", "heads", heads, nq, dk));
+  if (g.dk.size() != plan.k_len) return check_length("out.dk", g.dk.size(), plan.k_len, plan.shape("nk·dk", "kvHeads", kv_heads, nk, dk));
+  if (g.dv.size() != plan.v_len) return check_length("out.dv", g.dv.size(), plan.v_len, plan.shape("nk·dv", "kvHeads", kv_heads, nk, dv));
   if (auto s = check_attention_values(a, plan); !s.ok()) return s;
   for (auto [name, span, neg_inf] : {std::tuple{"output", saved.output, false}, {"lse", saved.lse, true}, {"dOutput", saved.d_output, false}})
     if (auto s = check_values(name, span, neg_inf); !s.ok()) return s;

@@ -407,9 +407,9 @@ TEST_CASE("attention backward (whole operator): argument errors name the argumen
   // Gradient buffers of the wrong size.
   std::vector<float> dq(d.q.size() + 1), dk(d.k.size()), dv(d.v.size());
   auto st = attnlab::attention_backward(args_of(c, d), saved, {dq, dk, dv});
-  CHECK(st.arg == "dq");
+  CHECK(st.arg == "out.dq");
   std::vector<float> dq2(d.q.size()), dk2(d.k.size() - 1);
   st = attnlab::attention_backward(args_of(c, d), saved, {dq2, dk2, dv});
-  CHECK(st.arg == "dk");
+  CHECK(st.arg == "out.dk");
   CHECK(st.message.find("batch·kvHeads·nk·dk = 2·1·6·4") != std::string::npos);
 }
