@@ -177,7 +177,7 @@ Status attend_backward(const AttentionGradProblem& p) {
         float* prow = s.data() + r * kKeys;
         float* dsrow = ds.data() + r * kKeys;
         const std::size_t i = i0 + r;
-        float* caprow = cap.data() + r * kKeys;
+        float* caprow = p.softcap > 0.0f ? cap.data() + r * kKeys : nullptr;  // (no buffer without softcap)
         row_sums[i] += weights_row(p, mask, vis, tile_scale, i, j0, ranges[r], cols, prow, caprow);
         // dS = P∘(dP − D) over the visible keys (times softcap's 1 − tanh²); 0 elsewhere (there dP was never computed).
         const KeyRange rr = ranges[r];

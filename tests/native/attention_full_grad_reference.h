@@ -79,10 +79,11 @@ struct FullGrad {
 };
 
 // Inputs as bounded values (bnd::inputs for float tensors; {value, 0} for exact double ones). The mask values,
-// slopes, softcap and scale are the float32 ones the engine uses (exact in double).
+// slopes, softcap and scale are the float32 ones the engine uses (exact in double). `prescaled` false: the scale is
+// applied to q·k instead of to q (the kernel's order when q·scale could overflow).
 inline FullGrad attention_full_grad(const std::vector<bnd::B>& q, const std::vector<bnd::B>& k, const std::vector<bnd::B>& v,
                                     const std::vector<bnd::B>& o, const std::vector<bnd::B>& lse,
-                                    const std::vector<bnd::B>& d_o, const FullCase& c) {
+                                    const std::vector<bnd::B>& d_o, const FullCase& c, bool prescaled = true) {
   using bnd::B;
   const double inf = std::numeric_limits<double>::infinity();
   const std::size_t H = c.heads, G = c.kv_heads, nq = c.nq, nk = c.nk, dk = c.dk, dv = c.dv;
@@ -99,7 +100,10 @@ inline FullGrad attention_full_grad(const std::vector<bnd::B>& q, const std::vec
           const B l = lse[(b * H + h) * nq + i];
           if (l.v == -inf) continue;
           std::vector<B> qs(dk), dOi(dv), oi(dv);
-          for (std::size_t d = 0; d < dk; ++d) qs[d] = q[at_layout(c.bshd, b, h, i, d, H, nq, dk)] * scale;
+          for (std::size_t d = 0; d < dk; ++d) {
+            const B qd = q[at_layout(c.bshd, b, h, i, d, H, nq, dk)];
+            qs[d] = prescaled ? qd * scale : qd;
+          }
           for (std::size_t d = 0; d < dv; ++d)
             dOi[d] = d_o[at_layout(c.bshd, b, h, i, d, H, nq, dv)], oi[d] = o[at_layout(c.bshd, b, h, i, d, H, nq, dv)];
           const B D = bnd::dot(dOi, oi);
@@ -112,6 +116,7 @@ inline FullGrad attention_full_grad(const std::vector<bnd::B>& q, const std::vec
             for (std::size_t d = 0; d < dk; ++d) kj[d] = k[at_layout(c.bshd, b, kg, j, d, G, nk, dk)];
             for (std::size_t d = 0; d < dv; ++d) vj[d] = v[at_layout(c.bshd, b, kg, j, d, G, nk, dv)];
             B s = bnd::dot(qs, kj), factor{1.0, 0.0};
+            if (!prescaled) s = s * scale;  // the kernel's order when q·scale could overflow
             if (c.softcap > 0) {
               // s0·(1/c) rounds twice (2u|s0|), tanh within its relative spec, the product by c once; tanh is
               // 1-Lipschitz, so s0's error passes through at most unchanged.
@@ -124,7 +129,7 @@ inline FullGrad attention_full_grad(const std::vector<bnd::B>& q, const std::vec
               const std::int64_t len = c.key_lengths.empty() ? std::int64_t(nk) : c.key_lengths[b];
               const std::int64_t diag = c.causal == 2 ? std::int64_t(i) : std::int64_t(i) + len - std::int64_t(nq);
               const double bias = double(c.alibi[h]) * double(std::llabs(diag - std::int64_t(j)));
-              s = s - B{bias, u * bias};
+              s = s - B{bias, u * std::fabs(bias)};
             }
             if (c.mask) s = s + B{add, 0};
             const B p = bnd::exp(s - l);

@@ -87,7 +87,7 @@ export function attentionGradRef(c0) {
               const len = c.keyLengths ? c.keyLengths[b] : nk;
               const diag = c.causal === 'top-left' ? i : i + len - nq;
               const bias = c.alibiSlopes[h] * Math.abs(diag - j);
-              s = sub(s, B(bias, u * bias));
+              s = sub(s, B(bias, u * Math.abs(bias)));
             }
             if (c.mask && !(c.mask instanceof Uint8Array)) s = add(s, B(addend));
             const p = exp(sub(s, lse));
