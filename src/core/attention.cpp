@@ -32,10 +32,11 @@ MaskView mask_of(const AttentionProblem& p) noexcept {
   return p.mask_view;
 }
 
-std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept {
-  const std::size_t keys = p.nk < p.kv_len ? p.nk : p.kv_len;
-  return std::int64_t(i) + (p.top_left ? 0 : std::int64_t(keys) - std::int64_t(p.nq));
+Visibility visibility(const AttentionProblem& p) noexcept {
+  return {p.nq, p.nk, p.kv_len, p.mask ? SIZE_MAX : p.mask_view.keys, p.causal, p.top_left, p.window};
 }
+
+std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept { return row_diagonal(visibility(p), i); }
 
 RowInfo row_info(const AttentionProblem& p, const MaskView& m, std::size_t r) noexcept {
   const std::size_t f = p.fold.heads, i = r / f, h = r % f;
@@ -94,18 +95,24 @@ float touch(const float* x, std::size_t n) noexcept {
 
 }  // namespace
 
-KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept {
-  const std::size_t keys = p.nk < p.kv_len ? p.nk : p.kv_len;
-  const std::size_t mask_keys = p.mask ? SIZE_MAX : p.mask_view.keys;
-  const std::size_t end = keys < mask_keys ? keys : mask_keys;
-  if (!p.causal && p.window.left < 0 && p.window.right < 0) return {0, end};
-  const std::int64_t d = diagonal(p, i);
+std::int64_t row_diagonal(const Visibility& v, std::size_t i) noexcept {
+  const std::size_t keys = v.nk < v.kv_len ? v.nk : v.kv_len;
+  return std::int64_t(i) + (v.top_left ? 0 : std::int64_t(keys) - std::int64_t(v.nq));
+}
+
+KeySpan key_span(const Visibility& v, std::size_t i) noexcept {
+  const std::size_t keys = v.nk < v.kv_len ? v.nk : v.kv_len;
+  const std::size_t end = keys < v.mask_keys ? keys : v.mask_keys;
+  if (!v.causal && v.window.left < 0 && v.window.right < 0) return {0, end};
+  const std::int64_t d = row_diagonal(v, i);
   std::int64_t lo = 0, hi = std::int64_t(end);
-  if (p.causal && d + 1 < hi) hi = d + 1;
-  if (p.window.right >= 0 && d + p.window.right + 1 < hi) hi = d + p.window.right + 1;
-  if (p.window.left >= 0 && d - p.window.left > lo) lo = d - p.window.left;
+  if (v.causal && d + 1 < hi) hi = d + 1;
+  if (v.window.right >= 0 && d + v.window.right + 1 < hi) hi = d + v.window.right + 1;
+  if (v.window.left >= 0 && d - v.window.left > lo) lo = d - v.window.left;
   return hi <= lo ? KeySpan{0, 0} : KeySpan{std::size_t(lo), std::size_t(hi)};
 }
+
+KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept { return key_span(visibility(p), i); }
 
 std::size_t packed_keys_size(std::size_t nk, std::size_t dk) noexcept {
   return sat_mul(sat_mul(nk / kKeyTile + (nk % kKeyTile != 0), kKeyTile), dk);

@@ -1,6 +1,8 @@
 #include "attention_backward.h"
 
+#include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <tuple>
 #include <utility>
@@ -24,35 +26,63 @@ namespace kern = kernels::active;
 // tiles at once (S/P, dP/dS and three packed copies), and on a causal diagonal smaller tiles waste less.
 constexpr std::size_t kRows = 32, kKeys = 64;
 
-// The keys query row i sees, as a half-open range [lo, hi) of key indices. Every rule that hides keys by
-// position lives here (today: the causal limit), so the tile loops below need no other knowledge of it.
-struct KeyRange {
-  std::size_t lo, hi;
-};
-KeyRange visible_keys(const AttentionGradProblem& p, std::size_t i) noexcept {
-  return {0, p.causal ? causal_keys(i, p.nq, p.nk) : p.nk};
+// The keys query row i sees, as a half-open range [lo, hi) of key indices: every rule that hides keys by position
+// (causal, window, key length, a short mask) is in attention.cpp's key_span, shared with the forward.
+using KeyRange = KeySpan;
+Visibility visibility(const AttentionGradProblem& p) noexcept {
+  return {p.nq, p.nk, p.kv_len, p.mask ? SIZE_MAX : p.mask_view.keys, p.causal, p.top_left, p.window};
 }
 // The same, clipped to the tile [j0, j0 + cols) and relative to it (empty: lo == hi).
-KeyRange visible_in_tile(const AttentionGradProblem& p, std::size_t i, std::size_t j0, std::size_t cols) noexcept {
-  const KeyRange r = visible_keys(p, i);
+KeyRange visible_in_tile(const Visibility& vis, std::size_t i, std::size_t j0, std::size_t cols) noexcept {
+  const KeyRange r = key_span(vis, i);
   const std::size_t lo = r.lo > j0 ? r.lo - j0 : 0, hi = r.hi > j0 ? r.hi - j0 : 0;
   const std::size_t h = hi < cols ? hi : cols, l = lo < h ? lo : h;
   return {l, h};
 }
 
-// Row i's weights over the visible part [lo, hi) of a tile, in place: the logits (Q came pre-scaled unless
-// `scale` ≠ 1, then the additive mask), then P = exp(logit − lse). Everything outside [lo, hi) becomes 0.
+// Row i's weights over the visible part [lo, hi) of a tile, in place. First its logits, as the forward's
+// finish_scores makes them (attention.cpp; Q came pre-scaled unless `scale` ≠ 1): softcap — its derivative
+// 1 − tanh² kept in `cap` —, ALiBi, the mask; then P = exp(logit − lse). Everything outside [lo, hi) becomes 0.
 // Returns Σ P over the row's part of the tile, or +inf when a logit exceeds lse (lse not from these inputs).
-float weights_row(const AttentionGradProblem& p, float scale, std::size_t i, std::size_t j0, KeyRange r,
-                  std::size_t cols, float* row) noexcept {
+float weights_row(const AttentionGradProblem& p, const MaskView& m, const Visibility& vis, float scale, std::size_t i,
+                  std::size_t j0, KeyRange r, std::size_t cols, float* row, float* cap) noexcept {
   const float lse = p.lse[i];
   if (lse == -INFINITY || r.lo == r.hi) {
     std::memset(row, 0, cols * sizeof(float));
     return 0.0f;
   }
   float* live = row + r.lo;
-  const std::size_t n = r.hi - r.lo;
-  if (p.mask || scale != 1.0f) kern::scale_add(live, n, scale, p.mask ? p.mask + i * p.nk + j0 + r.lo : nullptr);
+  const std::size_t n = r.hi - r.lo, j = j0 + r.lo;
+  float s = scale;
+  if (p.softcap > 0.0f) {
+    kern::soft_cap(live, n, s, p.softcap);
+    s = 1.0f;
+    const float c = p.softcap;
+    for (std::size_t t = 0; t < n; ++t) {
+      const float th = live[t] / c;
+      cap[r.lo + t] = 1.0f - th * th;
+    }
+  }
+  if (p.alibi != 0.0f) {
+    if (s != 1.0f) kern::scale(live, n, s), s = 1.0f;
+    kern::distance_bias(live, n, float(row_diagonal(vis, i) - std::int64_t(j)), p.alibi);
+  }
+  const std::size_t at = i * m.row_stride;
+  if (m.add && m.col_stride) {
+    kern::scale_add(live, n, s, m.add + at + j);
+  } else if (m.add) {  // one value for every key of the row
+    kern::scale_add(live, n, s, nullptr);
+    const float c = m.add[at];
+    if (c != 0.0f)
+      for (std::size_t t = 0; t < n; ++t) live[t] = std::fmin(live[t] + c, FLT_MAX);
+  } else if (s != 1.0f) {
+    kern::scale_add(live, n, s, nullptr);
+  }
+  if (m.keep && m.col_stride) {
+    kern::mask_bool(live, n, m.keep + at + j);
+  } else if (m.keep && !m.keep[at]) {
+    for (std::size_t t = 0; t < n; ++t) live[t] = -INFINITY;
+  }
   // lse ≥ every logit of its row (up to rounding). Far above it the vector exp has no valid range: refuse.
   const float top = kern::row_max(live, n);
   float total = 0.0f;
@@ -75,12 +105,15 @@ Status attend_backward(const AttentionGradProblem& p) {
                     tile_size = kRows * kKeys, pc_size = kernels::packed_size(kKeys, kRows),
                     dsr_size = kernels::packed_size(kRows, kKeys);
   Scratch kt(kt_size), vt(vt_size), qp(qp_size), dop(dop_size), s(tile_size), ds(tile_size), pc(pc_size),
-      dsr(dsr_size), d(p.nq), sums(p.row_sums ? 0 : p.nq);
+      dsr(dsr_size), d(p.nq), sums(p.row_sums ? 0 : p.nq), cap(p.softcap > 0.0f ? tile_size : 0);
   if (!kt.ok_for(kt_size) || !vt.ok_for(vt_size) || !qp.ok_for(qp_size) || !dop.ok_for(dop_size) ||
       !s.ok_for(tile_size) || !ds.ok_for(tile_size) || !pc.ok_for(pc_size) || !dsr.ok_for(dsr_size) ||
-      !d.ok_for(p.nq) || !sums.ok_for(p.row_sums ? 0 : p.nq))
+      !d.ok_for(p.nq) || !sums.ok_for(p.row_sums ? 0 : p.nq) || !cap.ok_for(p.softcap > 0.0f ? tile_size : 0))
     return Status::no_memory("the attention backward tiles");
   float* const row_sums = p.row_sums ? p.row_sums : sums.data();
+  const Visibility vis = visibility(p);
+  // The dense [nq×nk] mask of the single-head problem, as a view like the broadcast one.
+  const MaskView mask = p.mask ? MaskView{p.mask, nullptr, p.nk, 1, SIZE_MAX, 0} : p.mask_view;
 
   // As the forward: Q·scale is packed when that cannot overflow, else the tiles are scaled.
   double q_norm = 0.0;
@@ -114,7 +147,7 @@ Status attend_backward(const AttentionGradProblem& p) {
       KeyRange ranges[kRows];
       KeyRange block{cols, 0};  // keys of the tile that any row of the block sees
       for (std::size_t r = 0; r < rows; ++r) {
-        ranges[r] = p.lse[i0 + r] == -INFINITY ? KeyRange{0, 0} : visible_in_tile(p, i0 + r, j0, cols);
+        ranges[r] = p.lse[i0 + r] == -INFINITY ? KeyRange{0, 0} : visible_in_tile(vis, i0 + r, j0, cols);
         if (ranges[r].lo < ranges[r].hi) {
           block.lo = ranges[r].lo < block.lo ? ranges[r].lo : block.lo;
           block.hi = ranges[r].hi > block.hi ? ranges[r].hi : block.hi;
@@ -144,10 +177,15 @@ Status attend_backward(const AttentionGradProblem& p) {
         float* prow = s.data() + r * kKeys;
         float* dsrow = ds.data() + r * kKeys;
         const std::size_t i = i0 + r;
-        row_sums[i] += weights_row(p, tile_scale, i, j0, ranges[r], cols, prow);
-        // dS = P∘(dP − D) over the visible keys; 0 elsewhere (there dP was never computed).
+        float* caprow = p.softcap > 0.0f ? cap.data() + r * kKeys : nullptr;  // (no buffer without softcap)
+        row_sums[i] += weights_row(p, mask, vis, tile_scale, i, j0, ranges[r], cols, prow, caprow);
+        // dS = P∘(dP − D) over the visible keys (times softcap's 1 − tanh²); 0 elsewhere (there dP was never computed).
         const KeyRange rr = ranges[r];
-        if (rr.lo < rr.hi) kern::mul_diff(prow + rr.lo, dsrow + rr.lo, rr.hi - rr.lo, d.data()[i], 1.0f, dsrow + rr.lo);
+        if (rr.lo < rr.hi) {
+          kern::mul_diff(prow + rr.lo, dsrow + rr.lo, rr.hi - rr.lo, d.data()[i], 1.0f, dsrow + rr.lo);
+          if (p.softcap > 0.0f)
+            for (std::size_t j = rr.lo; j < rr.hi; ++j) dsrow[j] *= caprow[j];
+        }
         std::memset(dsrow, 0, rr.lo * sizeof(float));
         std::memset(dsrow + rr.hi, 0, (cols - rr.hi) * sizeof(float));
       }

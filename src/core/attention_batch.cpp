@@ -21,12 +21,18 @@ std::string list(const std::size_t* values, std::size_t n) {
   return s + "]";
 }
 
-TensorView view(const float* data, Layout layout, std::size_t heads, std::size_t seq, std::size_t d) {
+}  // namespace
+
+TensorView tensor_view(const float* data, Layout layout, std::size_t heads, std::size_t seq, std::size_t d) noexcept {
   if (layout == Layout::bhsd) return {data, heads * seq * d, seq * d, d};
   return {data, seq * heads * d, d, heads * d};
 }
 
-}  // namespace
+std::string AttentionPlan::shape(const char* short_form, const char* heads_name, std::size_t count, std::size_t seq,
+                                 std::size_t d) const {
+  return single ? format("%s = %zu·%zu", short_form, seq, d)
+                : format("batch·%s·%s = %zu·%zu·%zu·%zu", heads_name, short_form, batch.batch, count, seq, d);
+}
 
 Status run_attention(const AttentionBatch& a) {
   const std::size_t group = a.heads / a.kv_heads, nn = a.nq * a.nk;
@@ -80,10 +86,7 @@ Status run_attention(const AttentionBatch& a) {
   return Status::success();
 }
 
-}  // namespace detail
-
-Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
-  using namespace detail;
+Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& plan) {
   const KvCache* cache = a.cache;
   for (auto [name, value] : {std::pair{"batch", a.batch}, {"heads", a.heads}, {"nq", a.nq}})
     if (auto s = check_size(name, value); !s.ok()) return s;
@@ -126,16 +129,17 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
     if (auto s = check_product("k", t, dk, k_len); !s.ok()) return s;
     if (auto s = check_product("v", t, dv, v_len); !s.ok()) return s;
   }
-  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
   // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
   if (wants_matrix || a.path == AttentionPath::materialized) {
     if (auto s = check_product("nq·nk", a.nq, nk, nn); !s.ok()) return s;
     if (auto s = check_product("nq·nk", bh, nn, bhn); !s.ok()) return s;
   }
+  plan.single = single;
+  plan.batch.batch = a.batch, plan.batch.heads = heads, plan.batch.kv_heads = kv_heads;
+  plan.q_len = q_len, plan.k_len = k_len, plan.v_len = v_len, plan.out_len = out_len, plan.lse_len = lse_len, plan.bhn = bhn;
   // The shape named in messages: the short single-head form when there is one head.
   auto shape = [&](const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) {
-    return single ? format("%s = %zu·%zu", short_form, seq, d)
-                  : format("batch·%s·%s = %zu·%zu·%zu·%zu", heads_name, short_form, a.batch, count, seq, d);
+    return plan.shape(short_form, heads_name, count, seq, d);
   };
   // (Messages are built only on failure: a call's fixed cost matters for decode steps.)
   if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk));
@@ -229,40 +233,12 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
       return range_errorf("softcap", "softcap must be at least 3e-39 (1/softcap must be finite in float32), got %s", fmt(*a.softcap).c_str());
   }
 
-  if (o.out.size() != out_len) return check_length("out", o.out.size(), out_len, shape("nq·dv", "heads", heads, a.nq, dv));
-  for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
-    if (!span.empty() && span.size() != bhn)
-      return check_length(name, span.size(), bhn, single ? format("nq·nk = %zu·%zu", a.nq, nk)
-                                                         : format("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
-  if (!o.lse.empty() && o.lse.size() != lse_len)
-    return check_length("lse", o.lse.size(), lse_len, single ? format("nq = %zu", a.nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
-  if (a.path == AttentionPath::streaming && wants_matrix)
-    return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
-  if (auto s = check_values("q", a.q, false); !s.ok()) return s;
-  if (auto s = check_values("k", a.k, false); !s.ok()) return s;
-  if (auto s = check_values("v", a.v, false); !s.ok()) return s;
-  if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
-
-  const TensorView q = view(a.q.data(), a.layout, heads, a.nq, dk);
-  const TensorView k = view(a.k.data(), a.layout, kv_heads, nk, dk), v = view(a.v.data(), a.layout, kv_heads, nk, dv);
-  // Scores that could overflow float32 are refused: per head, max ‖q‖·‖k‖ (and its scaled value) ≤ 1e37.
-  const std::size_t group = heads / kv_heads;
-  for (std::size_t b = 0; b < a.batch; ++b)
-    for (std::size_t g = 0; g < kv_heads; ++g) {
-      const double kn = cache ? cache->max_key_norm() : max_row_norm(k.data + b * k.batch_stride + g * k.head_stride, nk, dk, k.row_stride);
-      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
-        const double bound = max_row_norm(q.data + b * q.batch_stride + h * q.head_stride, a.nq, dk, q.row_stride) * kn;
-        if (bound > 1e37 || bound * scale > 1e37)
-          return range_errorf("q", "q and %s are too large: max ‖q‖·‖k‖ = %s (× scale %s) could overflow float32 scores; the limit is 1e37",
-                              cache ? "the cache's keys" : "k", fmt(bound).c_str(), fmt(scale).c_str());
-      }
-    }
-
-  AttentionBatch batch{a.batch, heads, kv_heads, a.nq, nk, dk, dv, q, k, v, o.out.data(), 0, 0, 0};
-  const TensorView out = view(nullptr, a.layout, heads, a.nq, dv);
+  AttentionBatch& batch = plan.batch;
+  batch.nq = a.nq, batch.nk = nk, batch.dk = dk, batch.dv = dv;
+  batch.q = tensor_view(a.q.data(), a.layout, heads, a.nq, dk);
+  batch.k = tensor_view(a.k.data(), a.layout, kv_heads, nk, dk), batch.v = tensor_view(a.v.data(), a.layout, kv_heads, nk, dv);
+  const TensorView out = tensor_view(nullptr, a.layout, heads, a.nq, dv);
   batch.out_batch_stride = out.batch_stride, batch.out_head_stride = out.head_stride, batch.out_row_stride = out.row_stride;
-  auto data = [](std::span<float> s) { return s.empty() ? nullptr : s.data(); };
-  batch.raw_scores = data(o.raw_scores), batch.scores = data(o.scores), batch.weights = data(o.weights), batch.lse = data(o.lse);
   batch.scale = scale;
   batch.causal = a.causal;
   // Beyond 2^40 a window is unlimited in practice; clamping keeps the diagonal arithmetic in 64 bits.
@@ -273,6 +249,58 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   batch.key_lengths = a.key_lengths.empty() ? nullptr : a.key_lengths.data();
   batch.mask = mask, batch.mask_batch_stride = mask_batch_stride;
   batch.cache = cache;
+  return Status::success();
+}
+
+Status check_attention_values(const AttentionArgs& a, const AttentionPlan& plan) {
+  const KvCache* cache = a.cache;
+  const AttentionBatch& b = plan.batch;
+  if (auto s = check_values("q", a.q, false); !s.ok()) return s;
+  if (auto s = check_values("k", a.k, false); !s.ok()) return s;
+  if (auto s = check_values("v", a.v, false); !s.ok()) return s;
+  if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
+
+  // Scores that could overflow float32 are refused: per head, max ‖q‖·‖k‖ (and its scaled value) ≤ 1e37.
+  const TensorView &q = b.q, &k = b.k;
+  const std::size_t group = b.heads / b.kv_heads;
+  for (std::size_t bi = 0; bi < b.batch; ++bi)
+    for (std::size_t g = 0; g < b.kv_heads; ++g) {
+      const double kn = cache ? cache->max_key_norm() : max_row_norm(k.data + bi * k.batch_stride + g * k.head_stride, b.nk, b.dk, k.row_stride);
+      for (std::size_t h = g * group; h < (g + 1) * group; ++h) {
+        const double bound = max_row_norm(q.data + bi * q.batch_stride + h * q.head_stride, b.nq, b.dk, q.row_stride) * kn;
+        if (bound > 1e37 || bound * b.scale > 1e37)
+          return range_errorf("q", "q and %s are too large: max ‖q‖·‖k‖ = %s (× scale %s) could overflow float32 scores; the limit is 1e37",
+                              cache ? "the cache's keys" : "k", fmt(bound).c_str(), fmt(b.scale).c_str());
+      }
+    }
+  return Status::success();
+}
+
+}  // namespace detail
+
+Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
+  using namespace detail;
+  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
+  AttentionPlan plan;
+  if (auto s = plan_attention(a, wants_matrix, plan); !s.ok()) return s;
+  AttentionBatch& batch = plan.batch;
+  const std::size_t heads = batch.heads, nk = batch.nk, dv = batch.dv;
+  if (o.out.size() != plan.out_len)
+    return check_length("out", o.out.size(), plan.out_len, plan.shape("nq·dv", "heads", heads, a.nq, dv));
+  for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
+    if (!span.empty() && span.size() != plan.bhn)
+      return check_length(name, span.size(), plan.bhn, plan.single ? format("nq·nk = %zu·%zu", a.nq, nk)
+                                                                   : format("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
+  if (!o.lse.empty() && o.lse.size() != plan.lse_len)
+    return check_length("lse", o.lse.size(), plan.lse_len,
+                        plan.single ? format("nq = %zu", a.nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
+  if (a.path == AttentionPath::streaming && wants_matrix)
+    return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
+  if (auto s = check_attention_values(a, plan); !s.ok()) return s;
+
+  batch.out = o.out.data();
+  auto data = [](std::span<float> s) { return s.empty() ? nullptr : s.data(); };
+  batch.raw_scores = data(o.raw_scores), batch.scores = data(o.scores), batch.weights = data(o.weights), batch.lse = data(o.lse);
   batch.materialize = a.path == AttentionPath::materialized || (a.path == AttentionPath::automatic && wants_matrix);
   return run_attention(batch);
 }

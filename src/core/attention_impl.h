@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "attention.h"
 #include "scratch.h"
@@ -63,6 +64,18 @@ struct KeySpan {
   std::size_t lo, hi;
 };
 KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept;
+
+// The rules that hide keys by position, as the forward and the backward both read them.
+struct Visibility {
+  std::size_t nq, nk;
+  std::size_t kv_len = SIZE_MAX;     // keys past this are not seen
+  std::size_t mask_keys = SIZE_MAX;  // a mask shorter than nk hides the keys past it
+  bool causal = false, top_left = false;
+  Window window{};
+};
+// i', the diagonal key of query i (causal, the window and ALiBi are measured from it).
+std::int64_t row_diagonal(const Visibility& v, std::size_t i) noexcept;
+KeySpan key_span(const Visibility& v, std::size_t i) noexcept;
 
 // Last key index query i may see under the bottom-right causal mask, plus one (0: the row sees nothing).
 inline std::size_t causal_keys(std::size_t i, std::size_t nq, std::size_t nk) noexcept {
@@ -136,5 +149,21 @@ struct AttentionBatch {
   double q_norm = -1.0;
 };
 Status run_attention(const AttentionBatch& b);
+
+// attention()'s validation, shared with attention_backward(): `plan_attention` checks the sizes, the lengths of
+// q/k/v, the mask and its shape, keyLengths, alibiSlopes, window, scale and softcap, and fills everything of the
+// batch but its outputs; `check_attention_values` then checks the values of q/k/v/mask and that the scores cannot
+// overflow. (attention() checks its outputs between the two, so that size errors come before value errors.)
+struct AttentionPlan {
+  AttentionBatch batch{};
+  std::size_t q_len = 0, k_len = 0, v_len = 0, out_len = 0, lse_len = 0, bhn = 0;  // bhn: batch·heads·nq·nk, when needed
+  bool single = true;  // batch = heads = kvHeads = 1: messages use the short shapes ("nq·dk = 6·4")
+  // "nq·dk = 6·4", or "batch·heads·nq·dk = 2·4·6·4".
+  std::string shape(const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) const;
+};
+Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& plan);
+Status check_attention_values(const AttentionArgs& a, const AttentionPlan& plan);
+// The strides of a [batch, heads, seq, d] tensor in a layout.
+TensorView tensor_view(const float* data, Layout layout, std::size_t heads, std::size_t seq, std::size_t d) noexcept;
 
 }  // namespace attnlab::detail

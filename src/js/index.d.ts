@@ -518,6 +518,51 @@ export interface BuildInfo {
   kernels: string;
 }
 
+/**
+ * Options of {@link Lab.attentionBackward}: every option of {@link Lab.attention} (the same names, meanings and
+ * checks) with the keys and values as tensors, plus what the forward saved and the loss's gradient.
+ */
+export interface AttentionBackwardOptions
+  extends Omit<AttentionCommonOptions, 'returnScores' | 'returnWeights' | 'returnRawScores' | 'returnLse' | 'out'> {
+  /** The forward's keys, `[batch, kvHeads, nk, dk]` in the layout (`[nk × dk]` with one head). */
+  k: Float32Array;
+  /** The forward's values, `[batch, kvHeads, nk, dv]` in the layout (`[nk × dv]` with one head). */
+  v: Float32Array;
+  /** The forward's `output`, `[batch, heads, nq, dv]` in the layout. */
+  output: Float32Array;
+  /**
+   * The forward's `lse` (`returnLse: true`), `[batch, heads, nq]`: the weights are recomputed from it tile by tile.
+   * −Infinity for a query that sees no key. An `lse` that does not belong to these inputs and options is a RangeError.
+   */
+  lse: Float32Array;
+  /** dL/d`output`, shaped as `output`; finite. */
+  dOutput: Float32Array;
+  /** Write the gradients into these buffers (each shaped as `q`, `k`, `v`) instead of new arrays; untouched when the call throws. */
+  out?: AttentionGradientBuffers | null;
+  /** Not an option of the backward pass: it takes explicit `k` and `v` (copy them out with {@link KvCache.keys} / {@link KvCache.values}). */
+  cache?: never;
+}
+
+/** Buffers for {@link AttentionBackwardOptions.out}; any left out is allocated. */
+export interface AttentionGradientBuffers {
+  /** For `dq`: `q.length` floats. */
+  dq?: Float32Array;
+  /** For `dk`: `k.length` floats. */
+  dk?: Float32Array;
+  /** For `dv`: `v.length` floats. */
+  dv?: Float32Array;
+}
+
+/** Result of {@link Lab.attentionBackward}: the gradients of the loss with respect to the forward's inputs. */
+export interface AttentionGradients {
+  /** dL/dq, shaped as `q`. A query that sees no key gets zeros. `out.dq` when given. */
+  dq: Float32Result;
+  /** dL/dk, shaped as `k`: a key/value head shared by several query heads (GQA, MQA) gets the sum over them. `out.dk` when given. */
+  dk: Float32Result;
+  /** dL/dv, shaped as `v` (summed over the query heads of a group like `dk`). `out.dv` when given. */
+  dv: Float32Result;
+}
+
 /** Options of {@link Lab.softmaxBackward}: the gradient of softmax (or log-softmax) with respect to its logits. */
 export interface SoftmaxBackwardOptions {
   /** The forward's output: probabilities in [0, 1] (with `log`: log-probabilities ≤ 0, −Infinity allowed), `rows·cols`. */
@@ -749,6 +794,17 @@ export interface Lab {
    * [0, 1], or above 0 with `log`, is not a softmax output).
    */
   softmaxBackward(options: SoftmaxBackwardOptions): Float32Array;
+  /**
+   * The gradients of {@link Lab.attention} with respect to `q`, `k` and `v`, for every option of the forward, from
+   * what the forward returned (`output` and `lse`) and dL/d`output`. FlashAttention-2's backward: the weights are
+   * recomputed tile by tile from `lse`, so memory stays O(tile), never `nq × nk`.
+   * @throws TypeError for a missing or mistyped tensor or option (a `cache` included); RangeError for bad sizes,
+   * lengths or values, an `lse` that does not match the inputs, or gradients that overflow float32 (the message
+   * names the argument); Error when out of memory.
+   * @param options See {@link AttentionBackwardOptions}.
+   * @returns `{ dq, dk, dv }`, shaped as `q`, `k`, `v`.
+   */
+  attentionBackward(options: AttentionBackwardOptions): AttentionGradients;
   /**
    * A new small GPT with seeded initial weights (see {@link GPTConfig}). Needs a lab from `init({ gpt: true })`.
    * @throws TypeError for a missing or mistyped field; RangeError for a zero size, `dModel % heads`, `heads % kvHeads`,

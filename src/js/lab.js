@@ -1,5 +1,6 @@
 // The lab object init() resolves with: one set of plain functions over one module instance.
 import { makeAttention } from './attention.js';
+import { makeAttentionBackward } from './attention-backward.js';
 import { makeKvCache } from './kv-cache.js';
 import { makeMultiHeadAttention } from './multihead.js';
 import { makeRope } from './rope.js';
@@ -23,6 +24,7 @@ export function makeLab(m, { gpt = false } = {}) {
     rope: makeRope(m),
     kvCache: makeKvCache(m, caches),
     softmaxBackward: makeSoftmaxBackward(m),
+    attentionBackward: makeAttentionBackward(m),
     ...makeGPT(m, gpt),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
