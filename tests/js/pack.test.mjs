@@ -53,7 +53,7 @@ test('the npm page: the package README, no relative link or image, no repository
   const relative = links.filter((l) => !/^https:\/\//.test(l));
   assert.deepEqual(relative, [], 'links must be absolute https URLs to work on the npm site');
   assert.doesNotMatch(packageReadme, /npm start|npm test|src\/js\/|scripts\//, 'the npm page speaks to users, not contributors');
-  for (const heading of ['## Quick start', '## API', '## Two entries', '## Errors', '## Performance', '## Versioning', '## License'])
+  for (const heading of ['## Quick start', '## API', '## Three entries', '## Errors', '## Performance', '## Versioning', '## License'])
     assert.ok(packageReadme.includes(heading), `missing ${heading}`);
   assert.match(packageReadme, /TypeScript\s+5\.7 or later/);
   assert.match(packageReadme, new RegExp(packageJson.engines.node.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'states the engines range');
