@@ -78,7 +78,9 @@ test('a real publish is refused until repository, homepage and bugs are set (the
   const res = prepack({ npm_command: 'publish', npm_config_dry_run: 'false' });
   if (missing.length) {
     assert.equal(res.status, 1);
-    assert.match(res.stderr, new RegExp(`refusing to publish without ${missing.join(', ')} in package\\.json`));
+    assert.match(res.stderr, new RegExp(`^prepack: refusing to publish: package\\.json has no ${missing.join(', ')}\\.`));
+    assert.match(res.stderr, /left unset on purpose: the project has no public URL yet/);
+    assert.match(res.stderr, /npm publish --dry-run and npm pack work without them/);
   } else {
     // All three set: prepack goes on to the toolchain check (no emcc on this PATH), which must say what is missing.
     assert.match(res.stderr, /cannot build the package: '(emcc|cmake)' is not installed/);
