@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debug build of the npm package for the JS suite: both wasm modules linked with Emscripten's
+# Debug build of the npm package for the JS suite: the four wasm modules linked with Emscripten's
 # -sASSERTIONS=2 -sSAFE_HEAP=1 -sSTACK_OVERFLOW_CHECK=2 at -O1 -g (presets wasm-debug, wasm-debug-scalar),
 # assembled in dist-debug/ with the same file names as dist/, so the unchanged src/js/index.js loads them.
 # Never shipped; scripts/test-js-debug.sh runs the tests against it (ATTNLAB_DIST=dist-debug).
@@ -20,12 +20,14 @@ mkdir -p dist-debug
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }
 for f in src/js/*.js; do copy "$f" "dist-debug/${f#src/js/}"; done
 copy src/js/index.d.ts dist-debug/index.d.ts
-copy "build/wasm-debug/src/wasm/attnlab-simd.wasm" "dist-debug/attnlab-simd.wasm"
-copy "build/wasm-debug-scalar/src/wasm/attnlab-scalar.wasm" "dist-debug/attnlab-scalar.wasm"
-# One glue for both modules, as in dist/ (scripts/build-wasm.sh): checked to differ only in the .wasm name.
-sed 's/attnlab-scalar\.wasm/attnlab-simd.wasm/g' build/wasm-debug-scalar/src/wasm/attnlab-scalar.mjs | cmp -s build/wasm-debug/src/wasm/attnlab-simd.mjs - \
+for module in simd gpt-simd; do copy "build/wasm-debug/src/wasm/attnlab-$module.wasm" "dist-debug/attnlab-$module.wasm"; done
+for module in scalar gpt-scalar; do copy "build/wasm-debug-scalar/src/wasm/attnlab-$module.wasm" "dist-debug/attnlab-$module.wasm"; done
+# One glue for all four modules, as in dist/ (scripts/build-wasm.sh): the GPT module's, checked to differ between
+# the two kinds only in the .wasm name and to run the operators' modules.
+sed 's/attnlab-gpt-scalar\.wasm/attnlab-gpt-simd.wasm/g' build/wasm-debug-scalar/src/wasm/attnlab-gpt-scalar.mjs | cmp -s build/wasm-debug/src/wasm/attnlab-gpt-simd.mjs - \
   || { echo "build-wasm-debug: the two modules' glue differs beyond the .wasm name" >&2; exit 1; }
-copy "build/wasm-debug/src/wasm/attnlab-simd.mjs" "dist-debug/attnlab.mjs"
+node scripts/check-glue.mjs build/wasm-debug/src/wasm/attnlab-gpt-simd.mjs dist-debug/attnlab-{simd,scalar,gpt-simd,gpt-scalar}.wasm
+copy "build/wasm-debug/src/wasm/attnlab-gpt-simd.mjs" "dist-debug/attnlab.mjs"
 rm -f dist-debug/attnlab-simd.mjs dist-debug/attnlab-scalar.mjs   # per-module glue of earlier builds
 bash scripts/inline-wasm.sh dist-debug
 # Proof that this is the checked build: SAFE_HEAP's and the assertions' helpers are in the glue.

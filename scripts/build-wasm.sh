@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm run build` (and `prepack`): builds the SIMD and the scalar wasm module with Emscripten and assembles
-# the npm package in dist/. Incremental: when nothing changed it only re-checks and re-copies.
+# `npm run build` (and `prepack`): builds the wasm modules with Emscripten (SIMD and scalar, each as the
+# operators alone and with the small GPT: src/wasm/CMakeLists.txt) and assembles the npm package in dist/.
+# Incremental: when nothing changed it only re-checks and re-copies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs   # Debian's Emscripten 3.1.6 finds acorn (its JS optimizer) only through this
@@ -19,18 +20,23 @@ mkdir -p dist
 copy() { cmp -s "$1" "$2" || cp "$1" "$2"; }   # unchanged files keep their mtime
 for f in src/js/*.js; do copy "$f" "dist/${f#src/js/}"; done
 copy src/js/index.d.ts dist/index.d.ts
-# One glue for both modules: the two links produce the same JS but for the default file name, which is never
-# used (the wrapper compiles the module and hands it over through instantiateWasm). Checked, since the glue's
-# import and export names must match the module it runs.
+# One glue for all four modules. Each kind's two links produce the same JS but for the default file name, which is
+# never used (the wrapper compiles the module and hands it over through instantiateWasm): checked, since the
+# glue's import and export names must match the module it runs. The GPT module's glue is the one shipped: the
+# operators' module needs a subset of it (no Embind classes), checked by scripts/check-glue.mjs.
 same_glue() {
-  sed 's/attnlab-scalar\.wasm/attnlab-simd.wasm/g' "$2" | cmp -s "$1" - \
+  sed "s/$3/$4/g" "$2" | cmp -s "$1" - \
     || { echo "build-wasm: $1 and $2 differ beyond the .wasm name; one glue cannot serve both modules" >&2; exit 1; }
 }
-same_glue build/wasm-simd/src/wasm/attnlab-simd.mjs build/wasm-scalar/src/wasm/attnlab-scalar.mjs
-copy build/wasm-simd/src/wasm/attnlab-simd.mjs dist/attnlab.mjs
+out=build/wasm-simd/src/wasm out_scalar=build/wasm-scalar/src/wasm
+same_glue $out/attnlab-gpt-simd.mjs $out_scalar/attnlab-gpt-scalar.mjs 'attnlab-gpt-scalar\.wasm' attnlab-gpt-simd.wasm
+same_glue $out/attnlab-simd.mjs $out_scalar/attnlab-scalar.mjs 'attnlab-scalar\.wasm' attnlab-simd.wasm
+node scripts/check-glue.mjs $out/attnlab-gpt-simd.mjs $out/attnlab-simd.wasm $out_scalar/attnlab-scalar.wasm \
+  $out/attnlab-gpt-simd.wasm $out_scalar/attnlab-gpt-scalar.wasm
+copy $out/attnlab-gpt-simd.mjs dist/attnlab.mjs
 rm -f dist/attnlab-simd.mjs dist/attnlab-scalar.mjs   # per-module glue of earlier builds
-for kind in simd scalar; do
-  copy "build/wasm-$kind/src/wasm/attnlab-$kind.wasm" "dist/attnlab-$kind.wasm"
+for module in simd scalar gpt-simd gpt-scalar; do
+  copy "build/wasm-${module#gpt-}/src/wasm/attnlab-$module.wasm" "dist/attnlab-$module.wasm"
 done
 bash scripts/inline-wasm.sh dist   # the same modules as base64 in ES modules, for attnlab/inline
 
@@ -40,13 +46,16 @@ for f in dist/*; do
   read -r raw gz < <(total "$f")
   printf '  %-34s %8d %8d\n' "${f#dist/}" "$raw" "$gz"
 done
-# What an app loads, by entry: the wrapper, the glue and the chosen .wasm (attnlab), or the wrapper, the glue
-# and both modules as base64 text (attnlab/inline).
+# What an app loads, by entry and variant: the wrapper, the glue and the chosen .wasm (attnlab), or the wrapper,
+# the glue and one variant's two modules as base64 text (attnlab/inline: the operators, attnlab/inline-gpt: with
+# the small GPT).
 wrapper=()
-for f in src/js/*.js; do case $f in */index.js|*/inline.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
-for kind in simd scalar; do
-  read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$kind.wasm)
-  printf '  %-34s %8d %8d\n' "= attnlab, $kind: js + glue + wasm" "$raw" "$gz"
+for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/inline-gpt.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
+for module in simd scalar gpt-simd gpt-scalar; do
+  read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$module.wasm)
+  printf '  %-40s %8d %8d\n' "= attnlab, $module: js + glue + wasm" "$raw" "$gz"
 done
-read -r raw gz < <(total dist/inline.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-*.inline.js)
-printf '  %-34s %8d %8d\n' "= attnlab/inline: js + glue + both" "$raw" "$gz"
+read -r raw gz < <(total dist/inline.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-simd.inline.js dist/attnlab-scalar.inline.js)
+printf '  %-40s %8d %8d\n' "= attnlab/inline: js + glue + pair" "$raw" "$gz"
+read -r raw gz < <(total dist/inline-gpt.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-gpt-*.inline.js)
+printf '  %-40s %8d %8d\n' "= attnlab/inline-gpt: js + glue + pair" "$raw" "$gz"

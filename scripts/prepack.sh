@@ -15,11 +15,16 @@ restore() { if [[ -f $saved ]]; then mv -f "$saved" README.md; fi; }
 if [[ ${1:-} == --restore ]]; then restore; exit 0; fi
 restore
 
-# A real publish needs the links the npm page shows beside the README; the project has no public URL yet.
+# A real publish needs the links the npm page shows beside the README (repository, homepage, bugs). They are left
+# unset on purpose: the project has no public URL yet, and a guessed one would send users to a wrong page. So a
+# real publish stops here and says so; `npm publish --dry-run` and `npm pack` go on.
 if [[ ${npm_command:-} == publish && ${npm_config_dry_run:-false} != true ]]; then
   missing=$(node -e 'const p = require("./package.json"); console.log(["repository", "homepage", "bugs"].filter((k) => !p[k]).join(", "))')
   if [[ -n $missing ]]; then
-    echo "prepack: refusing to publish without $missing in package.json (the npm page links them)." >&2
+    echo "prepack: refusing to publish: package.json has no $missing." >&2
+    echo "  They are left unset on purpose: the project has no public URL yet, and the npm page shows these links" >&2
+    echo "  beside the README. Once the repository is public, set repository, homepage and bugs to its URLs, then" >&2
+    echo "  publish. (npm publish --dry-run and npm pack work without them.)" >&2
     exit 1
   fi
 fi

@@ -41,11 +41,20 @@ const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(
 // The offline single file. Workers are bundled inline (a `?worker` import becomes `?worker&inline`, started
 // from a Blob), assets become data: URLs (assetsInlineLimit below), and the one script and one stylesheet
 // are written into index.html. Inline code needs no 'unsafe-inline': the policy allows exactly their hashes.
+// Each bundle (the page, each worker) carries only the wasm modules it runs: 'attnlab' resolves to the package's
+// inline entry with the operators' pair (dist/inline.js), and to the one with the small GPT's pair
+// (dist/inline-gpt.js) in a module that calls init({ gpt: true }) (the words `gpt: true` in its source).
 function singleFile(): Plugin[] {
+  const wantsGpt = (file: string): boolean => /\bgpt:\s*true\b/.test(readFileSync(file, 'utf8'));
   const rewrite: Plugin = {
     name: 'single-file-sources',
     apply: 'build',
     enforce: 'pre',
+    resolveId(source, importer) {
+      if (source !== 'attnlab') return null;
+      const file = importer?.split('?')[0];
+      return `${repoDir}dist/${file && wantsGpt(file) ? 'inline-gpt.js' : 'inline.js'}`;
+    },
     transform(code, id) {
       // The Emscripten glue must not name its .wasm as an asset (the package links it with
       // -sUSE_ES6_IMPORT_META=0), or the file would carry every .wasm twice.
@@ -98,8 +107,9 @@ export default defineConfig(({ mode }) => {
     base: './', // relative URLs: the folder works from any path on any static host
     plugins: [katexWoff2Only(), cspMeta(single), ...(single ? singleFile() : [])],
     resolve: {
-      // The package as built by `npm run build`; Vite bundles its .wasm files as assets.
-      alias: { attnlab: `${repoDir}dist/index.js` },
+      // The package as built by `npm run build`; Vite bundles its .wasm files as assets. (The single file resolves
+      // 'attnlab' to an inline entry instead: singleFile() above.)
+      alias: single ? {} : { attnlab: `${repoDir}dist/index.js` },
     },
     build: {
       outDir: single ? `${repoDir}artifacts/single` : `${webDir}dist`,

@@ -8,9 +8,10 @@
  * Matrices a call can also return (`weights`, `scores`, …) are in the result's type exactly when the call
  * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
  *
- * Two entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
- * compiled as it streams, read from disk in Node); `attnlab/inline` carries the module inside its JS, for
- * bundlers that do not copy the file. The declarations need neither the DOM lib nor `@types/node`.
+ * Three entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
+ * compiled as it streams, read from disk in Node); `attnlab/inline` carries the operators' module inside its
+ * JS, for bundlers that do not copy the file, and `attnlab/inline-gpt` the module with the small GPT
+ * (`init({ gpt: true })`). The declarations need neither the DOM lib nor `@types/node`.
  *
  * Errors: a missing tensor, a tensor that is not a `Float32Array`, or an option of the wrong type throws a
  * `TypeError`; a wrong length, a size that is not an integer ≥ 1, a non-finite or non-positive `temperature`
@@ -33,8 +34,13 @@
 /** Which compiled module runs: `'wasm-simd'` (SIMD128 kernels) or `'wasm'` (scalar kernels). */
 export type Backend = 'wasm-simd' | 'wasm';
 
-/** The two module files the package ships, as passed to a {@link InitOptions.wasmUrl} function. */
-export type WasmFile = 'attnlab-simd.wasm' | 'attnlab-scalar.wasm';
+/**
+ * The four module files the package ships, as passed to a {@link InitOptions.wasmUrl} function: the operators
+ * (`attnlab-simd.wasm`, `attnlab-scalar.wasm`: what {@link init} loads) and the operators with the small GPT
+ * (`attnlab-gpt-simd.wasm`, `attnlab-gpt-scalar.wasm`: what `init({ gpt: true })` loads), each with SIMD128
+ * kernels or scalar ones.
+ */
+export type WasmFile = 'attnlab-simd.wasm' | 'attnlab-scalar.wasm' | 'attnlab-gpt-simd.wasm' | 'attnlab-gpt-scalar.wasm';
 
 /**
  * A URL object: anything with an absolute `href`, such as a `URL` (declared here so that these types need
@@ -90,20 +96,26 @@ export interface InitOptions {
    */
   simd?: boolean;
   /**
-   * Load the small GPT too ({@link Lab.createGPT}, {@link Lab.loadGPT}). Without it those two throw an `Error`
-   * saying so. Default false.
+   * Load the module with the small GPT ({@link Lab.createGPT}, {@link Lab.loadGPT}): `attnlab-gpt-simd.wasm`
+   * (or `attnlab-gpt-scalar.wasm`), about twice the size of the operators' module that loads without it.
+   * Without it those two methods throw an `Error` saying so. The `attnlab/inline` entry carries only the
+   * operators' modules: with `gpt: true` import `init` from `attnlab/inline-gpt`, or pass
+   * {@link InitOptions.wasmUrl} / {@link InitOptions.wasmBinary}. Default false.
    */
   gpt?: boolean;
   /**
    * Where to load the `.wasm` from, for bundlers and CDNs that do not keep it beside the package's JS.
-   * A string or URL is used for whichever module is chosen (pin it with {@link InitOptions.simd}); a
-   * function receives the file name of the chosen module and returns its location.
+   * A string or URL is used for whichever module is chosen: pin it with {@link InitOptions.simd}, and point it
+   * at `attnlab-gpt-*.wasm` with `gpt: true` (an `Error` if the module has no GPT). A function receives the file
+   * name of the chosen module ({@link WasmFile}) and returns its location: `(file) => '/static/' + file` serves
+   * all four from one folder.
    * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk.
    */
   wasmUrl?: string | UrlLike | ((file: WasmFile) => string | UrlLike);
   /**
-   * The module's bytes, already loaded (must be the module chosen by {@link InitOptions.simd}).
-   * When given, nothing is fetched or read. Takes precedence over {@link InitOptions.wasmUrl}.
+   * The module's bytes, already loaded (must be the module chosen by {@link InitOptions.simd} and
+   * {@link InitOptions.gpt}). When given, nothing is fetched or read. Takes precedence over
+   * {@link InitOptions.wasmUrl}.
    */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
 }
@@ -828,10 +840,15 @@ export interface Lab {
 /**
  * Loads the engine. From `attnlab`, browsers fetch the `.wasm` beside the package's JS (compiled while it
  * streams when served as `application/wasm`, from the same response's bytes otherwise) and Node reads it
- * from disk; from `attnlab/inline` the module comes from inside the JS. Each call makes an independent instance.
+ * from disk; from `attnlab/inline` and `attnlab/inline-gpt` the module comes from inside the JS. Without
+ * `gpt: true` it is the operators' module (`attnlab-simd.wasm`, or `attnlab-scalar.wasm`); with it, the one
+ * that also has the small GPT (`attnlab-gpt-simd.wasm`, `attnlab-gpt-scalar.wasm`). Each call makes an
+ * independent instance.
  * @param options See {@link InitOptions}.
- * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, and
- * when the module cannot be loaded: the message names the URL or path it tried and what to do.
+ * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, when
+ * `gpt: true` meets a module without the GPT (from `attnlab/inline`, or a `wasmUrl` / `wasmBinary` of the
+ * operators' module), and when the module cannot be loaded: the message names the URL or path it tried and
+ * what to do.
  */
 export function init(options?: InitOptions): Promise<Lab>;
 

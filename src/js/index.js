@@ -1,8 +1,9 @@
 // attnlab: softmax, scaled dot-product and multi-head attention in WebAssembly, as plain functions over
-// Float32Array. Hand-written ESM wrapper around the Embind module (the glue attnlab.mjs and the modules
-// attnlab-{simd,scalar}.wasm). This entry (`attnlab`) loads the .wasm file beside it: browsers fetch it
-// (compiled while it streams), Node reads it from disk. inline.js (`attnlab/inline`) is the same API with the
-// modules inside the JS. loader.js does the loading for both; lab.js assembles the functions, one file per
+// Float32Array. Hand-written ESM wrapper around the Embind modules (the glue attnlab.mjs and the modules
+// attnlab-{simd,scalar}.wasm, and attnlab-gpt-{simd,scalar}.wasm with the small GPT: variant.js). This entry
+// (`attnlab`) loads the .wasm file beside it: browsers fetch it (compiled while it streams), Node reads it from
+// disk. inline.js (`attnlab/inline`) and inline-gpt.js (`attnlab/inline-gpt`) are the same API with a pair of
+// modules inside the JS. loader.js does the loading for all; lab.js assembles the functions, one file per
 // operation (softmax.js, …). They check types and sizes (TypeError / RangeError naming the argument,
 // checks.js), copy each tensor into wasm memory in one bulk copy (memory.js), call the engine, copy results
 // out and free everything, error or not. Values (NaN, +Infinity) and overflow are checked by the engine
@@ -16,16 +17,23 @@ export { simdSupported } from './loader.js';
 // Where this file was loaded from; undefined where a bundler emptied import.meta (CommonJS output).
 const base = import.meta.url;
 
+// Literal `new URL('./…', import.meta.url)`s: Vite, webpack and Parcel see the four files and emit them; only
+// the chosen one is downloaded.
+function beside(file) {
+  if (!base) return undefined;
+  switch (file) {
+    case 'attnlab-simd.wasm': return new URL('./attnlab-simd.wasm', import.meta.url);
+    case 'attnlab-scalar.wasm': return new URL('./attnlab-scalar.wasm', import.meta.url);
+    case 'attnlab-gpt-simd.wasm': return new URL('./attnlab-gpt-simd.wasm', import.meta.url);
+    case 'attnlab-gpt-scalar.wasm': return new URL('./attnlab-gpt-scalar.wasm', import.meta.url);
+  }
+  throw new Error(`attnlab: no module named ${file}`);
+}
+
 /**
  * Loads the engine and resolves with a {@link Lab}. See index.d.ts for the options.
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
-  return start(options, createAttnlab, (simd) =>
-    // Literal `new URL('./…', import.meta.url)`: Vite, webpack and Parcel see both files and emit them; only
-    // the chosen one is downloaded.
-    simd
-      ? compileBeside(base ? new URL('./attnlab-simd.wasm', import.meta.url) : undefined, 'attnlab-simd.wasm')
-      : compileBeside(base ? new URL('./attnlab-scalar.wasm', import.meta.url) : undefined, 'attnlab-scalar.wasm'),
-  );
+  return start(options, createAttnlab, (file) => compileBeside(beside(file), file));
 }

@@ -4,6 +4,7 @@
 // This file holds no import.meta, so a CommonJS bundle of the inline entry carries none either.
 import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
+import { hasGpt, inlineEntry, moduleFile } from './variant.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([
@@ -36,7 +37,7 @@ const hint = {
   // What to do when the file beside the package's JS (the default of the URL entry) cannot be loaded.
   beside: (file) =>
     `The file ships in the package as attnlab/${file}. Serve it at that URL (as application/wasm), pass init({ wasmUrl }) ` +
-    `with the URL it is served at, or import { init } from 'attnlab/inline', which carries the module inside the JS ` +
+    `with the URL it is served at, or import { init } from '${inlineEntry(file)}', which carries the module inside the JS ` +
     `(for bundlers that do not copy the file, such as esbuild or Rollup without an asset plugin).`,
   given: (file) => `init's wasmUrl must point to ${file} as shipped in the package (attnlab/${file}).`,
 };
@@ -138,20 +139,36 @@ async function compileAt(at, advice) {
 }
 
 /**
+ * The module init(options) runs, without loading anything: `{ simd, gpt, file }` (file: the .wasm's name in the
+ * package). Throws init's own errors for bad options. For code that must run the same module as a lab.
+ */
+export function variant(options = {}) {
+  const { simd, gpt } = checkOptions(options);
+  return { simd, gpt, file: moduleFile({ simd, gpt }) };
+}
+
+/**
  * init() of one entry.
  * @param {object} options init's options, unchecked.
- * @param {(args: object) => Promise<object>} factory the Emscripten glue's factory (attnlab.mjs: one glue serves
- *   both modules, which scripts/build-wasm.sh checks are linked against identical glue).
- * @param {(simd: boolean) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the chosen module.
+ * @param {(args: object) => Promise<object>} factory the Emscripten glue's factory (attnlab.mjs: one glue runs
+ *   all four modules, checked by scripts/build-wasm.sh).
+ * @param {(file: string) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the
+ *   chosen module (file: its name, from moduleFile).
  */
 export async function start(options, factory, compileDefault) {
   const { simd, gpt, wasmUrl, wasmBinary } = checkOptions(options);
-  const file = simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm';
+  const file = moduleFile({ simd, gpt });
   let module;
   if (wasmBinary !== undefined) module = await compileBytes(wasmBinary, "init's wasmBinary", `wasmBinary must hold the bytes of ${file}.`);
   else if (wasmUrl !== undefined) module = await compileAt(where(typeof wasmUrl === 'function' ? wasmUrl(file) : wasmUrl), hint.given(file));
-  else module = await compileDefault(simd);
-  return makeLab(await instantiate(factory, module), { gpt });
+  else module = await compileDefault(file);
+  const m = await instantiate(factory, module);
+  if (gpt && !hasGpt(m)) {
+    // Only a module the caller gave can lack it: the operators' module where the GPT's was needed.
+    const given = wasmBinary !== undefined ? "init's wasmBinary holds" : 'wasmUrl points to';
+    throw new Error(`init: gpt: true needs ${file}, the module with the small GPT, but ${given} a module without it (${file.replace('gpt-', '')}?).`);
+  }
+  return makeLab(m, { gpt });
 }
 
 /** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */

@@ -18,18 +18,28 @@ describe('Node', () => {
     assert.ok((major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major > 22, `this Node (${process.version}) is outside engines`);
   });
 
-  test('ES module: import attnlab and attnlab/inline', () => {
+  test('ES module: import attnlab, attnlab/inline and attnlab/inline-gpt; init() and init({ gpt: true })', () => {
     const r = node('node/esm.mjs');
     expectGood(r.url, 'attnlab');
     expectGood(r.inline, 'attnlab/inline');
+    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true });
+    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true });
   });
 
-  test('CommonJS: require attnlab and attnlab/inline, with no warning', () => {
+  test('CommonJS: require every entry, each variant, with no warning', () => {
     const { stdout, stderr } = run(process.execPath, ['node/cjs.cjs']);
     const r = JSON.parse(stdout);
     expectGood(r.url, 'attnlab');
     expectGood(r.inline, 'attnlab/inline');
+    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true });
+    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true });
     assert.equal(stderr, '', 'require() of the package printed something');
+  });
+
+  test('attnlab/inline with gpt: true and no wasmUrl: an Error that names attnlab/inline-gpt', async () => {
+    const { stdout } = run(process.execPath, ['--input-type=module', '-e',
+      "import { init } from 'attnlab/inline'; init({ gpt: true }).then(() => console.log('loaded'), (e) => console.log(e.constructor.name + ': ' + e.message));"]);
+    assert.match(stdout, /^Error: init: attnlab\/inline carries the operators' modules only; for gpt: true import \{ init \} from 'attnlab\/inline-gpt'/);
   });
 });
 

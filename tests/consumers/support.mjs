@@ -34,8 +34,8 @@ export function run(command, args, { cwd = app, env = {}, expectFail = false } =
   return { stdout: res.stdout, stderr: res.stderr, shown };
 }
 
-/** The answer of apps/check.js; `result` is what check() returned. */
-export function expectGood(result, label) {
+/** The answer of apps/check.js; `result` is what check() returned (check(init, { gpt }) with the same gpt). */
+export function expectGood(result, label, { gpt = false } = {}) {
   const at = `${label}: ${JSON.stringify(result)}`;
   assert.equal(result.error, undefined, at);
   assert.equal(result.backend, 'wasm-simd', at);
@@ -45,6 +45,18 @@ export function expectGood(result, label) {
   assert.ok(Math.abs(result.output[0] - 15) < 1e-5, at); // equal scores: the mean of v
   assert.deepEqual(result.weights, [0.5, 0.5], at);
   assert.ok(Math.abs(result.scalarP[0] - 0.25) < 1e-7 && Math.abs(result.scalarP[1] - 0.75) < 1e-7, at);
+  if (!gpt) {
+    assert.match(result.gptRefusal, /^createGPT: this lab was loaded without the small GPT; load it with init\(\{ gpt: true \}\)$/, at);
+    return;
+  }
+  // A 1-layer GPT over 5 tokens (d_model 8, MLP 32, tied embeddings, biases): 960 parameters; at initialization
+  // (weights of std 0.02) the logits are near zero, so the first step's loss is near ln 5.
+  for (const name of ['gpt', 'scalarGpt']) {
+    const g = result[name];
+    assert.equal(g?.parameters, 960, at);
+    assert.ok(Math.abs(g.loss - Math.log(5)) < 0.1, at);
+    assert.ok(g.tokens.length === 3 && g.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < 5), at);
+  }
 }
 
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };

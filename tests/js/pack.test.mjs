@@ -39,8 +39,10 @@ test('every path package.json names (exports, main, types, files) exists in the 
     assert.match(t, /^\.\/(dist\/|package\.json$)/, t);
     if (t.startsWith('./dist/')) assert.ok(distFiles.includes(t.slice('./dist/'.length)), `${t} is not among the package's files`);
   }
-  assert.deepEqual(Object.keys(packageJson.exports), ['.', './inline', './attnlab-simd.wasm', './attnlab-scalar.wasm', './package.json']);
+  assert.deepEqual(Object.keys(packageJson.exports), ['.', './inline', './inline-gpt', './attnlab-simd.wasm', './attnlab-scalar.wasm',
+    './attnlab-gpt-simd.wasm', './attnlab-gpt-scalar.wasm', './package.json']);
   assert.equal(packageJson.exports['.'].types, packageJson.exports['./inline'].types);
+  assert.equal(packageJson.exports['.'].types, packageJson.exports['./inline-gpt'].types);
   assert.equal(packageJson.license, 'MIT');
   assert.equal(packageJson.sideEffects, false);
 });
@@ -51,7 +53,7 @@ test('the npm page: the package README, no relative link or image, no repository
   const relative = links.filter((l) => !/^https:\/\//.test(l));
   assert.deepEqual(relative, [], 'links must be absolute https URLs to work on the npm site');
   assert.doesNotMatch(packageReadme, /npm start|npm test|src\/js\/|scripts\//, 'the npm page speaks to users, not contributors');
-  for (const heading of ['## Quick start', '## API', '## Two entries', '## Errors', '## Performance', '## Versioning', '## License'])
+  for (const heading of ['## Quick start', '## API', '## Three entries', '## Errors', '## Performance', '## Versioning', '## License'])
     assert.ok(packageReadme.includes(heading), `missing ${heading}`);
   assert.match(packageReadme, /TypeScript\s+5\.7 or later/);
   assert.match(packageReadme, new RegExp(packageJson.engines.node.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'states the engines range');
@@ -76,7 +78,9 @@ test('a real publish is refused until repository, homepage and bugs are set (the
   const res = prepack({ npm_command: 'publish', npm_config_dry_run: 'false' });
   if (missing.length) {
     assert.equal(res.status, 1);
-    assert.match(res.stderr, new RegExp(`refusing to publish without ${missing.join(', ')} in package\\.json`));
+    assert.match(res.stderr, new RegExp(`^prepack: refusing to publish: package\\.json has no ${missing.join(', ')}\\.`));
+    assert.match(res.stderr, /left unset on purpose: the project has no public URL yet/);
+    assert.match(res.stderr, /npm publish --dry-run and npm pack work without them/);
   } else {
     // All three set: prepack goes on to the toolchain check (no emcc on this PATH), which must say what is missing.
     assert.match(res.stderr, /cannot build the package: '(emcc|cmake)' is not installed/);

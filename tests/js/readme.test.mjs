@@ -32,3 +32,47 @@ console.log(JSON.stringify({ p: Array.from(p), output: Array.from(output), weigh
   assert.deepEqual(got.mha, [32, 16]); // the comments' Float32Array(32) and Float32Array(16)
   assert.match(multi, /Float32Array\(32\)[\s\S]*Float32Array\(16\)/);
 });
+
+// Every other block that starts with an import of the package is a whole program: it runs as printed (with
+// 'attnlab' resolved to dist/) and its results are checked here.
+const programs = blocks.slice(2).filter((b) => /^import \{ init \} from 'attnlab';/.test(b));
+
+function runProgram(code, check) {
+  const program = `${code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`)}
+console.log(JSON.stringify(${check}));`;
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8' });
+  assert.equal(res.status, 0, `${program}\n${res.stderr}`);
+  const lines = res.stdout.trim().split('\n');
+  return { printed: lines.slice(0, -1), result: JSON.parse(lines.at(-1)) };
+}
+
+test('the npm page has the whole-tensor, KV cache and GPT programs, and nothing else untested', () => {
+  assert.equal(programs.length, 3);
+});
+
+test('whole tensors: the lengths in the comments; windowed, padded keys get weight 0', () => {
+  const code = programs.find((b) => b.includes("layout: 'bshd'") && b.includes('padding'));
+  const { result } = runProgram(code, '{ output: output.length, weights: Array.from(weights), lse: lse.length }');
+  const [o, w, l] = ['output', 'weights', 'lse'].map((name) => Number(code.match(new RegExp(`^${name};\\s*// Float32Array\\((\\d+)\\)`, 'm'))[1]));
+  assert.deepEqual([result.output, result.weights.length, result.lse], [o, w, l]);
+  const row = (b, h, i) => result.weights.slice(((b * 4 + h) * 6 + i) * 6, ((b * 4 + h) * 6 + i + 1) * 6);
+  assert.deepEqual(row(0, 0, 5).slice(0, 2), [0, 0], 'the window hides keys more than 3 back');
+  assert.deepEqual(row(1, 0, 5).slice(4), [0, 0], 'padding hides item 1\'s last keys');
+  assert.ok(Math.abs(row(1, 0, 5).reduce((a, b) => a + b) - 1) < 1e-6);
+});
+
+test('KV cache: a 12-token prefill then one step, the cache holding 13 tokens', () => {
+  const code = programs.find((b) => b.includes('lab.kvCache('));
+  const { result } = runProgram(code, '{ prefill: prefill.length, step: step.length, finite: [...prefill, ...step].every(Number.isFinite), live: lab.liveKvCaches }');
+  assert.deepEqual(result, { prefill: 12 * 256, step: 256, finite: true, live: 0 });
+});
+
+test('the small GPT: trains, prints the text its comment shows, and round-trips through safetensors', () => {
+  const code = programs.find((b) => b.includes('init({ gpt: true })'));
+  const { printed, result } = runProgram(code, '{ params: model.parameterCount, copied: copy.parameterCount, bytes: model.toSafetensors().length }');
+  const expected = code.match(/^\/\/ → (.*)$/m)[1];
+  assert.equal(printed.at(-1), expected);
+  assert.match(printed[2], /^step 300: loss 0\.\d+$/);
+  assert.equal(result.copied, result.params);
+  assert.equal((result.bytes / 1e6).toFixed(2), code.match(/a ([\d.]+) MB file/)[1]);
+});

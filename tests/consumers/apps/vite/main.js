@@ -1,4 +1,5 @@
-// Vite: the page and a module worker import 'attnlab'; Vite emits both .wasm files from new URL(…, import.meta.url).
+// Vite: the page and a module worker import 'attnlab'; Vite emits the .wasm files from new URL(…, import.meta.url).
+// The page loads the operators' modules, the worker the ones with the small GPT.
 import { init } from 'attnlab';
 import { report } from '../check.js';
 

@@ -1,5 +1,6 @@
-// A module worker bundled by the same tool chain.
+// A module worker bundled by the same tool chain, loading the variant with the small GPT (as a page would train
+// a model off its main thread).
 import { init } from 'attnlab';
 import { report } from '../check.js';
 
-report(init).then((r) => postMessage(r));
+report(init, { gpt: true }).then((r) => postMessage(r));
