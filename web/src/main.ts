@@ -21,12 +21,13 @@ import { spacesLab } from './labs/intuition/spaces-lab';
 import { costLab } from './labs/cost/cost-lab';
 import { benchLab } from './labs/appendix/bench-lab';
 import { readingLab } from './labs/reading/further-reading';
+import { learnLab } from './labs/learn/learn-lab';
 import { engineCalls } from './engine';
 import { navOverflow } from './ui/nav-overflow';
 import { keyboardScrollable } from './ui/scroll-focus';
 
 /** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, costLab, readingLab, benchLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, learnLab, costLab, readingLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;
