@@ -1,6 +1,6 @@
 // Every layer × head attention pattern of the learn lab's model on one example, as small canvas heatmaps (a 4 × 8
 // grid of SVG cells would be 100 000+ nodes redrawn several times a second). Each is a button: choosing one shows it
-// large, with its token labels, in the lab's Heatmap. The numbers are named in each button's caption and label.
+// large, with its token labels, in the lab's Heatmap. Each button's text names its layer, head and measured score.
 import { el, clear } from '../../ui/dom';
 import { makeScale } from '../../ui/palette';
 
@@ -44,7 +44,6 @@ export class HeadGrid {
         this.captions[y][h].textContent = tag?.text ?? '';
         this.captions[y][h].classList.toggle('strong', !!tag?.strong);
         const b = this.buttons[y][h];
-        b.setAttribute('aria-label', `Layer ${y + 1}, head ${h + 1}${tag ? `: ${tag.text}` : ''}. Show it large.`);
         b.setAttribute('aria-pressed', String(this.selected[0] === y && this.selected[1] === h));
       }
     }
@@ -59,7 +58,7 @@ export class HeadGrid {
       for (let h = 0; h < heads; h++) {
         const canvas = el('canvas', { 'aria-hidden': 'true' });
         const cap = el('span', { class: 'learn-head-tag' });
-        const b = el('button', { type: 'button', class: 'learn-head', 'data-layer': y + 1, 'data-head': h + 1 }, el('span', { class: 'learn-head-name', text: `head ${h + 1}` }), canvas, cap);
+        const b = el('button', { type: 'button', class: 'learn-head', 'data-layer': y + 1, 'data-head': h + 1 }, el('span', { class: 'learn-head-name' }, el('span', { class: 'visually-hidden', text: `Layer ${y + 1}, ` }), `head ${h + 1}`), canvas, cap);
         b.addEventListener('click', () => { this.selected = [y, h]; this.onSelect(y, h); });
         row.appendChild(b);
         cs.push(canvas); caps.push(cap); bs.push(b);

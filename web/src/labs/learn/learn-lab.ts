@@ -222,6 +222,7 @@ export const learnLab: Lab = {
         m.step.dd.textContent = String(progressMsg.step);
         m.loss.dd.textContent = Number.isFinite(progressMsg.loss) ? fmt(progressMsg.loss, 3) : '–';
         m.rate.dd.textContent = progressMsg.running ? progressMsg.stepsPerSecond.toFixed(1) : '–';
+        if (progressMsg.running && progressMsg.stepsPerSecond > 0) document.body.dataset.learnRate = progressMsg.stepsPerSecond.toFixed(1);
       }
       const V = info?.vocabSize ?? taskSpec(task).vocabSize;
       if (latest) {
