@@ -19,6 +19,8 @@ export interface TaskSpec {
   batch: number;
   mlp: boolean;
   position: 'learned' | 'rope';
+  /** Biases in the projections. The words model has none, so its layer 1 is exactly X·W_Q, X·W_K, X·W_V (the labs' form). */
+  bias: boolean;
   defaults: ModelChoice;
 }
 
@@ -29,11 +31,11 @@ export const TASKS: Record<TaskName, TaskSpec> = {
   // 2 layers, attention only, rotary positions, one head per layer: the setting in which the previous-token
   // head and the induction head form cleanly (the engine's own native test trains the same model).
   induction: {
-    vocabSize: INDUCTION.vocab, context: INDUCTION.context, batch: INDUCTION.batch, mlp: false, position: 'rope',
+    vocabSize: INDUCTION.vocab, context: INDUCTION.context, batch: INDUCTION.batch, mlp: false, position: 'rope', bias: true,
     defaults: { layers: 2, heads: 1, dModel: 64, lr: 1e-3, seed: 3 },
   },
   words: {
-    vocabSize: 0, context: 24, batch: 16, mlp: true, position: 'learned',
+    vocabSize: 0, context: 24, batch: 16, mlp: true, position: 'learned', bias: false,
     defaults: { layers: 2, heads: 4, dModel: 48, lr: 3e-3, seed: 1 },
   },
 };

@@ -150,7 +150,7 @@ async function handle(m: TrainRequest): Promise<void> {
       const spec = taskSpec(task);
       gpt = lab.createGPT({
         vocabSize: spec.vocabSize, context: spec.context, dModel: m.model.dModel, heads: m.model.heads,
-        layers: m.model.layers, mlp: spec.mlp, position: spec.position, seed: m.model.seed,
+        layers: m.model.layers, mlp: spec.mlp, position: spec.position, bias: spec.bias, seed: m.model.seed,
       });
       next = batchMaker(task, 42 + m.model.seed);
       held = batchMaker(task, 99991, 16)();

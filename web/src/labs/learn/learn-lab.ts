@@ -16,6 +16,7 @@ import { encode, UNKNOWN } from '../../text/corpus';
 import { INDUCTION, TASKS, taskSpec, wordsCorpus, inductionExample, type ModelChoice, type TaskName } from '../../model/train-tasks';
 import type { TrainMessage, TrainRequest } from '../../workers/train-worker';
 import TrainWorker from '../../workers/train-worker.ts?worker';
+import { useTrained } from '../../model/trained';
 
 /** A head "has" a pattern when, on average over the held-out batch, at least this much of its weight sits on it. */
 export const PATTERN_THRESHOLD = 0.4;
@@ -24,10 +25,8 @@ const SENTENCES = ['the capital of Spain is', 'I ate a banana and an apple', 'I 
 
 type Eval = Extract<TrainMessage, { type: 'eval' }>;
 
-/** Where the learn lab keeps the worker's last model, for the other labs' "just trained" weights. */
 const pct = (p: number): string => (p >= 0.995 ? '≥ 99.5%' : p < 0.001 ? '< 0.1%' : `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`);
 
-export const lastTrained: { bytes?: Uint8Array; step?: number; task?: TaskName; listeners: Set<() => void> } = { listeners: new Set() };
 
 export const learnLab: Lab = {
   id: 'learn',
@@ -126,8 +125,14 @@ export const learnLab: Lab = {
       el('p', { text: `${corpus.sentences.length} sentences (${corpus.ids.length} tokens, ${corpus.vocab.length} words in the vocabulary counting “.” and ${UNKNOWN}), generated with a fixed seed by a small grammar written for this page: 12 sentence shapes from the articles with their words swapped — “I ate a banana and an apple” against “I got a new phone from apple”, “the capital of France is Paris”, “once upon a time”, “the sun is a star”, “Houston we have a problem”, “the dog chased the cat”, “the bride wore a ring”. The model sees windows of ${TASKS.words.context} tokens and learns to predict each next word. The first sentences:` }),
       el('ol', { class: 'learn-sentences' }, ...corpus.sentences.slice(0, 8).map((s) => el('li', { text: s }))),
       el('p', { text: 'The vocabulary:' }), vocabList);
+    const useBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'learn-use', text: 'Use this model in the labs above' });
+    useBtn.addEventListener('click', () => post({ type: 'export' }));
+    const shippedBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'learn-use-shipped', text: 'Back to the page’s trained model', disabled: true });
+    shippedBtn.addEventListener('click', () => { useTrained(undefined); shippedBtn.disabled = true; useNote.textContent = 'The labs above show the page’s own trained model again.'; });
+    const useNote = el('p', { class: 'help', role: 'status' });
     const wordsBox = el('div', { class: 'learn-words' },
       field('Your sentence (words from the vocabulary below; others show as <unk>)', sentenceInput), presets, unknownNote, nextLine,
+      el('div', { class: 'button-group' }, useBtn, shippedBtn), useNote,
       disclosure('The corpus: where these sentences come from', corpusText, 'learn-corpus'));
     const exampleNote = el('p', { class: 'help learn-example-note' });
     const grid = new HeadGrid(() => draw(true));
@@ -192,8 +197,14 @@ export const learnLab: Lab = {
           schedule();
           break;
         case 'weights':
-          lastTrained.bytes = msg.bytes; lastTrained.step = msg.step; lastTrained.task = msg.task;
-          lastTrained.listeners.forEach((f) => f());
+          try {
+            useTrained(msg.bytes, msg.step);
+            ctx.store.update({ preset: 'trained', mhTrained: true });
+            useNote.textContent = `The attention, causal-mask and multi-head labs above now show layer 1 of this model, as trained at step ${msg.step}.`;
+            shippedBtn.disabled = false;
+          } catch (err) {
+            useNote.textContent = `These weights cannot be shown there: ${err instanceof Error ? err.message : String(err)}`;
+          }
           break;
         case 'error':
           running = false;
