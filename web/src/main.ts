@@ -22,13 +22,14 @@ import { costLab } from './labs/cost/cost-lab';
 import { benchLab } from './labs/appendix/bench-lab';
 import { readingLab } from './labs/reading/further-reading';
 import { learnLab } from './labs/learn/learn-lab';
+import { positionLab } from './labs/position/position-lab';
 import { loadShippedModel } from './model/trained';
 import { engineCalls } from './engine';
 import { navOverflow } from './ui/nav-overflow';
 import { keyboardScrollable } from './ui/scroll-focus';
 
 /** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, learnLab, costLab, readingLab, benchLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, positionLab, learnLab, costLab, readingLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;

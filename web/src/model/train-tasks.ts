@@ -59,9 +59,8 @@ export interface Batch {
 }
 
 /** A batch source with its own seeded generator: the same seed gives the same batches in the same order. */
-export function batchMaker(task: TaskName, seed: number, batch = taskSpec(task).batch): () => Batch {
+export function batchMaker(task: TaskName, seed: number, batch = taskSpec(task).batch, T = taskSpec(task).context): () => Batch {
   const rand = mulberry32(seed);
-  const T = taskSpec(task).context;
   if (task === 'induction') {
     const { vocab, minBlock, maxBlock } = INDUCTION;
     return () => {

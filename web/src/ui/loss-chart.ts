@@ -12,7 +12,7 @@ export class LossChart {
   private width = 0;
   private last?: { series: LossSeries[]; guides: LossGuide[] };
 
-  constructor(name: string, label: string) {
+  constructor(name: string, label: string, private xLabel = 'training step') {
     this.root = el('div', { class: 'loss-chart' });
     this.svg = select(this.root).append('svg').attr('class', 'loss-chart-svg').attr('role', 'img').attr('aria-label', label).attr('data-chart', name);
     new ResizeObserver((entries) => {
@@ -37,7 +37,7 @@ export class LossChart {
     svg.selectAll('*').remove();
     svg.append('g').attr('class', 'axis').attr('transform', `translate(0,${H - pad.b})`).call(axisBottom(x).ticks(W < 420 ? 4 : 8));
     svg.append('g').attr('class', 'axis').attr('transform', `translate(${pad.l},0)`).call(axisLeft(y).ticks(5));
-    svg.append('text').attr('class', 'axis-title').attr('x', (pad.l + W - pad.r) / 2).attr('y', H - 4).attr('text-anchor', 'middle').text('training step');
+    svg.append('text').attr('class', 'axis-title').attr('x', (pad.l + W - pad.r) / 2).attr('y', H - 4).attr('text-anchor', 'middle').text(this.xLabel);
     svg.append('text').attr('class', 'axis-title').attr('transform', `translate(11,${(H - pad.b) / 2}) rotate(-90)`).attr('text-anchor', 'middle').text('loss (nats)');
     for (const g of guides) {
       svg.append('line').attr('class', 'guide').attr('x1', pad.l).attr('x2', W - pad.r).attr('y1', y(g.y)).attr('y2', y(g.y));

@@ -3,6 +3,7 @@
 // fixed held-out batch (loss, each head's score for the patterns the page names) and on the example the page draws.
 import { init, type GPT, type Lab } from 'attnlab';
 import { batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
+import { runContext, type ContextMessage, type ContextRequest } from './context-run';
 
 export type TrainRequest =
   | { type: 'reset'; id: number; task: TaskName; model: ModelChoice; probe?: Int32Array }
@@ -193,6 +194,12 @@ async function handle(m: TrainRequest): Promise<void> {
 
 // One message at a time, in order (a reset awaits the engine's first load).
 let queue: Promise<void> = Promise.resolve();
-self.addEventListener('message', (e: MessageEvent<TrainRequest>) => {
-  queue = queue.then(() => handle(e.data)).catch((err: unknown) => post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+self.addEventListener('message', (e: MessageEvent<TrainRequest | ContextRequest>) => {
+  const m = e.data;
+  if (m.type === 'context') {
+    const raw = (x: ContextMessage) => (self as unknown as Worker).postMessage(x);
+    runContext(m, raw).catch((err: unknown) => raw({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+    return;
+  }
+  queue = queue.then(() => handle(m)).catch((err: unknown) => post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
 });
