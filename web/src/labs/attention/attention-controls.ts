@@ -25,6 +25,8 @@ export class AttentionControls {
   private temp: ReturnType<typeof logSlider>;
   private truncated: HTMLElement;
   private trainedBox: HTMLElement;
+  private embHelp!: HTMLElement;
+  private embTrained = el('p', { class: 'help', text: 'With trained weights, X is the trained model’s own input to its first layer: each word’s learned embedding plus its position’s, layer-normed (words outside its vocabulary use <unk>). The random vectors and d_model below do not apply.' });
   private trainedHead: HTMLSelectElement;
   private trainedNote: HTMLElement;
 
@@ -85,9 +87,10 @@ export class AttentionControls {
         examples, this.exampleNote, this.tokens, this.truncated),
       el('fieldset', { class: 'control-group' },
         el('legend', { text: 'Embeddings X' }),
-        el('p', { class: 'help' },
+        this.embHelp = el('p', { class: 'help' },
           el('span', { class: 'swatch toy', 'aria-hidden': 'true' }), ' the words of the words-pulling-words figures (banana, pear, apple, phone, …) sit on a fruit axis (d1) and a tech axis (d2); ',
           el('span', { class: 'swatch seeded', 'aria-hidden': 'true' }), ' other words get random vectors:'),
+        this.embTrained,
         embDraw.root,
         el('div', { class: 'field-row' }, field('d_model (width)', this.dModel), resetX)),
       el('fieldset', { class: 'control-group' },
@@ -119,6 +122,8 @@ export class AttentionControls {
     this.presetHelpNode.textContent = PRESETS.find((x) => x.id === s.preset)?.help ?? '';
     const m = s.preset === 'trained' ? trainedModel() : undefined;
     this.trainedBox.hidden = !m;
+    this.embHelp.hidden = !!m;
+    this.embTrained.hidden = !m;
     for (const c of [this.dModel, this.dk, this.dv]) c.disabled = !!m;
     if (m && p) {
       const h = trainedHead(s, m);
