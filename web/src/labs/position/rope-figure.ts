@@ -29,7 +29,7 @@ export class RopeFigure {
       return el('div', { class: 'field slider' }, el('label', { for: id, text: label }), el('div', { class: 'slider-row' }, input, out));
     };
     const pic = el('div', { class: 'rope-plane' });
-    this.svg = select(pic).append('svg').attr('viewBox', '-1.3 -1.3 2.6 2.6').attr('width', 260).attr('height', 260).attr('role', 'img').attr('data-figure', 'rope-plane');
+    this.svg = select(pic).append('svg').attr('viewBox', '-1.7 -1.3 3.4 2.6').attr('width', 340).attr('height', 260).attr('role', 'img').attr('data-figure', 'rope-plane');
     this.root = el('div', {},
       el('div', { class: 'two-col' },
         el('div', { class: 'panel' },
@@ -58,7 +58,7 @@ export class RopeFigure {
       const g = svg.append('g').attr('opacity', ghost ? 0.35 : 1);
       g.append('line').attr('x1', 0).attr('y1', 0).attr('x2', v[0]).attr('y2', -v[1]).attr('stroke', colour).attr('stroke-width', 0.03).attr('stroke-dasharray', ghost ? '0.05 0.04' : null);
       g.append('circle').attr('cx', v[0]).attr('cy', -v[1]).attr('r', 0.045).attr('fill', colour);
-      if (!ghost) g.append('text').attr('x', v[0] * 1.12).attr('y', -v[1] * 1.12 + 0.04).attr('font-size', 0.12).attr('text-anchor', 'middle').attr('fill', colour).text(label);
+      if (!ghost) g.append('text').attr('x', v[0] * 1.1).attr('y', -v[1] * 1.1 + 0.04).attr('font-size', 0.12).attr('text-anchor', v[0] < 0 ? 'end' : 'start').attr('fill', colour).text(label);
     };
     arrow(Q, '#1f4e89', '', true);
     arrow(K, '#b35806', '', true);
