@@ -41,7 +41,9 @@ test('the file is self-contained: one HTML document, a strict hash-based CSP, no
   const html = readFileSync(join(folder, 'attnlab-explorer.html'), 'utf8');
   // Both modules are inlined for the page and for its workers; since the small GPT joined each module (training,
   // generation, safetensors) the file measured 2.58 MB, against 1.5 MB before: the budget moved from 2 to 3 MB.
-  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 3_000_000, 'under 3 MB');
+  // The learn lab's training worker is a third inline worker with both modules (base64 inside a base64 blob), and
+  // the trained model and the new labs come with the page: 3.46 MB, so the budget moved to 4 MB.
+  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 4_000_000, 'under 4 MB');
   // Nothing is fetched from a path: no src= or href= other than data: URLs and in-page anchors.
   const markup = html.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '').replace(/<style>[\s\S]*?<\/style>/g, '');
   const refs = [...markup.matchAll(/\s(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
