@@ -40,10 +40,10 @@ async function openFile(query = '', { width = 1280 } = {}) {
 test('the file is self-contained: one HTML document, a strict hash-based CSP, no external references', () => {
   const html = readFileSync(join(folder, 'attnlab-explorer.html'), 'utf8');
   // The page and each worker carry the wasm modules they run, as base64: the operators' pair (SIMD and scalar,
-  // 268 KB of base64) three times (page, bench and curve workers); a worker that calls init({ gpt: true }) gets the
-  // pair with the small GPT instead (557 KB of base64, measured). 1.91 MB measured, when the GPT left the
-  // operators' modules (2.58 MB while every module carried it): budget 2.1 MB.
-  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 2_100_000, 'under 2.1 MB');
+  // 268 KB of base64) three times (page, bench and curve workers); the learn lab's training worker calls
+  // init({ gpt: true }) and gets the pair with the small GPT instead (557 KB of base64 inside the worker's base64
+  // blob). 2.73 MB measured with the learn and position labs (1.91 MB before them): budget 3 MB.
+  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 3_000_000, 'under 3 MB');
   // Nothing is fetched from a path: no src= or href= other than data: URLs and in-page anchors.
   const markup = html.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '').replace(/<style>[\s\S]*?<\/style>/g, '');
   const refs = [...markup.matchAll(/\s(?:src|href)="([^"]*)"/g)].map((m) => m[1]);

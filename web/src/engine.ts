@@ -23,6 +23,7 @@ export interface Engine {
     heads?: { q: Float32Array; k: Float32Array; v: Float32Array; scores: Float32Array; weights: Float32Array; output: Float32Array }[];
   };
   matmul(a: Float32Array, b: Float32Array, opts: MatmulOptions): Float32Array;
+  rope(x: Float32Array, opts: { dk: number; positions?: Int32Array; base?: number }): Float32Array;
   buildInfo(): { version: string; backend: string; simd: boolean; kernels?: unknown };
 }
 
@@ -46,6 +47,7 @@ export function loadEngine(): Promise<Engine> {
       attention: counted(lab.attention),
       multiHeadAttention: counted(lab.multiHeadAttention),
       matmul: counted(lab.matmul),
+      rope: counted(lab.rope),
     };
   });
   return loading;

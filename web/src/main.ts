@@ -21,12 +21,15 @@ import { spacesLab } from './labs/intuition/spaces-lab';
 import { costLab } from './labs/cost/cost-lab';
 import { benchLab } from './labs/appendix/bench-lab';
 import { readingLab } from './labs/reading/further-reading';
+import { learnLab } from './labs/learn/learn-lab';
+import { positionLab } from './labs/position/position-lab';
+import { loadShippedModel } from './model/trained';
 import { engineCalls } from './engine';
 import { navOverflow } from './ui/nav-overflow';
 import { keyboardScrollable } from './ui/scroll-focus';
 
 /** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, costLab, readingLab, benchLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, positionLab, learnLab, costLab, readingLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;
@@ -89,8 +92,12 @@ async function boot(): Promise<void> {
   store = new Store(parsed.state);
 
   let engine;
+  // The trained model (a 19 KB file) loads beside the engine; without it the "trained" weights fall back to identity.
+  const trained = loadShippedModel().then(() => undefined, (err: unknown) => err);
   try {
     engine = await loadEngine();
+    const err = await trained;
+    if (err) console.error(err);
   } catch (err) {
     status.textContent = `The WebAssembly engine failed to load: ${err instanceof Error ? err.message : String(err)}`;
     status.classList.add('error');

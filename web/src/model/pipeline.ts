@@ -7,6 +7,7 @@ import { LIMITS } from '../state/app-state';
 import { tokenize } from '../text/tokenize';
 import { embed, type EmbeddingSource } from '../text/embeddings';
 import { applyEdits, presetMatrix } from './weights';
+import { trainedInput, trainedModel, type TrainedModel } from './trained';
 
 export interface Pipeline {
   words: string[];
@@ -59,6 +60,8 @@ export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
   const { words, truncated } = tokenize(s.text, LIMITS.tokens);
   const n = words.length;
   if (n === 0) return undefined;
+  const model = s.preset === 'trained' ? trainedModel() : undefined;
+  if (model) return runTrained(engine, s, model, words, truncated);
   const { dModel, dk, dv } = s;
   const emb = embed(words, dModel, s.embSeed, s.xEdits);
   const wq = applyEdits(presetMatrix(s.preset, 'q', dModel, dk, s.wSeed), dModel, dk, s.wqEdits);
@@ -74,6 +77,39 @@ export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
   return {
     words, truncated, n, dModel, dk, dv, scale,
     x: emb.x, xEdited: emb.edited, source: emb.source,
+    wq: wq.m, wk: wk.m, wv: wv.m, wqEdited: wq.edited, wkEdited: wk.edited, wvEdited: wv.edited,
+    q, k, v, raw: r.rawScores!, scores: r.scores!, weights: r.weights!, output: r.output,
+  };
+}
+
+/** The chosen head of a trained model's layer 1, for the chosen head (its last when the state names one past it). */
+export function trainedHead(s: AppState, m: TrainedModel): number {
+  return Math.min(s.trainedHead, m.heads - 1);
+}
+
+/**
+ * The pipeline on trained weights: X is the model's layer-1 input for these words (trained.ts), W_Q, W_K, W_V the
+ * chosen head's slices; d_model and d_k = d_v are the model's. Hand edits of X and the weights still apply.
+ */
+function runTrained(engine: Engine, s: AppState, m: TrainedModel, all: string[], truncated: boolean): Pipeline {
+  const t = trainedInput(m, all);
+  const { n, words } = t;
+  const d = m.dModel, dk = m.dk, h = trainedHead(s, m);
+  const x = Float32Array.from(t.x);
+  const xEdited: boolean[] = new Array(n * d).fill(false);
+  words.forEach((w, r) => {
+    for (let c = 0; c < d; c++) {
+      const e = s.xEdits.get(`${w}.${c}`);
+      if (e !== undefined) { x[r * d + c] = e; xEdited[r * d + c] = true; }
+    }
+  });
+  const wq = applyEdits(m.wq[h], d, dk, s.wqEdits), wk = applyEdits(m.wk[h], d, dk, s.wkEdits), wv = applyEdits(m.wv[h], d, dk, s.wvEdits);
+  const scale = (s.scaled ? 1 / Math.sqrt(dk) : 1) / s.attnTemp;
+  const { q, k, v } = projectMemo(engine, x, n, d, [wq.m, wk.m, wv.m]);
+  const r = engine.attention({ q, k, v, nq: n, nk: n, dk, dv: dk, causal: s.causal, scale, returnRawScores: true, returnScores: true, returnWeights: true });
+  return {
+    words, truncated: truncated || t.truncated, n, dModel: d, dk, dv: dk, scale,
+    x, xEdited, source: words.map(() => 'trained'),
     wq: wq.m, wk: wk.m, wv: wv.m, wqEdited: wq.edited, wkEdited: wk.edited, wvEdited: wv.edited,
     q, k, v, raw: r.rawScores!, scores: r.scores!, weights: r.weights!, output: r.output,
   };

@@ -12,6 +12,8 @@ export const PRESETS: readonly { id: WeightPreset; label: string; help: string }
     help: 'W_Q = W_K = W_V = I, so Q = K = V = X (its first d_k columns): attention is softmax(XXᵀ/√d)·X, as in “Yet another set of notes on self-attention” and the words-pulling-words article.' },
   { id: 'rnd', label: 'random weights',
     help: 'Random weights with standard deviation 1/√d_model, like a freshly initialised layer before any training.' },
+  { id: 'trained', label: 'trained',
+    help: 'Layer 1 of a small GPT the engine trained on the words corpus of “Watch attention learn”: X is each word’s learned embedding plus its position’s, layer-normed; W_Q, W_K, W_V are the chosen head’s slices of the layer’s projection. With the causal mask on, the weights are exactly the model’s (d_model and d_k are the model’s).' },
   { id: 'asym', label: 'asymmetric pair',
     help: 'W_Q = I, W_K turns the key space by 45°: the pull of A on B no longer equals the pull of B on A (the bride and ring of the words-pulling-words article).' },
 ];

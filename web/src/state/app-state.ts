@@ -1,7 +1,7 @@
 // The explorer's whole state: plain data, small enough to live in the URL (see web/URL_STATE.md).
 
 /** The attention lab's weight choices (labels and help in model/weights.ts); a list that can grow. */
-export const WEIGHT_PRESETS = ['id', 'rnd', 'asym'] as const;
+export const WEIGHT_PRESETS = ['id', 'rnd', 'asym', 'trained'] as const;
 export type WeightPreset = (typeof WEIGHT_PRESETS)[number];
 
 /** Sparse edits of a matrix: "row.col" -> value. X edits are keyed by word instead of row ("word.col"). */
@@ -18,6 +18,8 @@ export interface AppState {
   xEdits: Overrides;
   preset: WeightPreset;
   wSeed: number;
+  /** With the trained preset: which of the trained model's layer-1 heads (0-based). */
+  trainedHead: number;
   wqEdits: Overrides;
   wkEdits: Overrides;
   wvEdits: Overrides;
@@ -32,6 +34,8 @@ export interface AppState {
   headDim: number;
   mhSeed: number;
   mhCausal: boolean;
+  /** The multi-head lab on the trained model's layer 1 instead of random weights. */
+  mhTrained: boolean;
   woEdits: Overrides;
   // soft key-value lookup: query vector, keys apple/banana/chair (row-major 3 × 2), their values
   kvQuery: number[];
@@ -102,6 +106,7 @@ export function defaultState(): AppState {
     xEdits: new Map(),
     preset: 'id',
     wSeed: 7,
+    trainedHead: 1,
     wqEdits: new Map(),
     wkEdits: new Map(),
     wvEdits: new Map(),
@@ -115,6 +120,7 @@ export function defaultState(): AppState {
     headDim: 2,
     mhSeed: 3,
     mhCausal: false,
+    mhTrained: false,
     woEdits: new Map(),
     kvQuery: [1, 0.2],
     kvKeys: [1.2, 0.4, 0.9, 0.3, -1, 0.5],

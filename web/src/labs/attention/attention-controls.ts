@@ -5,7 +5,9 @@ import { el, clear } from '../../ui/dom';
 import { buttonGroup, field, logSlider, randomDraw, select, toggle } from '../../ui/controls';
 import { EXAMPLES } from '../../text/examples';
 import { PRESETS } from '../../model/weights';
-import type { Pipeline } from '../../model/pipeline';
+import { trainedHead, type Pipeline } from '../../model/pipeline';
+import { trainedModel, trainedName } from '../../model/trained';
+import { fmt } from '../../ui/format';
 
 export class AttentionControls {
   readonly root: HTMLElement;
@@ -22,6 +24,11 @@ export class AttentionControls {
   private scaled: HTMLInputElement;
   private temp: ReturnType<typeof logSlider>;
   private truncated: HTMLElement;
+  private trainedBox: HTMLElement;
+  private embHelp!: HTMLElement;
+  private embTrained = el('p', { class: 'help', text: 'With trained weights, X is the trained model’s own input to its first layer: each word’s learned embedding plus its position’s, layer-normed (words outside its vocabulary use <unk>). The random vectors and d_model below do not apply.' });
+  private trainedHead: HTMLSelectElement;
+  private trainedNote: HTMLElement;
 
   constructor(private ctx: LabContext) {
     const { store } = ctx;
@@ -63,6 +70,9 @@ export class AttentionControls {
     this.dk = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
     this.dv = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
     const presetHelp = el('p', { class: 'help', id: 'preset-help' });
+    this.trainedHead = select(Array.from({ length: LIMITS.heads.max }, (_, i) => ({ value: String(i), label: `head ${i + 1}` })), String(s.trainedHead), (v) => update({ trainedHead: Number(v) }), 'trained-head');
+    this.trainedNote = el('p', { class: 'trained-note', 'data-figure': 'trained-note', 'aria-live': 'polite' });
+    this.trainedBox = el('div', { class: 'trained-box' }, field('Trained head (layer 1)', this.trainedHead), this.trainedNote);
 
     const causal = toggle('causal mask', s.causal, (v) => update({ causal: v }), 'causal', 'Each token sees only itself and earlier tokens (−∞ above the diagonal).');
     const scaled = toggle('divide by √d_k', s.scaled, (v) => update({ scaled: v }), 'scaled', 'Keeps the scores’ spread independent of d_k (see “Why divide by √d_k?” below).');
@@ -77,14 +87,15 @@ export class AttentionControls {
         examples, this.exampleNote, this.tokens, this.truncated),
       el('fieldset', { class: 'control-group' },
         el('legend', { text: 'Embeddings X' }),
-        el('p', { class: 'help' },
+        this.embHelp = el('p', { class: 'help' },
           el('span', { class: 'swatch toy', 'aria-hidden': 'true' }), ' the words of the words-pulling-words figures (banana, pear, apple, phone, …) sit on a fruit axis (d1) and a tech axis (d2); ',
           el('span', { class: 'swatch seeded', 'aria-hidden': 'true' }), ' other words get random vectors:'),
+        this.embTrained,
         embDraw.root,
         el('div', { class: 'field-row' }, field('d_model (width)', this.dModel), resetX)),
       el('fieldset', { class: 'control-group' },
         el('legend', { text: 'Projections W_Q, W_K, W_V' }),
-        this.presetGroup, presetHelp,
+        this.presetGroup, presetHelp, this.trainedBox,
         wDraw.root,
         el('div', { class: 'field-row' }, field('d_k (queries, keys)', this.dk), field('d_v (values)', this.dv))),
       el('fieldset', { class: 'control-group' },
@@ -109,6 +120,25 @@ export class AttentionControls {
     this.temp.set(s.attnTemp);
     this.presetGroup.querySelectorAll('button').forEach((b, i) => b.setAttribute('aria-pressed', String(PRESETS[i].id === s.preset)));
     this.presetHelpNode.textContent = PRESETS.find((x) => x.id === s.preset)?.help ?? '';
+    const m = s.preset === 'trained' ? trainedModel() : undefined;
+    this.trainedBox.hidden = !m;
+    this.embHelp.hidden = !!m;
+    this.embTrained.hidden = !m;
+    for (const c of [this.dModel, this.dk, this.dv]) c.disabled = !!m;
+    if (m && p) {
+      const h = trainedHead(s, m);
+      [...this.trainedHead.options].forEach((o, i) => { o.hidden = o.disabled = i >= m.heads; });
+      this.trainedHead.value = String(h);
+      for (const [c, v] of [[this.dModel, p.dModel], [this.dk, p.dk], [this.dv, p.dv]] as const) {
+        if (![...c.options].some((o) => o.value === String(v))) c.appendChild(el('option', { value: String(v), text: String(v) }));
+        c.value = String(v);
+      }
+      // What this head does here, read off the weights on screen: the query's largest weights.
+      const qi = Math.min(s.query, p.n - 1);
+      const row = Array.from(p.weights.subarray(qi * p.n, (qi + 1) * p.n), (w, j) => ({ w, j })).sort((a, b) => b.w - a.w);
+      const top = row.filter((x) => x.w > 0).slice(0, 2).map((x) => `“${p.words[x.j]}” (${x.j + 1}) ${fmt(x.w, 2)}`).join(', then ');
+      this.trainedNote.textContent = `Head ${h + 1} of ${trainedName(m)}. From “${p.words[qi]}” (${qi + 1}) its largest weights: ${top}.${s.causal ? ' With the causal mask on, these are the model’s own layer-1 weights.' : ' The model never sees later words: turn the causal mask on to see its own weights.'}${p.words.includes('<unk>') ? ' Words outside its vocabulary are <unk>.' : ''}`;
+    }
 
     clear(this.tokens);
     if (!p) {
@@ -118,11 +148,11 @@ export class AttentionControls {
     }
     const qi = Math.min(s.query, p.n - 1);
     p.words.forEach((w, i) => {
-      const b = el('button', { type: 'button', class: `token ${p.source[i]}`, 'aria-pressed': String(i === qi), 'data-token': i, title: `${p.source[i] === 'toy' ? 'placed on the fruit/tech plane' : 'random vector'}; click to make it the query` },
+      const b = el('button', { type: 'button', class: `token ${p.source[i]}`, 'aria-pressed': String(i === qi), 'data-token': i, title: `${p.source[i] === 'toy' ? 'placed on the fruit/tech plane' : p.source[i] === 'trained' ? 'the trained model’s embedding' : 'random vector'}; click to make it the query` },
         el('span', { class: 'token-index', text: String(i + 1) }), el('span', { text: w }));
       b.addEventListener('click', () => this.ctx.store.update({ query: i }));
       this.tokens.appendChild(b);
     });
-    this.truncated.textContent = p.truncated ? `Only the first ${LIMITS.tokens} words are used.` : '';
+    this.truncated.textContent = p.truncated ? `Only the first ${p.source[0] === 'trained' ? p.n : LIMITS.tokens} words are used${p.source[0] === 'trained' ? ' (the positions the trained model has)' : ''}.` : '';
   }
 }

@@ -10,8 +10,9 @@ import type { AppState } from '../../state/app-state';
 import { runPipeline, type Pipeline } from '../../model/pipeline';
 import { attentionNumpy } from '../../model/numpy-code';
 import { codePanel } from '../../ui/code-panel';
+import { onTrainedChange } from '../../model/trained';
 
-const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
+const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
 
 export const attentionLab: Lab = {
   id: 'attention',
@@ -58,6 +59,7 @@ export const attentionLab: Lab = {
       ctx.reportTiming('attention', performance.now() - t0);
     };
     ctx.store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(changed); });
+    onTrainedChange(() => { if (ctx.store.state.preset === 'trained') render(); });
     render();
   },
 };

@@ -29,7 +29,8 @@ function card(step: string, title: string, explain: string | HTMLElement, wide: 
 }
 
 const idx = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
-const xCols = (d: number) => Array.from({ length: d }, (_, i) => (i === 0 ? 'd1 fruit' : i === 1 ? 'd2 tech' : `d${i + 1}`));
+// The fruit/tech names belong to the hand-placed plane; a trained model's dimensions have no names.
+const xCols = (d: number, trained = false) => Array.from({ length: d }, (_, i) => (trained ? `d${i + 1}` : i === 0 ? 'd1 fruit' : i === 1 ? 'd2 tech' : `d${i + 1}`));
 
 function mt(spec: Partial<MatrixSpec> & { name: string; caption: string }): MatrixTable {
   return new MatrixTable({ rows: 0, cols: 0, values: [], rowLabels: [], colLabels: [], palette: 'div', ...spec });
@@ -88,7 +89,7 @@ export class AttentionSteps {
     c.x.shape.textContent = `${n} × ${dModel}`;
     setTex(c.x.formula, String.raw`X \in \mathbb{R}^{n \times d_{\text{model}}} = \mathbb{R}^{${n} \times ${dModel}}`, true);
     this.x.update({
-      name: 'X', caption: 'X (embeddings)', rows: n, cols: dModel, values: p.x, rowLabels: tokLabels, colLabels: xCols(dModel),
+      name: 'X', caption: 'X (embeddings)', rows: n, cols: dModel, values: p.x, rowLabels: tokLabels, colLabels: xCols(dModel, p.source[0] === 'trained'),
       palette: 'div', edited: p.xEdited, highlightRow: qi,
       onEdit: (r, col, v) => {
         const edits = new Map(store.state.xEdits);
@@ -105,7 +106,7 @@ export class AttentionSteps {
       store.update({ [key]: edits } as Partial<AppState>);
     };
     const wSpec = (name: string, caption: string, m: Float32Array, cols: number, prefix: string, edited: boolean[], key: 'wqEdits' | 'wkEdits' | 'wvEdits'): MatrixSpec => ({
-      name, caption, rows: dModel, cols, values: m, rowLabels: xCols(dModel), colLabels: idx(prefix, cols), palette: 'div', edited, onEdit: wEdit(key), showLegend: false,
+      name, caption, rows: dModel, cols, values: m, rowLabels: xCols(dModel, p.source[0] === 'trained'), colLabels: idx(prefix, cols), palette: 'div', edited, onEdit: wEdit(key), showLegend: false,
     });
     this.wq.update(wSpec('Wq', 'W_Q', p.wq, dk, 'q', p.wqEdited, 'wqEdits'));
     this.wk.update(wSpec('Wk', 'W_K', p.wk, dk, 'k', p.wkEdited, 'wkEdits'));

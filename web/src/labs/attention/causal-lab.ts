@@ -8,8 +8,9 @@ import { exact, fmt, sub } from '../../ui/format';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { runPipeline } from '../../model/pipeline';
 import { CellTrace } from './cell-trace';
+import { onTrainedChange } from '../../model/trained';
 
-const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];
+const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];
 
 export const causalLab: Lab = {
   id: 'causal',
@@ -90,6 +91,7 @@ export const causalLab: Lab = {
       visible = entries.some((e) => e.isIntersecting);
       if (visible && stale) { stale = false; render(); }
     }, { rootMargin: '200px 0px' }).observe(section);
+    onTrainedChange(() => { if (store.state.preset !== 'trained') return; if (visible) render(); else stale = true; });
     store.subscribe((_, changed) => {
       if (!KEYS.some((k) => changed.has(k as never))) return;
       if (visible) render();

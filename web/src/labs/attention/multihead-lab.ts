@@ -16,8 +16,10 @@ import { makeScale } from '../../ui/palette';
 import { multiHeadNumpy, type MultiHeadCodeInput } from '../../model/numpy-code';
 import { codePanel } from '../../ui/code-panel';
 import { disclosure } from '../../ui/disclosure';
+import { onTrainedChange, trainedInput, trainedModel, trainedName } from '../../model/trained';
+import { headPattern } from './head-pattern';
 
-const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'woEdits'];
+const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'mhTrained', 'woEdits'];
 
 const blank = (name: string, caption: string, palette: MatrixSpec['palette'] = 'div') =>
   new MatrixTable({ name, caption, rows: 0, cols: 0, values: [], rowLabels: [], colLabels: [], palette });
@@ -25,6 +27,7 @@ const blank = (name: string, caption: string, palette: MatrixSpec['palette'] = '
 interface HeadView {
   root: HTMLElement;
   heat: Heatmap;
+  picked: HTMLElement;
   weights: MatrixTable;
   output: MatrixTable;
 }
@@ -41,6 +44,8 @@ export const multiheadLab: Lab = {
     const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed');
     const seed = draw.input;
     const causal = toggle('causal mask', s0.mhCausal, (v) => store.update({ mhCausal: v }), 'mh-causal');
+    const trainedToggle = toggle('trained weights', s0.mhTrained, (v) => store.update({ mhTrained: v }), 'mh-trained', 'Layer 1 of a small GPT the engine trained on the words corpus (see “Watch attention learn”): its heads, widths, embeddings and weights.');
+    const weightsNote = el('p', { class: 'help', 'data-figure': 'mh-weights-note' });
     const resetWo = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-wo', text: 'reset edited W_O cells' });
     resetWo.addEventListener('click', () => store.update({ woEdits: new Map() }));
     const dmodelTex = el('div', { class: 'step-formula' });
@@ -66,7 +71,7 @@ export const multiheadLab: Lab = {
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Heads' }),
           field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex),
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
-          draw.root, el('p', { class: 'help', text: 'W_Q, W_K, W_V and W_O are random here; a trained model learns them.' }), el('div', { class: 'field' }, causal.root), resetWo,
+          trainedToggle.root, draw.root, weightsNote, el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
       codePanel('multihead', () => last && multiHeadNumpy(last)),
       disclosure('Input X: the attention lab’s sentence, d_model = h · d_k wide', x.root, 'mh-x'),
@@ -86,20 +91,35 @@ export const multiheadLab: Lab = {
       heads.value = String(s.heads);
       headDim.value = String(s.headDim);
       causal.input.checked = s.mhCausal;
+      trainedToggle.input.checked = s.mhTrained;
       if (document.activeElement !== seed) seed.value = String(s.mhSeed);
-      const h = s.heads;
-      const d = s.headDim;
+      const model = s.mhTrained ? trainedModel() : undefined;
+      heads.disabled = headDim.disabled = seed.disabled = !!model;
+      const h = model ? model.heads : s.heads;
+      const d = model ? model.dk : s.headDim;
       const dModel = h * d;
+      if (model) { heads.value = String(h); headDim.value = String(d); }
+      weightsNote.textContent = model
+        ? `Trained: layer 1 of ${trainedName(model)}. ${s.mhCausal ? 'With the causal mask on, each head’s weights below are the model’s own.' : 'The model never sees later words: turn the causal mask on to see its own weights.'}`
+        : 'W_Q, W_K, W_V and W_O are random here: a trained model learns them (switch on “trained weights”).';
       setTex(dmodelTex, String.raw`d_{\text{model}} = h\cdot d_k = ${h}\cdot ${d} = ${dModel}`, true);
-      const { words } = tokenize(s.text, LIMITS.tokens);
+      const tokens = tokenize(s.text, LIMITS.tokens).words;
+      const ti = model ? trainedInput(model, tokens) : undefined;
+      const words = ti ? ti.words : tokens;
       const n = words.length;
       section.classList.toggle('is-empty', n === 0);
       if (n === 0) { last = undefined; ctx.reportTiming('multihead', performance.now() - t0); return; }
-      const emb = embed(words, dModel, s.embSeed, s.xEdits);
-      const mq = seededMatrix('mq', dModel, h * d, s.mhSeed);
-      const mk = seededMatrix('mk', dModel, h * d, s.mhSeed);
-      const mv = seededMatrix('mv', dModel, h * d, s.mhSeed);
-      const mo = applyEdits(seededMatrix('mo', h * d, dModel, s.mhSeed), h * d, dModel, s.woEdits);
+      const emb = ti ? { x: ti.x } : embed(words, dModel, s.embSeed, s.xEdits);
+      // The trained model's per-head slices side by side: column block i is head i, as multiHeadAttention reads them.
+      const joined = (parts: Float32Array[]) => {
+        const m = new Float32Array(dModel * h * d);
+        parts.forEach((p, i) => { for (let r = 0; r < dModel; r++) for (let c = 0; c < d; c++) m[r * h * d + i * d + c] = p[r * d + c]; });
+        return m;
+      };
+      const mq = model ? joined(model.wq) : seededMatrix('mq', dModel, h * d, s.mhSeed);
+      const mk = model ? joined(model.wk) : seededMatrix('mk', dModel, h * d, s.mhSeed);
+      const mv = model ? joined(model.wv) : seededMatrix('mv', dModel, h * d, s.mhSeed);
+      const mo = applyEdits(model ? model.wo : seededMatrix('mo', h * d, dModel, s.mhSeed), h * d, dModel, s.woEdits);
       const r = engine.multiHeadAttention({
         x: emb.x, n, dModel, heads: h, kvHeads: h, dk: d, dv: d, wq: mq, wk: mk, wv: mv, wo: mo.m,
         causal: s.mhCausal, returnIntermediates: true,
@@ -133,16 +153,18 @@ export const multiheadLab: Lab = {
           const heat = new Heatmap({ name: `head${i + 1}`, label: `Head ${i + 1} weights`, n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
           const weights = blank(`mh-head${i + 1}-weights`, `head ${i + 1} weights`, 'seq');
           const out = blank(`mh-head${i + 1}-output`, `head ${i + 1} output`);
+          const picked = el('p', { class: 'head-picked', 'data-figure': `mh-head${i + 1}-pattern` });
           const root = el('figure', { class: 'head-card' },
-            el('figcaption', { text: `Head ${i + 1}` }), heat.root,
+            el('figcaption', { text: `Head ${i + 1}` }), picked, heat.root,
             el('details', { class: 'disclosure', 'data-disclosure': `mh-head${i + 1}-table` }, el('summary', { text: `Head ${i + 1} as tables` }), weights.root, out.root));
           headsGrid.appendChild(root);
-          return { root, heat, weights, output: out };
+          return { root, heat, picked, weights, output: out };
         });
       }
       r.heads?.forEach((hd, i) => {
         const v = views[i];
         const maskedCells = Array.from(hd.scores, (z) => z === Number.NEGATIVE_INFINITY);
+        v.picked.textContent = headPattern(hd.weights, n, words, s.mhCausal, !model);
         v.heat.update({
           name: `head${i + 1}`, label: `Head ${i + 1} weights`, n, m: n, values: hd.weights, rowLabels: tok, colLabels: tok,
           masked: maskedCells, maxCell: 34,
@@ -156,6 +178,7 @@ export const multiheadLab: Lab = {
       ctx.reportTiming('multihead', performance.now() - t0);
     };
     store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(); });
+    onTrainedChange(() => { if (store.state.mhTrained) render(); });
     render();
   },
 };

@@ -31,7 +31,7 @@ export const ARTICLES: Article[] = [
   {
     title: 'An article on attention as words pulling words', described: true, kind: 'an illustrated article',
     takes: '“Apple” pulled towards “banana” or “phone” on a plane of fruitiness and techiness; softmax of dot products as the strength of each pull; transformed spaces for queries, keys and values; the asymmetric pull of “bride” and “ring”; several heads and W_O; and that every W is learned in training.',
-    sections: [['pull', 'Words pulling words'], ['spaces', 'Transformed spaces'], ['asym', 'Asymmetric pull'], ['multihead', 'Multi-head attention']],
+    sections: [['pull', 'Words pulling words'], ['spaces', 'Transformed spaces'], ['asym', 'Asymmetric pull'], ['multihead', 'Multi-head attention'], ['learn', 'Watch attention learn']],
   },
   {
     title: 'An Intuition for Attention', kind: 'an article',

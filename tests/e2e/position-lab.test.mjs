@@ -1,0 +1,89 @@
+// The positions section, checked numerically against the package in Node: without positions the two sentences'
+// weights are one permutation of each other (and the page says so with the measured difference); RoPE's q_m·k_n
+// depends on m − n only (the page's readout is the same after moving both sliders by the same amount, and equals
+// Node's lab.rope + dot product); the context experiment's numbers back its sentence. axe on the section, and
+// screenshots at 1280 and 390 px.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, repo } from './helpers.mjs';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+let env, lab;
+before(async () => {
+  env = await setup();
+  ensureShotsDir();
+  const { init } = await import(`${repo}dist/index.js`);
+  lab = await init({ simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-simd.wasm`) });
+});
+after(async () => { await env?.close(); });
+
+const data = (page) => page.$eval('section#position', (s) => ({ ...s.dataset }));
+const U = 2 ** -24;
+
+test('permutation blindness and RoPE distance, as the page states them, hold numerically', async () => {
+  const { page, context, log } = await openPage(env, '#position', { width: 1280, height: 900 });
+  await settle(page);
+  const d = await data(page);
+  // Matching weights and outputs: equal up to the order of a 5-term float32 sum (a few ulps of values ≤ 1-ish).
+  assert.ok(Number(d.permWeightDiff) <= 8 * U, `weights match under the permutation (${d.permWeightDiff})`);
+  assert.ok(Number(d.permOutputDiff) <= 64 * U, `outputs match under the permutation (${d.permOutputDiff})`);
+  assert.ok(Number(d.posOutputDiff) > 0.05, `with positions the two "dog" rows differ (${d.posOutputDiff})`);
+  const rows = await page.$$eval('table[data-table="perm-outputs"] tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  assert.deepEqual(rows[0], rows[1], 'the page shows the same output row for "dog" in both sentences');
+  const claim = await page.$eval('[data-figure="perm-claim"]', (p) => p.textContent);
+  assert.match(claim, /largest difference between matching weights is (exactly 0|\d\.\de-\d)/);
+
+  // RoPE, d_k = 2: rotate q at m and k at n in Node with the package and compare with the page's readout.
+  const Q = new Float32Array([1, 0.35]), K = new Float32Array([0.9, -0.45]);
+  const dot = (m, n) => {
+    const q = lab.rope(Q, { dk: 2, positions: Int32Array.of(m) }), k = lab.rope(K, { dk: 2, positions: Int32Array.of(n) });
+    return q[0] * k[0] + q[1] * k[1];
+  };
+  const readout = () => page.$eval('[data-figure="rope-readout"]', (p) => Number(p.dataset.dot));
+  const first = await readout();
+  assert.ok(Math.abs(first - dot(3, 1)) <= 8 * U, `the page's q·k at m = 3, n = 1 is lab.rope's (${first} vs ${dot(3, 1)})`);
+  for (const [m, n] of [[7, 5], [12, 10], [2, 0]]) {
+    await page.fill('input[data-control="rope-m"]', String(m));
+    await page.fill('input[data-control="rope-n"]', String(n));
+    await page.waitForFunction(([m, n]) => document.querySelector('[data-figure="rope-readout"]').textContent.startsWith(`q turned by ${m} rad, k by ${n} rad`), [m, n]);
+    const v = await readout();
+    // |q|·|k| ≈ 1.06: rotating each (a few ulps) and the 2-term product keep the dot product within ~16u of the first.
+    assert.ok(Math.abs(v - first) <= 16 * U, `q·k at (${m}, ${n}) equals q·k at (3, 1): ${v} vs ${first}`);
+  }
+  await page.fill('input[data-control="rope-m"]', '8');
+  await page.waitForFunction(() => document.querySelector('[data-figure="rope-readout"]').textContent.startsWith('q turned by 8 rad'));
+  assert.ok(Math.abs((await readout()) - first) > 0.01, 'another distance gives another dot product');
+  const spread = await page.$eval('[data-figure="rope-claim"]', (p) => Number(p.dataset.spread));
+  assert.ok(spread <= 16 * U, `every diagonal of the table is constant (spread ${spread})`);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('the context experiment: learned positions do worse past the trained positions, and the sentence says what was measured', async () => {
+  const { page, context, log } = await openPage(env, '#position', { width: 1280, height: 900 });
+  await settle(page);
+  await page.click('button[data-control="context-run"]');
+  await page.waitForFunction(() => document.querySelector('section#position').dataset.contextRope, null, { timeout: 300000, polling: 200 });
+  const d = await data(page);
+  const [li, lp] = d.contextLearned.split(',').map(Number), [ri, rp] = d.contextRope.split(',').map(Number);
+  console.log(`context: learned ${li} → ${lp}, rotary ${ri} → ${rp}`);
+  assert.ok(lp > 1.5 * li, `learned positions: much worse past the trained positions (${li} → ${lp})`);
+  const claim = await page.$eval('[data-figure="context-claim"]', (p) => p.textContent);
+  assert.ok(claim.includes(`learned positions: mean loss ${li.toFixed(2)} at positions 2–12, ${lp.toFixed(2)} at 13–24 (much worse`), claim);
+  await page.evaluate(AXE);
+  const v = await page.evaluate(async () => (await window.axe.run('#position', { resultTypes: ['violations'] })).violations.map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })));
+  for (const x of v) console.log(`axe #position: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
+  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), []);
+  await page.evaluate(() => { document.querySelector('nav').style.visibility = 'hidden'; });
+  for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
+    await (await page.$('section#position')).screenshot({ path: `${shotsDir}/position-${label}.png` });
+  }
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

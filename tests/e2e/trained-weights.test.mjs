@@ -1,0 +1,99 @@
+// Trained weights in the attention and multi-head labs. The page's weights for the trained preset (causal mask on)
+// are the model's own layer-1 attention: compared with the package's GPT forward on the same committed file. The
+// captions quote what the weights on screen show (the query's largest weights; each head's pattern).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { setup, openPage, settle, readMatrix, repo } from './helpers.mjs';
+
+let env;
+let gpt;
+before(async () => {
+  env = await setup();
+  const { init } = await import(`${repo}dist/index.js`);
+  const lab = await init({ gpt: true, simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-simd.wasm`) });
+  gpt = lab.loadGPT(readFileSync(`${repo}web/src/model/trained/words-gpt.safetensors`));
+});
+after(async () => { gpt?.dispose(); await env?.close(); });
+
+// Weights are in [0, 1]. The page's X (LayerNorm in float64, rounded once) and the engine's (float32, d = 16 terms)
+// differ by ≲ 20u relative; q·k over d_k = 8 terms of products of ~1-sized numbers, ≤ 16 in size here, so scores
+// differ by ≲ (20 + 8 + 8)u·16·2 ≈ 7e-5 and a weight by at most twice that. 2e-4 covers it with room, and is far
+// below the 0.1-sized differences a wrong head or position would make.
+const TOL = 2e-4;
+
+test('trained preset: the attention lab shows the model’s own layer-1 weights, and its caption quotes them', async () => {
+  const text = 'I got a new phone from apple';
+  const { page, context, log } = await openPage(env, `?wp=trained&c=1&th=1&qi=6&t=${encodeURIComponent(text)}#attention`);
+  await settle(page);
+  const W = (await readMatrix(page, 'weights')).values;
+  const n = W.length;
+  assert.equal(n, 7);
+  const ids = await page.$$eval('#attention .tokens [data-token]', (bs) => bs.map((b) => b.textContent.replace(/^\d+/, '')));
+  assert.deepEqual(ids, ['i', 'got', 'a', 'new', 'phone', 'from', 'apple']);
+  // The model file holds no vocabulary: the page lists the corpus's (sorted words, then "."; <unk> last) in the learn lab.
+  const vocab = await page.$eval('.learn-vocab', (p) => p.textContent.split(' · '));
+  const all = [...vocab, '<unk>'];
+  assert.equal(all.length, gpt.config.vocabSize);
+  const tokens = Int32Array.from(ids.map((w) => all.indexOf(w)));
+  assert.ok(tokens.every((t) => t >= 0));
+  const f = gpt.forward(tokens, { returnAttention: true });
+  const head = 1;
+  let worst = 0;
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) worst = Math.max(worst, Math.abs(W[i][j] - f.attention[0][(head * n + i) * n + j]));
+  console.log(`trained head 2 on "${text}": largest |page − model| weight difference ${worst.toExponential(2)}`);
+  assert.ok(worst <= TOL, `page weights equal the model's layer-1 head-2 weights (worst ${worst})`);
+  // The caption: the query's two largest weights, by word and value.
+  const note = await page.$eval('[data-figure="trained-note"]', (p) => p.textContent);
+  const row = W[6].map((w, j) => ({ w, j })).sort((a, b) => b.w - a.w);
+  const expect = row.slice(0, 2).map((x) => `“${ids[x.j]}” (${x.j + 1}) ${x.w.toFixed(2)}`).join(', then ');
+  assert.ok(note.includes(`From “apple” (7) its largest weights: ${expect}.`), `${note} quotes ${expect}`);
+  assert.match(note, /“phone” \(5\) 0\.\d\d/, 'from “apple”, this head looks at “phone” most');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('multi-head on trained weights: the heads differ, and each caption quotes its own weights', async () => {
+  const text = 'the capital of spain is madrid';
+  const { page, context, log } = await openPage(env, `?mt=1&mc=1&t=${encodeURIComponent(text)}#multihead`);
+  await settle(page);
+  const n = 6;
+  const heads = [];
+  for (const h of [1, 2]) {
+    await page.$eval(`[data-disclosure="mh-head${h}-table"]`, (d) => { d.open = true; });
+    heads.push((await readMatrix(page, `mh-head${h}-weights`)).values);
+  }
+  // Average weight on the previous word (rows 1…n−1) and what spreading evenly over the visible words gives.
+  const prev = (W) => W.slice(1).reduce((s, r, i) => s + r[i], 0) / (n - 1);
+  const even = Array.from({ length: n - 1 }, (_, i) => 1 / (i + 2)).reduce((a, b) => a + b) / (n - 1);
+  const captions = await Promise.all([1, 2].map((h) => page.$eval(`[data-figure="mh-head${h}-pattern"]`, (p) => p.textContent)));
+  console.log(captions.join('\n'));
+  const [p1, p2] = heads.map(prev);
+  assert.ok(Math.abs(p1 - p2) > 0.15, `the two heads differ in how much they look at the previous word (${p1.toFixed(2)} vs ${p2.toFixed(2)})`);
+  const strong = p1 > p2 ? 0 : 1;
+  assert.ok(captions[strong].includes(`Mostly looks at the word just before: ${heads[strong] && prev(heads[strong]).toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[strong]);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('random weights: each multi-head caption states what the weights on screen show, or that there is no clear pattern', async () => {
+  const { page, context, log } = await openPage(env, '?mc=1#multihead');
+  await settle(page);
+  await page.$$eval('[data-disclosure^="mh-head"]', (ds) => ds.forEach((d) => { d.open = true; }));
+  const captions = await page.$$eval('[data-figure^="mh-head"][data-figure$="-pattern"]', (ps) => ps.map((p) => p.textContent));
+  assert.ok(captions.length >= 2);
+  for (let h = 0; h < captions.length; h++) {
+    const W = (await readMatrix(page, `mh-head${h + 1}-weights`)).values;
+    const n = W.length;
+    const avg = (f) => W.slice(1).reduce((s, r, i) => s + f(r, i + 1), 0) / (n - 1);
+    const scores = { 'the word just before': avg((r, i) => r[i - 1]), itself: avg((r, i) => r[i]), 'the first word': avg((r) => r[0]) };
+    const even = Array.from({ length: n - 1 }, (_, i) => 1 / (i + 2)).reduce((a, b) => a + b) / (n - 1);
+    const [what, v] = Object.entries(scores).reduce((a, b) => (b[1] > a[1] ? b : a));
+    const strong = v >= Math.max(0.4, 1.5 * even);
+    console.log(`random head ${h + 1}: ${captions[h]}`);
+    if (strong) assert.ok(captions[h].startsWith(`Mostly looks at ${what}: ${v.toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[h]);
+    else assert.ok(captions[h].startsWith(`No clear pattern: at most ${v.toFixed(2)} on ${what} on average, near the ${even.toFixed(2)} of spreading evenly, as expected from random weights.`), captions[h]);
+  }
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -1,0 +1,205 @@
+// Trains the learn lab's small GPT off the main thread, so the page keeps scrolling and answering clicks.
+// It runs steps in slices of about 40 ms, posts the loss after each slice, and every ~300 ms measures the model on a
+// fixed held-out batch (loss, each head's score for the patterns the page names) and on the example the page draws.
+import { init, type GPT, type Lab } from 'attnlab';
+import { batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
+import { runContext, type ContextMessage, type ContextRequest } from './context-run';
+
+export type TrainRequest =
+  | { type: 'reset'; id: number; task: TaskName; model: ModelChoice; probe?: Int32Array }
+  | { type: 'run' }
+  | { type: 'pause' }
+  | { type: 'step'; count: number }
+  | { type: 'lr'; lr: number }
+  | { type: 'probe'; ids: Int32Array }
+  | { type: 'export' };
+
+/** Per layer, per head: the mean weight a pattern's key gets (previous token; for induction also the token after the previous occurrence). */
+export interface HeadScores { previous: number[][]; induction?: number[][] }
+
+export type TrainMessage =
+  | { type: 'ready'; task: TaskName; parameterCount: number; memoryBytes: number; backend: string; vocabSize: number; context: number }
+  | { type: 'progress'; step: number; loss: number; stepsPerSecond: number; running: boolean }
+  | {
+    type: 'eval'; step: number;
+    /** Held-out loss: words, every position; induction, the first copy (unpredictable) and the repeat separately. */
+    loss: number; firstLoss?: number; repeatLoss?: number;
+    scores: HeadScores;
+    /** The drawn example: one [heads, t, t] array per layer, and the model's next-token probabilities after its last token. */
+    probe: { ids: Int32Array; attention: Float32Array[]; next: { id: number; p: number }[] };
+  }
+  | { type: 'weights'; bytes: Uint8Array; step: number; task: TaskName }
+  | { type: 'error'; message: string };
+
+/** Every message names the model it is about (the id its reset gave), so the page can drop a stale one. */
+const post = (m: TrainMessage, transfer: Transferable[] = []) => (self as unknown as Worker).postMessage({ ...m, model: modelId }, transfer);
+let modelId = 0;
+
+let lab: Lab | undefined;
+let gpt: GPT | undefined;
+let task: TaskName = 'induction';
+let lr = 1e-3;
+let next: () => Batch = () => { throw new Error('no model'); };
+let held: Batch | undefined;
+let probeIds: Int32Array = inductionExample().ids;
+let running = false;
+let lastLoss = NaN;
+let lastEval = 0;
+/** (time, step) samples of the last ~2 s of training, for steps/s. */
+let rate: [number, number][] = [];
+let generation = 0;
+
+function stepOnce(): void {
+  const b = next();
+  lastLoss = gpt!.trainStep(b.tokens, b.targets, { lr, weightDecay: 0, gradClip: task === 'words' ? 1 : 0 });
+}
+
+function stepsPerSecond(): number {
+  if (rate.length < 2) return 0;
+  const [t0, s0] = rate[0], [t1, s1] = rate[rate.length - 1];
+  return t1 > t0 ? ((s1 - s0) * 1000) / (t1 - t0) : 0;
+}
+
+function progress(): void {
+  const now = performance.now();
+  rate.push([now, gpt!.steps]);
+  while (rate.length > 2 && now - rate[0][0] > 2000) rate.shift();
+  post({ type: 'progress', step: gpt!.steps, loss: lastLoss, stepsPerSecond: running ? stepsPerSecond() : 0, running });
+}
+
+/** Per-position cross-entropy of `targets` under `logits` [rows × V] (log-softmax by the engine); NaN where the target is −1. */
+function losses(logits: Float32Array, targets: Int32Array, V: number): Float64Array {
+  const logp = lab!.softmax(logits, { cols: V, log: true });
+  const out = new Float64Array(targets.length);
+  for (let i = 0; i < targets.length; i++) out[i] = targets[i] < 0 ? NaN : -logp[i * V + targets[i]];
+  return out;
+}
+
+function evaluate(): void {
+  const spec = taskSpec(task);
+  const T = spec.context, V = spec.vocabSize, B = held!.tokens.length / T;
+  const { layers, heads } = gpt!.config;
+  const f = gpt!.forward(held!.tokens, { batch: B, returnAttention: true });
+  const l = losses(f.logits, held!.targets, V);
+  const at = (layer: number, b: number, h: number, i: number, j: number) => f.attention![layer][((b * heads + h) * T + i) * T + j];
+  const previous = Array.from({ length: layers }, () => new Array<number>(heads).fill(0));
+  let loss = 0, firstLoss: number | undefined, repeatLoss: number | undefined, induction: number[][] | undefined;
+  if (task === 'induction') {
+    induction = Array.from({ length: layers }, () => new Array<number>(heads).fill(0));
+    let sf = 0, nf = 0, sr = 0, nr = 0, np = 0, ni = 0;
+    for (let b = 0; b < B; b++) {
+      const L = held!.lengths![b];
+      for (let t = 0; t + 1 < 2 * L; t++) {
+        const x = l[b * T + t];
+        if (t + 1 < L) { sf += x; nf++; }
+        if (t >= L) { sr += x; nr++; }
+      }
+      // Previous-token pattern: query t's weight on t − 1, over the two copies. Induction pattern: a query in the
+      // repeat (t ≥ L, holding block[t − L]) on the token after that token's first occurrence, at t − L + 1.
+      for (let t = 1; t < 2 * L; t++, np++) for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) previous[y][h] += at(y, b, h, t, t - 1);
+      for (let t = L; t + 1 < 2 * L; t++, ni++) for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) induction[y][h] += at(y, b, h, t, t - L + 1);
+    }
+    firstLoss = sf / nf; repeatLoss = sr / nr; loss = (sf + sr) / (nf + nr);
+    for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) { previous[y][h] /= np; induction[y][h] /= ni; }
+  } else {
+    let s = 0;
+    for (const x of l) s += x;
+    loss = s / l.length;
+    let np = 0;
+    for (let b = 0; b < B; b++) for (let t = 1; t < T; t++, np++) for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) previous[y][h] += at(y, b, h, t, t - 1);
+    for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) previous[y][h] /= np;
+  }
+  post({ type: 'eval', step: gpt!.steps, loss, firstLoss, repeatLoss, scores: { previous, induction }, probe: probe() });
+  lastEval = performance.now();
+}
+
+function probe(): { ids: Int32Array; attention: Float32Array[]; next: { id: number; p: number }[] } {
+  const V = gpt!.config.vocabSize;
+  const ids = probeIds.length ? probeIds : Int32Array.of(0);
+  const f = gpt!.forward(ids, { returnAttention: true });
+  const last = lab!.softmax(f.logits.subarray((ids.length - 1) * V, ids.length * V));
+  const next = Array.from(last, (p, id) => ({ id, p })).sort((a, b) => b.p - a.p).slice(0, 3);
+  return { ids: ids.slice(), attention: f.attention!, next };
+}
+
+function loop(gen: number): void {
+  if (!running || gen !== generation || !gpt) return;
+  try {
+    const t0 = performance.now();
+    do stepOnce(); while (performance.now() - t0 < 40);
+    progress();
+    if (performance.now() - lastEval > 300) evaluate();
+  } catch (err) {
+    running = false;
+    post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    return;
+  }
+  // A macrotask between slices: pause, step and probe messages are handled within one slice.
+  setTimeout(() => loop(gen), 0);
+}
+
+async function handle(m: TrainRequest): Promise<void> {
+  switch (m.type) {
+    case 'reset': {
+      lab ??= await init({ gpt: true });
+      running = false;
+      generation += 1;
+      gpt?.dispose();
+      task = m.task;
+      modelId = m.id;
+      lr = m.model.lr;
+      const spec = taskSpec(task);
+      gpt = lab.createGPT({
+        vocabSize: spec.vocabSize, context: spec.context, dModel: m.model.dModel, heads: m.model.heads,
+        layers: m.model.layers, mlp: spec.mlp, position: spec.position, bias: spec.bias, seed: m.model.seed,
+      });
+      next = batchMaker(task, 42 + m.model.seed);
+      held = batchMaker(task, 99991, 16)();
+      rate = [];
+      lastLoss = NaN;
+      probeIds = m.probe?.length ? m.probe.slice(0, spec.context) : task === 'induction' ? inductionExample().ids : Int32Array.of(0);
+      post({ type: 'ready', task, parameterCount: gpt.parameterCount, memoryBytes: gpt.memoryBytes, backend: lab.backend, vocabSize: spec.vocabSize, context: spec.context });
+      progress();
+      evaluate();
+      return;
+    }
+    case 'run':
+      if (!gpt || running) return;
+      running = true;
+      rate = [];
+      loop(generation);
+      return;
+    case 'pause':
+      running = false;
+      if (gpt) { progress(); evaluate(); }
+      return;
+    case 'step':
+      if (!gpt) return;
+      for (let i = 0; i < m.count; i++) stepOnce();
+      progress();
+      evaluate();
+      return;
+    case 'lr':
+      lr = m.lr;
+      return;
+    case 'probe':
+      probeIds = m.ids.slice(0, taskSpec(task).context);
+      if (gpt) evaluate();
+      return;
+    case 'export':
+      if (gpt) { const bytes = gpt.toSafetensors(); post({ type: 'weights', bytes, step: gpt.steps, task }, [bytes.buffer]); }
+      return;
+  }
+}
+
+// One message at a time, in order (a reset awaits the engine's first load).
+let queue: Promise<void> = Promise.resolve();
+self.addEventListener('message', (e: MessageEvent<TrainRequest | ContextRequest>) => {
+  const m = e.data;
+  if (m.type === 'context') {
+    const raw = (x: ContextMessage) => (self as unknown as Worker).postMessage(x);
+    runContext(m, raw).catch((err: unknown) => raw({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+    return;
+  }
+  queue = queue.then(() => handle(m)).catch((err: unknown) => post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+});
