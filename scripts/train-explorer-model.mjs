@@ -20,7 +20,7 @@ const bundled = await build({ entryPoints: [`${repo}web/src/model/train-tasks.ts
 const tasks = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`);
 const { init } = await import(`${repo}dist/index.js`);
 
-const lab = await init({ gpt: true, simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-simd.wasm`) });
+const lab = await init({ gpt: true, simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-gpt-simd.wasm`) });
 const corpus = tasks.wordsCorpus();
 const gpt = lab.createGPT({ vocabSize: corpus.vocab.length, ...CONFIG });
 const next = tasks.batchMaker('words', TRAIN.batchSeed);

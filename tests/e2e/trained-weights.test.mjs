@@ -11,7 +11,7 @@ let gpt;
 before(async () => {
   env = await setup();
   const { init } = await import(`${repo}dist/index.js`);
-  const lab = await init({ gpt: true, simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-simd.wasm`) });
+  const lab = await init({ gpt: true, simd: true, wasmBinary: readFileSync(`${repo}dist/attnlab-gpt-simd.wasm`) });
   gpt = lab.loadGPT(readFileSync(`${repo}web/src/model/trained/words-gpt.safetensors`));
 });
 after(async () => { gpt?.dispose(); await env?.close(); });
