@@ -33,6 +33,7 @@ for kind in simd scalar; do
   copy "build/wasm-$kind/src/wasm/attnlab-$kind.wasm" "dist/attnlab-$kind.wasm"
 done
 bash scripts/inline-wasm.sh dist   # the same modules as base64 in ES modules, for attnlab/inline
+bash scripts/bundle-worker.sh dist   # the workers' script of init({ threads }), as a string
 
 echo "dist/ (raw bytes, gzip -9 bytes):"
 total() { local raw=0 gz=0 f; for f in "$@"; do raw=$((raw + $(wc -c <"$f"))); gz=$((gz + $(gzip -9c "$f" | wc -c))); done; echo "$raw $gz"; }
@@ -43,7 +44,7 @@ done
 # What an app loads, by entry: the wrapper, the glue and the chosen .wasm (attnlab), or the wrapper, the glue
 # and both modules as base64 text (attnlab/inline).
 wrapper=()
-for f in src/js/*.js; do case $f in */index.js|*/inline.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
+for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/worker.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
 for kind in simd scalar; do
   read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$kind.wasm)
   printf '  %-34s %8d %8d\n' "= attnlab, $kind: js + glue + wasm" "$raw" "$gz"

@@ -22,7 +22,10 @@ export function makeAttention(m) {
   const F = Object.fromEntries(m.attentionCallFields().split(',').filter(Boolean).map((name, i) => [name, i]));
   const FIELDS = Object.keys(F).length;
 
-  return function attention(opts) {
+  // `part` (internal, for the async twin's workers): { begin, end } computes only the work items b·kvHeads + g in
+  // [begin, end) (the rest of each output is left as it was) and receives the call's resolved sizes in
+  // part.sizes, which place each item's rows in the merged result.
+  return function attention(opts, part) {
     const fn = 'attention';
     options(fn, opts);
     checkKeys(fn, opts, KEYS);
@@ -140,6 +143,8 @@ export function makeAttention(m) {
       d[F.has_scale] = scale === undefined ? 0 : 1, d[F.scale] = scale ?? 0;
       d[F.has_softcap] = softcap === undefined ? 0 : 1, d[F.softcap] = softcap ?? 0;
       d[F.cache] = cache ? cache.handle : 0;
+      d[F.item_begin] = part ? part.begin : 0, d[F.item_end] = part ? part.end : 0;
+      if (part) part.sizes = { batch, heads, kvHeads, nq, nk: cache ? cache.length : nk, dv, layout };
       checkKind(m, fn, m.attention(a.at(0)));
       const result = { output: a.readInto(7, out) };
       if (wantScores) result.scores = a.read(9);

@@ -4,6 +4,7 @@
 // This file holds no import.meta, so a CommonJS bundle of the inline entry carries none either.
 import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
+import { withThreads } from './lab-threads.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([
@@ -43,12 +44,14 @@ const hint = {
 
 /**
  * Checks init()'s options; resolves `simd` to the module that will run.
- * @returns {{ simd: boolean, gpt: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined }}
+ * @returns {{ simd: boolean, gpt: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined, threads: number }}
  */
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw new TypeError(`init: options must be an object, got ${describe(options)}`);
-  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary']);
-  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary } = options;
+  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary', 'threads']);
+  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary, threads = 1 } = options;
+  if (typeof threads !== 'number') throw new TypeError(`init: threads must be a number, got ${describe(threads)}`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new RangeError(`init: threads must be an integer from 1 to 256, got ${threads}`);
   if (typeof gpt !== 'boolean') throw new TypeError(`init: gpt must be a boolean, got ${describe(gpt)}`);
   if (wantSimd !== undefined && typeof wantSimd !== 'boolean') throw new TypeError(`init: simd must be a boolean, got ${describe(wantSimd)}`);
   if (wasmBinary !== undefined && !(wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)))
@@ -56,7 +59,7 @@ function checkOptions(options) {
   if (wasmUrl !== undefined && typeof wasmUrl !== 'function') where(wasmUrl); // type errors before anything loads
   const simd = wantSimd ?? simdSupported();
   if (simd && !simdSupported()) throw new Error('init: simd: true was requested but this engine does not support wasm SIMD128');
-  return { simd, gpt, wasmUrl, wasmBinary };
+  return { simd, gpt, wasmUrl, wasmBinary, threads };
 }
 
 // A wasmUrl as given: URL objects (anything with a string href, so a URL from another realm, e.g. jsdom's, works)
@@ -145,13 +148,14 @@ async function compileAt(at, advice) {
  * @param {(simd: boolean) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the chosen module.
  */
 export async function start(options, factory, compileDefault) {
-  const { simd, gpt, wasmUrl, wasmBinary } = checkOptions(options);
+  const { simd, gpt, wasmUrl, wasmBinary, threads } = checkOptions(options);
   const file = simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm';
   let module;
   if (wasmBinary !== undefined) module = await compileBytes(wasmBinary, "init's wasmBinary", `wasmBinary must hold the bytes of ${file}.`);
   else if (wasmUrl !== undefined) module = await compileAt(where(typeof wasmUrl === 'function' ? wasmUrl(file) : wasmUrl), hint.given(file));
   else module = await compileDefault(simd);
-  return makeLab(await instantiate(factory, module), { gpt });
+  // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
+  return withThreads(makeLab(await instantiate(factory, module), { gpt }), { threads, module, gpt });
 }
 
 /** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */

@@ -29,7 +29,8 @@ using attnlab::detail::check_window_bound;
   X(out) X(out_len) X(raw_scores) X(scores) X(weights) X(matrix_len) X(lse) X(lse_len)          \
   X(batch) X(heads) X(kv_heads) X(nq) X(nk) X(dk) X(dv)                                         \
   X(layout) /* 0 bhsd, 1 bshd */ X(causal) /* 0 none, 1 bottom-right, 2 top-left */             \
-  X(window_left) X(window_right) X(has_scale) X(scale) X(has_softcap) X(softcap) X(cache)
+  X(window_left) X(window_right) X(has_scale) X(scale) X(has_softcap) X(softcap) X(cache)            \
+  X(item_begin) X(item_end) /* work items b·kvHeads + g to compute; end 0 = all (a part of a split call) */
 
 struct AttentionCall {
 #define ATTNLAB_FIELD(name) double name;
@@ -86,6 +87,7 @@ int attention_js(std::uintptr_t call) {
   if (c.has_scale) a.scale = c.scale;
   if (c.has_softcap) a.softcap = c.softcap;
   a.cache = reinterpret_cast<const KvCache*>(whole(c.cache));
+  if (c.item_end > c.item_begin) a.item_begin = whole(c.item_begin), a.item_end = whole(c.item_end);
   const std::size_t nn = whole(c.matrix_len);
   return keep(attention(a, {out(whole(c.out), whole(c.out_len)), out(whole(c.raw_scores), nn), out(whole(c.scores), nn),
                             out(whole(c.weights), nn), out(whole(c.lse), whole(c.lse_len))}));
