@@ -28,7 +28,7 @@ export class NotSent extends Error {}
 async function spawn(url) {
   if (isNode) {
     const { Worker } = await nodeModule('node:worker_threads');
-    const w = new Worker(`globalThis.__attnlabPort = require('node:worker_threads').parentPort;\n${source}`, { eval: true });
+    const w = new Worker(`globalThis.__attnlabPort = process.getBuiltinModule('node:worker_threads').parentPort;\n${source}`, { eval: true });
     w.unref();
     const handle = {
       post: (message, transfer) => w.postMessage(message, transfer),
@@ -75,7 +75,7 @@ export async function createPool(count, module, gpt) {
       w.busy = null;
       w.unref();
       if (task) (data.ok ? task.resolve(data.value) : task.reject(rebuild(data.error)));
-      if (!disposed) idle.push(w), pump();
+      if (!disposed && w.ready) idle.push(w), pump(); // (a worker that just started joins through start()'s caller)
     };
     // A worker that died (an uncaught error, killed): its part fails, a fresh worker takes its place.
     w.onFailure = (e) => {
