@@ -93,15 +93,15 @@ function ortMessage(e) {
   return m.slice(0, 240);
 }
 
-export async function create({ variant }) {
+export async function create({ variant, numThreads = 1 }) {
   const ort = await import('onnxruntime-web');
   const dist = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = numThreads; // > 1: ORT's own pthreads on SharedArrayBuffer (Node has it)
   ort.env.wasm.simd = true;
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmPaths = dist;
   ort.env.logLevel = 'error';
-  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 };
+  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: numThreads, interOpNumThreads: 1 };
   const session = (bytes) => ort.InferenceSession.create(bytes, options);
   // Start the runtime once now, so a failure to load shows up as this worker failing, with its reason.
   await session(softmaxModel(1, 4));
@@ -131,7 +131,7 @@ export async function create({ variant }) {
     info: {
       library: 'onnxruntime-web', version, ortVersions: ort.env.versions, variant, wasmFile,
       wasmBytes: fs.statSync(dist + wasmFile).size, numThreads: ort.env.wasm.numThreads, simd: ort.env.wasm.simd,
-      how: `wasm EP, numThreads 1, proxy off, graphOptimizationLevel "all"; ${descriptions[variant]}; session.run per call`,
+      how: `wasm EP, numThreads ${ort.env.wasm.numThreads}, proxy off, graphOptimizationLevel "all"; ${descriptions[variant]}; session.run per call`,
     },
     async attention({ q, k, v, n, d, causal, scale }) {
       let s, feeds;
