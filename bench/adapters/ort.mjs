@@ -12,6 +12,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { model, node, valueInfo, tensor, DataType } from '../lib/onnx.mjs';
+import { attentionOpModel } from '../lib/onnx-attention.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const F = DataType.FLOAT;
@@ -59,20 +60,6 @@ function mhaModel(n, d, causal, scale) {
     outputs: [valueInfo('o', F, [1, n, d])],
     opsets: { '': 17, 'com.microsoft': 1 },
   });
-}
-
-// ONNX Attention (opset 23), 4-D 'bhsd' inputs; with `past`, past_key/past_value in and present_key/present_value out.
-function attentionOpModel({ batch = 1, heads, kvHeads = heads, nq, nk, d, causal, past = 0 }) {
-  const inputs = [valueInfo('q', F, [batch, heads, nq, d]), valueInfo('k', F, [batch, kvHeads, nk, d]), valueInfo('v', F, [batch, kvHeads, nk, d])];
-  const outputs = [valueInfo('o', F, [batch, heads, nq, d])];
-  const names = ['q', 'k', 'v'], outs = ['o'];
-  if (past) {
-    inputs.push(valueInfo('past_key', F, [batch, kvHeads, past, d]), valueInfo('past_value', F, [batch, kvHeads, past, d]));
-    outputs.push(valueInfo('present_key', F, [batch, kvHeads, past + nk, d]), valueInfo('present_value', F, [batch, kvHeads, past + nk, d]));
-    names.push('', 'past_key', 'past_value');
-    outs.push('present_key', 'present_value');
-  }
-  return model({ nodes: [node('Attention', names, outs, { is_causal: causal ? 1 : 0 })], inputs, outputs, opsets: { '': 23 } });
 }
 
 function softmaxModel(rows, cols) {
