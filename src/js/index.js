@@ -9,7 +9,7 @@
 // itself; its status becomes the exception.
 // Static imports only: the package builds as one chunk in every bundler (Rollup's output.file included).
 import createAttnlab from './attnlab.mjs';
-import { compileBeside, start } from './loader.js';
+import { compileBeside, readBeside, start } from './loader.js';
 
 export { simdSupported } from './loader.js';
 
@@ -27,5 +27,8 @@ export function init(options = {}) {
     simd
       ? compileBeside(base ? new URL('./attnlab-simd.wasm', import.meta.url) : undefined, 'attnlab-simd.wasm')
       : compileBeside(base ? new URL('./attnlab-scalar.wasm', import.meta.url) : undefined, 'attnlab-scalar.wasm'),
+  // init({ threads }) only: the workers' script, read beside this file (a separate file: apps without threads
+  // do not carry it).
+  () => readBeside(base ? new URL('./attnlab-worker.js', import.meta.url) : undefined, 'attnlab-worker.js'),
   );
 }

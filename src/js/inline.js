@@ -6,6 +6,7 @@
 import createAttnlab from './attnlab.mjs';
 import scalar from './attnlab-scalar.inline.js';
 import simd from './attnlab-simd.inline.js';
+import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
 
 export { simdSupported } from './loader.js';
@@ -17,5 +18,6 @@ export { simdSupported } from './loader.js';
 export function init(options = {}) {
   return start(options, createAttnlab, async (useSimd) =>
     useSimd ? compileBase64(simd, 'attnlab-simd.wasm') : compileBase64(scalar, 'attnlab-scalar.wasm'),
+  async () => workerScript, // init({ threads }): the workers' script, carried here too
   );
 }

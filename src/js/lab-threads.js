@@ -2,8 +2,9 @@
 import { makeAsync } from './async.js';
 import { createPool } from './threads.js';
 
-export async function withThreads(lab, { threads, module, gpt }) {
-  const pool = threads > 1 ? await createPool(threads, module, gpt) : undefined;
+// workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
+export async function withThreads(lab, { threads, module, gpt, workerScript }) {
+  const pool = threads > 1 ? await createPool(threads, module, gpt, await workerScript()) : undefined;
   const twins = makeAsync(lab, pool);
   let disposed = false;
   const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));

@@ -146,8 +146,9 @@ async function compileAt(at, advice) {
  * @param {(args: object) => Promise<object>} factory the Emscripten glue's factory (attnlab.mjs: one glue serves
  *   both modules, which scripts/build-wasm.sh checks are linked against identical glue).
  * @param {(simd: boolean) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the chosen module.
+ * @param {() => Promise<string>} workerScript the text of the threads' worker script (loaded only for threads > 1).
  */
-export async function start(options, factory, compileDefault) {
+export async function start(options, factory, compileDefault, workerScript) {
   const { simd, gpt, wasmUrl, wasmBinary, threads } = checkOptions(options);
   const file = simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm';
   let module;
@@ -155,7 +156,7 @@ export async function start(options, factory, compileDefault) {
   else if (wasmUrl !== undefined) module = await compileAt(where(typeof wasmUrl === 'function' ? wasmUrl(file) : wasmUrl), hint.given(file));
   else module = await compileDefault(simd);
   // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
-  return withThreads(makeLab(await instantiate(factory, module), { gpt }), { threads, module, gpt });
+  return withThreads(makeLab(await instantiate(factory, module), { gpt }), { threads, module, gpt, workerScript });
 }
 
 /** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */
@@ -164,6 +165,23 @@ export function compileBeside(url, file) {
     throw new Error(`init: cannot locate ${file}: import.meta.url is not available here (was the package bundled to CommonJS?). ${hint.beside(file)}`);
   }
   return compileAt({ url: url.href }, hint.beside(file));
+}
+
+/** The URL entry's worker script for init({ threads }): the text of attnlab-worker.js beside the package's JS. */
+export async function readBeside(url, file) {
+  const advice = `The file ships in the package as attnlab/${file}: serve it beside attnlab's JS, or import { init } from 'attnlab/inline', which carries it inside the JS.`;
+  if (url === undefined) throw new Error(`init: threads: cannot locate ${file}: import.meta.url is not available here. ${advice}`);
+  try {
+    if (isNode && /^file:/i.test(url.href)) {
+      const [{ readFile: read }, { fileURLToPath }] = await Promise.all([nodeModule('node:fs/promises'), nodeModule('node:url')]);
+      return await read(fileURLToPath(url.href), 'utf8');
+    }
+    const response = await fetch(url.href);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return await response.text();
+  } catch (e) {
+    throw new Error(`init: threads: could not load ${url.href} (${e?.message ?? e}). ${advice}`, { cause: e });
+  }
 }
 
 /** The inline entry's default: the module's bytes from base64 text. */

@@ -1,9 +1,9 @@
 // The worker pool behind init({ threads }): n workers, each with its own instance of the main lab's compiled
-// module (sent to it, never downloaded again), fed parts of calls from one queue. Workers start from the
-// bundled worker script (worker.js, carried as text in attnlab-worker.inline.js): a Blob URL in browsers — no
-// file to serve, works from file:// and needs no SharedArrayBuffer or cross-origin isolation — and
-// worker_threads with eval in Node. In Node an idle worker is unref'd, so a script that is done exits.
-import source from './attnlab-worker.inline.js';
+// module (sent to it, never downloaded again), fed parts of calls from one queue. Workers start from the text of
+// the bundled worker script (worker.js; the URL entry loads attnlab-worker.js, the inline entry carries it): a
+// Blob URL in browsers — works from file:// and cross-origin hosts, needs no SharedArrayBuffer or cross-origin
+// isolation — and worker_threads with eval in Node. In Node an idle worker is unref'd, so a script that is done
+// exits.
 
 const isNode = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
 
@@ -25,7 +25,7 @@ function rebuild({ name, message }) {
 export class NotSent extends Error {}
 
 // One worker behind a common interface: post(message, transfer), onMessage/onFailure handlers, ref/unref, stop.
-async function spawn(url) {
+async function spawn(url, source) {
   if (isNode) {
     const { Worker } = await nodeModule('node:worker_threads');
     const w = new Worker(`globalThis.__attnlabPort = process.getBuiltinModule('node:worker_threads').parentPort;\n${source}`, { eval: true });
@@ -57,10 +57,11 @@ async function spawn(url) {
 }
 
 /**
- * Starts `count` workers on `module` and resolves once every one has instantiated it.
+ * Starts `count` workers running `source` (the worker script's text) on `module`; resolves once every one has
+ * instantiated it.
  * @returns {Promise<{ size: number, run(message: object, transfer?: Transferable[]): Promise<any>, dispose(): void }>}
  */
-export async function createPool(count, module, gpt) {
+export async function createPool(count, module, gpt, source) {
   const url = isNode ? undefined : URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   const queue = [];    // parts waiting for a worker: { message, transfer, resolve, reject }
   const idle = [];
@@ -68,7 +69,7 @@ export async function createPool(count, module, gpt) {
   let disposed = false, nextId = 1;
 
   async function start() {
-    const w = await spawn(url);
+    const w = await spawn(url, source);
     w.busy = null;
     w.onMessage = (data) => {
       const task = w.busy;

@@ -1,11 +1,16 @@
 // The code one worker of init({ threads }) runs: its own instance of the engine, built from the compiled module
 // the main lab sends it (no second download), answering one part of a call at a time. Not imported by the
 // entries: scripts/build-wasm.sh bundles this file with the glue and the lab into one classic script
-// (attnlab-worker.inline.js, a string), which threads.js starts from a Blob URL in browsers (so it works on
-// file:// pages and needs no bundler support) and with worker_threads' eval in Node: one code path for both.
+// (attnlab-worker.js, and the same text as a string in attnlab-worker.inline.js), which threads.js starts from a
+// Blob URL in browsers (so it works on file:// pages and needs no bundler support) and with worker_threads' eval
+// in Node: one code path for both. Only the operators the async twins send are in it (no GPT, no KV cache).
 import createAttnlab from './attnlab.mjs';
-import { makeLab } from './lab.js';
+import { makeAttention } from './attention.js';
+import { makeMatmul } from './matmul.js';
 import { arena, check } from './memory.js';
+import { makeMultiHeadAttention } from './multihead.js';
+import { makeRope } from './rope.js';
+import { makeSoftmaxBackward } from './softmax-backward.js';
 
 // Node's threads.js sets globalThis.__attnlabPort (worker_threads' parentPort) before this runs.
 const nodePort = globalThis.__attnlabPort;
@@ -63,8 +68,11 @@ listen(async (message) => {
   try {
     if (op === 'init') {
       m = await instantiate(message.module);
-      lab = makeLab(m, { gpt: message.gpt });
-      post({ id, ok: true, value: lab.backend });
+      lab = {
+        attention: makeAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
+        rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m),
+      };
+      post({ id, ok: true, value: m.buildInfo().simd });
       return;
     }
     const value = ops[op](message);
