@@ -109,9 +109,10 @@ export interface InitOptions {
   /**
    * Workers for the async twins ({@link Lab.attentionAsync}, {@link Lab.softmaxAsync}, …): an integer from 1 to
    * 256. With `n ≥ 2`, `init` starts `n` Web Workers (worker_threads in Node), each with its own instance of the
-   * same compiled module (sent to it, not downloaded again), from a Blob URL of script carried in the package:
-   * nothing to serve, works from `file://` pages and without cross-origin isolation (the page's
-   * Content-Security-Policy must allow `worker-src blob:`). With 1 the async twins run on the calling thread.
+   * same compiled module (sent to it, not downloaded again), from a Blob URL of the package's worker script
+   * (`attnlab` reads `attnlab-worker.js` beside its JS, `attnlab/inline` carries it): works from `file://` pages
+   * and without cross-origin isolation (the page's Content-Security-Policy must allow `worker-src blob:`).
+   * With 1 the async twins run on the calling thread.
    * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
    */
   threads?: number;

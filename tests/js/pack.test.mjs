@@ -39,7 +39,7 @@ test('every path package.json names (exports, main, types, files) exists in the 
     assert.match(t, /^\.\/(dist\/|package\.json$)/, t);
     if (t.startsWith('./dist/')) assert.ok(distFiles.includes(t.slice('./dist/'.length)), `${t} is not among the package's files`);
   }
-  assert.deepEqual(Object.keys(packageJson.exports), ['.', './inline', './attnlab-simd.wasm', './attnlab-scalar.wasm', './package.json']);
+  assert.deepEqual(Object.keys(packageJson.exports), ['.', './inline', './attnlab-simd.wasm', './attnlab-scalar.wasm', './attnlab-worker.js', './package.json']);
   assert.equal(packageJson.exports['.'].types, packageJson.exports['./inline'].types);
   assert.equal(packageJson.license, 'MIT');
   assert.equal(packageJson.sideEffects, false);
