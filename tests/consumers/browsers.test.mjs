@@ -125,8 +125,10 @@ describe('esbuild, browser ESM', () => {
     const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(`# sizes (gzip -9): attnlab JS ${kb(sizes.attnlab)} + attnlab-simd.wasm ${kb(wasm('simd'))} (or scalar ${kb(wasm('scalar'))}) fetched by init; attnlab/inline JS ${kb(sizes['attnlab/inline'])} (both modules inside)`);
     // The inline entry carries both modules, each with the small GPT since it joined the engine (training, generation,
-    // the safetensors reader): 235 KiB measured then, over the 120 KiB budget of the engine without it.
-    assert.ok(sizes.attnlab < 30 * 1024 && sizes['attnlab/inline'] < 250 * 1024, JSON.stringify(sizes));
+    // the safetensors reader): 235 KiB measured then, over the 120 KiB budget of the engine without it; 262 KiB with
+    // the whole attention operator, and 278 KiB with the threads' worker script (the glue and the operators, 16 KiB),
+    // which the URL entry loads only when asked for threads (attnlab: 20.0 → 22.3 KiB).
+    assert.ok(sizes.attnlab < 30 * 1024 && sizes['attnlab/inline'] < 300 * 1024, JSON.stringify(sizes));
   });
 });
 
