@@ -10,7 +10,8 @@ set -euo pipefail
 dir=${1:?usage: bundle-worker.sh DIR}
 esbuild=node_modules/.bin/esbuild
 [[ -x $esbuild ]] || { echo "bundle-worker: $esbuild not found: run npm ci (scripts/bootstrap.sh)" >&2; exit 1; }
-"$esbuild" "$dir/worker.js" --bundle --format=iife --minify --target=es2020 --log-level=warning --outfile="$dir/attnlab-worker.bundle.tmp.js"
+# (fs, path: the debug glue also runs under Node, where threads.js supplies require)
+"$esbuild" "$dir/worker.js" --bundle --format=iife --minify --external:fs --external:path --target=es2020 --log-level=warning --outfile="$dir/attnlab-worker.bundle.tmp.js"
 node -e '
   const fs = require("node:fs");
   const [bundle, target, plain] = process.argv.slice(1);

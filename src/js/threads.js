@@ -28,7 +28,10 @@ export class NotSent extends Error {}
 async function spawn(url, source) {
   if (isNode) {
     const { Worker } = await nodeModule('node:worker_threads');
-    const w = new Worker(`globalThis.__attnlabPort = process.getBuiltinModule('node:worker_threads').parentPort;\n${source}`, { eval: true });
+    // The port, and require for a glue that reads files under Node (the debug build's), in CommonJS and ESM eval alike.
+    const prelude = "globalThis.__attnlabPort = process.getBuiltinModule('node:worker_threads').parentPort;\n" +
+      'var require = globalThis.require ?? ((name) => process.getBuiltinModule(name));\n';
+    const w = new Worker(prelude + source, { eval: true });
     w.unref();
     const handle = {
       post: (message, transfer) => w.postMessage(message, transfer),

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { after, describe, test } from 'node:test';
 
-import { backends, dist, init } from './support/load.mjs';
+import { altDist, backends, dist, init, repo } from './support/load.mjs';
 import { rng } from './support/random.mjs';
 
 // Bit for bit: the same bytes, and the same keys in the same order for result objects.
@@ -165,7 +165,9 @@ describe('init({ threads }) and dispose()', () => {
         const lab = await init({ threads: 2 });
         const s = await lab.softmaxAsync(new Float32Array(40000), { cols: 40 });
         console.log(s[0]); ${end}`;
-      const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+      // (the debug build's glue needs the globals the debug suite installs, in this child too)
+      const debug = altDist ? ['--import', pathToFileURL(`${repo}tests/js/support/debug-globals.mjs`).href] : [];
+      const res = spawnSync(process.execPath, [...debug, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
       assert.equal(res.status, 0, res.stderr);
       assert.equal(res.stdout.trim(), '0.02500000037252903');
     }
