@@ -6,6 +6,8 @@
 //
 //   --quick      n ∈ {256, 1024}, d = 64, softmax 1024, shorter timing (about a minute)
 //   --operator   only the whole-operator cells (decode step, batched prefill, batch × heads), with full timing
+//   --threads    only the threads cells (attnlab threads: 2 vs 1 vs onnxruntime-web numThreads 2, 8 heads; bench/lib/threads.mjs)
+//   --browser    the threads cells in headless Chromium instead (bench/browser.mjs), the same table
 //   --only=…     libraries by family (attnlab, ort, tfjs, js) or id (attnlab-simd, ort-mha, …)
 //   --rounds=N   measure every cell N times, libraries interleaved, and pool the calls (default 1)
 //   --stat=min   report the fastest call instead of the median (steadier when other processes load the machine)
@@ -27,6 +29,7 @@ import { machineInfo, cpuSnapshot, otherLoad } from './lib/system.mjs';
 import { LIBRARIES, consoleCell, markdownReport, targets, fmtMs, fmtGf, fmtErr } from './lib/report.mjs';
 import { chartSvg } from './lib/chart.mjs';
 import { OPERATOR, decodeReference, headRowsReference, operatorInputs } from './lib/operator.mjs';
+import { THREAD_LIBS, key as threadsKey, measureThreads, overheadLine, threadsInputs, threadsMarkdown } from './lib/threads.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -45,7 +48,12 @@ if (args.includes('--train')) {  // the training benchmark lives in its own scri
   const rest = args.filter((a) => a !== '--train');
   process.exit(spawnSync(process.execPath, [fileURLToPath(new URL('./train.mjs', import.meta.url)), ...rest], { stdio: 'inherit' }).status ?? 1);
 }
-const known = ['quick', 'operator', 'save-docs', 'verbose', 'help', 'h'];
+if (args.includes('--browser')) {  // the threads cells in Chromium live in their own script
+  const { spawnSync } = await import('node:child_process');
+  const rest = args.filter((a) => a !== '--browser');
+  process.exit(spawnSync(process.execPath, [fileURLToPath(new URL('./browser.mjs', import.meta.url)), ...rest], { stdio: 'inherit' }).status ?? 1);
+}
+const known = ['quick', 'operator', 'threads', 'save-docs', 'verbose', 'help', 'h'];
 for (const a of args) {
   const name = a.replace(/^--/, '').split('=')[0];
   if (!known.includes(name) && !['only', 'out', 'rounds', 'stat', 'from'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
@@ -74,8 +82,8 @@ const plan = quick
       streaming: [1024, 2048, 4096, 8192, 16384],
       timing: { minMs: 300, minReps: 5, maxReps: 2000, warmMs: 300, slowMs: 2500 }, peak: { reps: 40, targetMs: 10 } };
 const MHA = { n: 32, dModel: 64, heads: 4 };
-const operatorOnly = flag('operator');
-if (operatorOnly) Object.assign(plan, { attention: { n: [], d: [], causal: [] }, softmax: [] });
+const operatorOnly = flag('operator'), threadsOnly = flag('threads');
+if (operatorOnly || threadsOnly) Object.assign(plan, { attention: { n: [], d: [], causal: [] }, softmax: [] });
 
 // ---- workers ----
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-bench-'));
@@ -203,7 +211,7 @@ const results = {
     inputs: 'Q, K, V ~ N(0, 1) float32 (softmax logits ~ N(0, 3²)), fixed-seed PRNG, identical for every library; scale = 1/√d; nq = nk = n, dk = dv = d',
     reference: 'float64 in JS from the same float32 inputs; all rows for n ≤ 1024, 256 evenly spaced rows (first and last included) above; max |error| over the checked rows',
     ratio: `× fastest peer = (${stat} time of the fastest of onnxruntime-web / tfjs-wasm in that cell) ÷ (this library's ${stat} time); > 1 means faster than every peer`,
-    threads: 'one thread everywhere: ort.env.wasm.numThreads = 1, tfjs setThreadsCount(1), attnlab is single-threaded',
+    threads: 'one thread everywhere (ort.env.wasm.numThreads = 1, tfjs setThreadsCount(1), attnlab\'s synchronous calls) except the threads cells: attnlab init({ threads: 2 }) with lab.attentionAsync, and onnxruntime-web numThreads 2',
   },
   libraries: {},
   peak: null,
@@ -297,7 +305,7 @@ for (const n of plan.softmax) {
 
 // ---- attnlab extras: streaming memory and time / n², the explorer's multi-head call ----
 const simdWorker = workers.get('attnlab-simd');
-if (simdWorker && !operatorOnly) {
+if (simdWorker && !operatorOnly && !threadsOnly) {
   const d = 64;
   const sizes = plan.streaming.map((n) => {
     const { files, data } = attentionInputs(n, d);
@@ -351,7 +359,7 @@ if (simdWorker && !operatorOnly) {
 
 // ---- the whole operator: a decode step with a KV cache and a batched prefill, attnlab against onnxruntime-web's
 // Attention op; batch × heads in one call against the same heads one call each ----
-if (simdWorker) {
+if (simdWorker && !threadsOnly) {
   const ortWorker = workers.get('ort-graph-kt');
   const inputs = operatorInputs(tmp);
   const dc = OPERATOR.decode, pf = OPERATOR.prefill, bh = OPERATOR.batchHeads;
@@ -401,6 +409,31 @@ if (simdWorker) {
   results.operator = op;
 }
 
+// ---- threads: attnlab's async twins on 2 workers against 1 thread and onnxruntime-web with numThreads 2 ----
+if (!operatorOnly && (!onlyList || selected.some((l) => l.family === 'attnlab'))) {
+  const { inputs, refs } = threadsInputs();
+  const files = Object.fromEntries(Object.entries(inputs).map(([n, data]) => [n, Object.fromEntries(Object.entries(data).map(([t, arr]) => {
+    const file = path.join(tmp, `threads-${t}-${n}.f32`);
+    writeF32(file, arr);
+    return [t, file];
+  }))]));
+  const refFiles = Object.fromEntries(Object.entries(refs).map(([k, r]) => [k, writeReference(`threads-${k}`, r.rows, r.ref, 64)]));
+  const own = [];
+  for (const { id } of THREAD_LIBS) {
+    if (workers.has(id)) continue;
+    const w = await startWorker(id);
+    if (w.failed) log(`  ${id}: FAILED to start — ${w.failed}`);
+    else workers.set(id, w), own.push(id), (results.libraries[id] = w.info);
+  }
+  const libs = THREAD_LIBS.map((l) => l.id).filter((id) => workers.has(id));
+  log(`\nthreads (batch ${1} × 8 heads, d = 64, one call each; attnlab's async twin on 2 workers vs 1 thread, vs onnxruntime-web's Attention op with numThreads 1 and 2):`);
+  const ask = (id, msg) => askMeasured(workers.get(id), msg.type === 'prefill'
+    ? { type: 'prefill', shape: msg.shape, files: files[msg.n], ref: refFiles[threadsKey(msg.n, msg.causal)], timing: plan.timing }
+    : { type: msg.type, timing: { ...plan.timing, minReps: 50 } });
+  results.threads = await measureThreads({ ask, libs, rounds, pool, pick, log });
+  log(overheadLine(results.threads.overhead));
+}
+
 for (const w of workers.values()) w.child.send({ type: 'exit' });
 
 const peakEnd = await runPeak();
@@ -441,7 +474,7 @@ function writeOutputs(results) {
   fs.writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 1));
   const svg = chartSvg(results);
   fs.writeFileSync(path.join(outDir, 'chart.svg'), svg);
-  const md = markdownReport(results);
+  const md = markdownReport(results) + (results.threads ? `\n${threadsMarkdown(results.threads)}` : '');
   fs.writeFileSync(path.join(outDir, 'results.md'), md);
   console.log(`\n${md}`);
   console.log(`wrote ${path.relative(root, path.join(outDir, 'results.json'))}, chart.svg, results.md${results.machine.seconds ? ` (${results.machine.seconds} s)` : ''}`);

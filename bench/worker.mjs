@@ -8,6 +8,8 @@ const id = process.argv[2];
 const factories = {
   'attnlab-simd': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: true })),
   'attnlab-simd-out': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: true, reuseOut: true })),
+  'attnlab-threads2': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: true, threads: 2 })),
+  'ort-threads2': () => import('./adapters/ort.mjs').then((m) => m.create({ variant: 'graph-kt', numThreads: 2 })),
   'attnlab-scalar': () => import('./adapters/attnlab.mjs').then((m) => m.create({ simd: false })),
   'ort-graph-kt': () => import('./adapters/ort.mjs').then((m) => m.create({ variant: 'graph-kt' })),
   'ort-graph-transpose': () => import('./adapters/ort.mjs').then((m) => m.create({ variant: 'graph-transpose' })),
@@ -65,6 +67,11 @@ const handlers = {
     const batched = await timeCell(cells.batched, msg);
     const single = await timeCell(cells.single, msg);
     return { batched, single };
+  },
+  // attnlab with threads only: the async twins' cost per call (bench/lib/threads.mjs).
+  async overhead(lib, msg) {
+    if (!lib.overhead) return { unsupported: 'attnlab with threads only' };
+    return lib.overhead(msg);
   },
   peak: async (_lib, msg) => ({ ...(await measurePeak(msg.options)), freshMemory: measureFreshMemory() }),
   // attnlab only: wasm memory and time of the streaming path in a fresh instance, n growing.

@@ -30,6 +30,7 @@ node scripts/check-glue.mjs build/wasm-debug/src/wasm/attnlab-gpt-simd.mjs dist-
 copy "build/wasm-debug/src/wasm/attnlab-gpt-simd.mjs" "dist-debug/attnlab.mjs"
 rm -f dist-debug/attnlab-simd.mjs dist-debug/attnlab-scalar.mjs   # per-module glue of earlier builds
 bash scripts/inline-wasm.sh dist-debug
+bash scripts/bundle-worker.sh dist-debug   # the workers' script of init({ threads }), as a string
 # Proof that this is the checked build: SAFE_HEAP's and the assertions' helpers are in the glue.
 grep -q SAFE_HEAP dist-debug/attnlab.mjs \
   || { echo "dist-debug/: the glue has no SAFE_HEAP checks; was it linked with ATTNLAB_WASM_DEBUG=ON?" >&2; exit 1; }

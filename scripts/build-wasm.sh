@@ -39,6 +39,7 @@ for module in simd scalar gpt-simd gpt-scalar; do
   copy "build/wasm-${module#gpt-}/src/wasm/attnlab-$module.wasm" "dist/attnlab-$module.wasm"
 done
 bash scripts/inline-wasm.sh dist   # the same modules as base64 in ES modules, for attnlab/inline
+bash scripts/bundle-worker.sh dist   # the workers' script of init({ threads }), as a string
 
 echo "dist/ (raw bytes, gzip -9 bytes):"
 total() { local raw=0 gz=0 f; for f in "$@"; do raw=$((raw + $(wc -c <"$f"))); gz=$((gz + $(gzip -9c "$f" | wc -c))); done; echo "$raw $gz"; }
@@ -50,7 +51,7 @@ done
 # the glue and one variant's two modules as base64 text (attnlab/inline: the operators, attnlab/inline-gpt: with
 # the small GPT).
 wrapper=()
-for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/inline-gpt.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
+for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/inline-gpt.js|*/worker.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
 for module in simd scalar gpt-simd gpt-scalar; do
   read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$module.wasm)
   printf '  %-40s %8d %8d\n' "= attnlab, $module: js + glue + wasm" "$raw" "$gz"

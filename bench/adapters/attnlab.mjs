@@ -8,7 +8,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export async function create({ simd, reuseOut = false }) {
+// With threads (n ≥ 2): init({ threads }) and the async twin lab.attentionAsync for the batched cells (prefill).
+export async function create({ simd, reuseOut = false, threads = 1 }) {
   const entry = path.join(root, 'dist/index.js');
   if (!fs.existsSync(entry)) throw new Error('dist/index.js not found: run `npm run build` first');
   const { init } = await import(pathToFileURL(entry).href);
@@ -16,7 +17,7 @@ export async function create({ simd, reuseOut = false }) {
   // if dist/ is rebuilt while the bench runs.
   const wasmFile = path.join(root, 'dist', simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm');
   const wasmBinary = fs.readFileSync(wasmFile);
-  const lab = await init({ simd, wasmBinary });
+  const lab = await init({ simd, wasmBinary, threads });
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   return {
     info: {
@@ -24,7 +25,8 @@ export async function create({ simd, reuseOut = false }) {
       wasmFile: path.basename(wasmFile), wasmBytes: wasmBinary.byteLength,
       wasmSha256: crypto.createHash('sha256').update(wasmBinary).digest('hex').slice(0, 16),
       wasmModified: fs.statSync(wasmFile).mtime.toISOString(),
-      how: `init({ simd: ${simd} }); lab.attention({ q, k, v, nq, nk, dk, dv, causal, scale${reuseOut ? ', out' : ''} }).output (streaming path: no matrices requested)${reuseOut ? '; out allocated once per cell' : ''}`,
+      threads,
+      how: threads > 1 ? `init({ simd: ${simd}, threads: ${threads} }); await lab.attentionAsync({ q, k, v, batch, heads, nq, nk, dk, dv, causal }).output (the call cut along batch × heads over ${threads} workers)` : `init({ simd: ${simd} }); lab.attention({ q, k, v, nq, nk, dk, dv, causal, scale${reuseOut ? ', out' : ''} }).output (streaming path: no matrices requested)${reuseOut ? '; out allocated once per cell' : ''}`,
     },
     attention({ q, k, v, n, d, causal, scale }) {
       const out = reuseOut ? new Float32Array(n * d) : undefined;
@@ -47,7 +49,24 @@ export async function create({ simd, reuseOut = false }) {
     },
     prefill({ batch, heads, n, d, causal, q, k, v }) {
       const out = reuseOut ? new Float32Array(batch * heads * n * d) : undefined;
-      return { run: () => lab.attention({ q, k, v, batch, heads, nq: n, nk: n, dk: d, dv: d, causal, out }).output };
+      const opts = { q, k, v, batch, heads, nq: n, nk: n, dk: d, dv: d, causal, out };
+      if (threads > 1) return { run: async () => (await lab.attentionAsync(opts)).output };
+      return { run: () => lab.attention(opts).output };
+    },
+    // The async twins' cost per call beyond the work: tiny calls through the workers against the same calls here.
+    async overhead({ timing }) {
+      const { measure } = await import('../lib/measure.mjs');
+      const x = new Float32Array(64).fill(0.5);
+      const q = new Float32Array(8 * 16 * 16).fill(0.1);
+      const small = { q, k: q, v: q, heads: 8, nq: 16, nk: 16, dk: 16, dv: 16 };
+      const time = async (run) => {
+        const r = await measure(run, timing);
+        return { median: r.median, min: r.min, reps: r.reps };
+      };
+      return {
+        softmax64: { sync: await time(() => lab.softmax(x)), async: await time(() => lab.softmaxAsync(x)) },
+        attention8x16: { sync: await time(() => lab.attention(small).output), async: await time(async () => (await lab.attentionAsync(small)).output) },
+      };
     },
     // Batch × heads in one call, and the same heads one call each ('bhsd': head (b, h) is one contiguous block).
     batchHeads({ batch, heads, n, d, q, k, v }) {

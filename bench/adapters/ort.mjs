@@ -12,6 +12,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { model, node, valueInfo, tensor, DataType } from '../lib/onnx.mjs';
+import { attentionOpModel } from '../lib/onnx-attention.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const F = DataType.FLOAT;
@@ -61,20 +62,6 @@ function mhaModel(n, d, causal, scale) {
   });
 }
 
-// ONNX Attention (opset 23), 4-D 'bhsd' inputs; with `past`, past_key/past_value in and present_key/present_value out.
-function attentionOpModel({ batch = 1, heads, kvHeads = heads, nq, nk, d, causal, past = 0 }) {
-  const inputs = [valueInfo('q', F, [batch, heads, nq, d]), valueInfo('k', F, [batch, kvHeads, nk, d]), valueInfo('v', F, [batch, kvHeads, nk, d])];
-  const outputs = [valueInfo('o', F, [batch, heads, nq, d])];
-  const names = ['q', 'k', 'v'], outs = ['o'];
-  if (past) {
-    inputs.push(valueInfo('past_key', F, [batch, kvHeads, past, d]), valueInfo('past_value', F, [batch, kvHeads, past, d]));
-    outputs.push(valueInfo('present_key', F, [batch, kvHeads, past + nk, d]), valueInfo('present_value', F, [batch, kvHeads, past + nk, d]));
-    names.push('', 'past_key', 'past_value');
-    outs.push('present_key', 'present_value');
-  }
-  return model({ nodes: [node('Attention', names, outs, { is_causal: causal ? 1 : 0 })], inputs, outputs, opsets: { '': 23 } });
-}
-
 function softmaxModel(rows, cols) {
   return model({
     nodes: [node('Softmax', ['x'], ['y'], { axis: -1 })],
@@ -93,15 +80,15 @@ function ortMessage(e) {
   return m.slice(0, 240);
 }
 
-export async function create({ variant }) {
+export async function create({ variant, numThreads = 1 }) {
   const ort = await import('onnxruntime-web');
   const dist = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = numThreads; // > 1: ORT's own pthreads on SharedArrayBuffer (Node has it)
   ort.env.wasm.simd = true;
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmPaths = dist;
   ort.env.logLevel = 'error';
-  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 };
+  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: numThreads, interOpNumThreads: 1 };
   const session = (bytes) => ort.InferenceSession.create(bytes, options);
   // Start the runtime once now, so a failure to load shows up as this worker failing, with its reason.
   await session(softmaxModel(1, 4));
@@ -131,7 +118,7 @@ export async function create({ variant }) {
     info: {
       library: 'onnxruntime-web', version, ortVersions: ort.env.versions, variant, wasmFile,
       wasmBytes: fs.statSync(dist + wasmFile).size, numThreads: ort.env.wasm.numThreads, simd: ort.env.wasm.simd,
-      how: `wasm EP, numThreads 1, proxy off, graphOptimizationLevel "all"; ${descriptions[variant]}; session.run per call`,
+      how: `wasm EP, numThreads ${ort.env.wasm.numThreads}, proxy off, graphOptimizationLevel "all"; ${descriptions[variant]}; session.run per call`,
     },
     async attention({ q, k, v, n, d, causal, scale }) {
       let s, feeds;

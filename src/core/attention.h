@@ -63,6 +63,10 @@ struct AttentionArgs {
   std::span<const std::int32_t> key_lengths;  // [batch]: item b sees keys < keyLengths[b]; empty = all
   std::span<const float> alibi_slopes;        // [heads]: adds −slope·|i' − j|
   const KvCache* cache = nullptr;  // attend to the cache's keys and values instead of k and v (then empty)
+  // Work items b·kvHeads + g (batch item b, K/V head g with its query heads) in [item_begin, item_end) only; the
+  // outputs of the other items are left as they are. Validation still covers the whole call, so the parts of
+  // one call split across workers (each with its own module) fail alike. Default: every item.
+  std::size_t item_begin = 0, item_end = SIZE_MAX;
 };
 
 struct AttentionOutputs {

@@ -40,6 +40,7 @@ Status run_attention(const AttentionBatch& a) {
   for (std::size_t b = 0; b < a.batch; ++b) {
     const std::size_t kv_len = a.key_lengths ? std::size_t(a.key_lengths[b]) : a.cache ? a.cache->length(b) : a.nk;
     for (std::size_t g = 0; g < a.kv_heads; ++g) {
+      if (const std::size_t item = b * a.kv_heads + g; item < a.item_begin || item >= a.item_end) continue;
       AttentionProblem p{};
       if (a.cache) {
         p.k = nullptr, p.ldk = a.dk, p.k_packed = a.cache->packed_keys(b, g);
@@ -302,6 +303,7 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   auto data = [](std::span<float> s) { return s.empty() ? nullptr : s.data(); };
   batch.raw_scores = data(o.raw_scores), batch.scores = data(o.scores), batch.weights = data(o.weights), batch.lse = data(o.lse);
   batch.materialize = a.path == AttentionPath::materialized || (a.path == AttentionPath::automatic && wants_matrix);
+  batch.item_begin = a.item_begin, batch.item_end = a.item_end;
   return run_attention(batch);
 }
 

@@ -147,6 +147,7 @@ struct AttentionBatch {
   const KvCache* cache = nullptr;         // K/V from here (k, v unused)
   bool materialize = false;
   double q_norm = -1.0;
+  std::size_t item_begin = 0, item_end = SIZE_MAX;  // items b·kv_heads + g to compute (AttentionArgs::item_begin)
 };
 Status run_attention(const AttentionBatch& b);
 

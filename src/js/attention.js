@@ -137,7 +137,10 @@ export function writeInputs(d, F, a, o) {
 export function makeAttention(m) {
   const { F, FIELDS } = callFields(m);
 
-  return function attention(opts) {
+  // `part` (internal, for the async twin's workers): { begin, end } computes only the work items b·kvHeads + g in
+  // [begin, end) (the rest of each output is left as it was) and receives the call's resolved sizes in
+  // part.sizes, which place each item's rows in the merged result.
+  return function attention(opts, part) {
     const fn = 'attention';
     options(fn, opts);
     checkKeys(fn, opts, KEYS);
@@ -171,6 +174,8 @@ export function makeAttention(m) {
       d[F.out] = a.at(7), d[F.out_len] = outLength;
       d[F.raw_scores] = a.at(8), d[F.scores] = a.at(9), d[F.weights] = a.at(10), d[F.matrix_len] = matrix;
       d[F.lse] = a.at(11), d[F.lse_len] = wantLse ? rows : 0;
+      d[F.item_begin] = part ? part.begin : 0, d[F.item_end] = part ? part.end : 0;
+      if (part) part.sizes = { batch: o.batch, heads: o.heads, kvHeads: o.kvHeads, nq: o.nq, nk: cache ? cache.length : o.nk, dv: o.dv, layout: o.layout };
       checkKind(m, fn, m.attention(a.at(0)));
       const result = { output: a.readInto(7, out) };
       if (wantScores) result.scores = a.read(9);

@@ -118,6 +118,16 @@ export interface InitOptions {
    * {@link InitOptions.wasmUrl}.
    */
   wasmBinary?: ArrayBuffer | ArrayBufferView;
+  /**
+   * Workers for the async twins ({@link Lab.attentionAsync}, {@link Lab.softmaxAsync}, …): an integer from 1 to
+   * 256. With `n ≥ 2`, `init` starts `n` Web Workers (worker_threads in Node), each with its own instance of the
+   * same compiled module (sent to it, not downloaded again), from a Blob URL of the package's worker script
+   * (`attnlab` reads `attnlab-worker.js` beside its JS, `attnlab/inline` carries it): works from `file://` pages
+   * and without cross-origin isolation (the page's Content-Security-Policy must allow `worker-src blob:`).
+   * With 1 the async twins run on the calling thread.
+   * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
+   */
+  threads?: number;
 }
 
 /** Options of {@link Lab.softmax}. */
@@ -835,6 +845,49 @@ export interface Lab {
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */
   readonly memoryBytes: number;
+  /** The workers the async twins use ({@link InitOptions.threads}); 1 = the calling thread. */
+  readonly threads: number;
+  /**
+   * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error` (the
+   * synchronous functions keep working). Idempotent.
+   */
+  dispose(): void;
+  /**
+   * {@link Lab.softmax} on the workers: the rows are cut into one block per worker. Same options, same result bit
+   * for bit, same errors (a bad value is named by its index in the whole `x`).
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
+   */
+  softmaxAsync<const O extends SoftmaxOptions = {}>(x: Float32Array, options?: O & KnownKeys<O, SoftmaxOptions>): Promise<OutputOf<O>>;
+  /** {@link Lab.softmaxBackward} on the workers, by blocks of rows. Same result bit for bit, same errors. */
+  softmaxBackwardAsync(options: SoftmaxBackwardOptions): Promise<Float32Array>;
+  /**
+   * {@link Lab.attention} on the workers: the call is cut along batch × K/V heads (each worker validates the whole
+   * call and computes its share of (batch item, K/V head) pairs, with their query heads). Same options, same
+   * result bit for bit, same errors. A call with `cache` runs on the calling thread (the cache lives in this
+   * lab's memory); `out` is filled once every part is done (untouched on error).
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  attentionAsync<const O extends AttentionOptions>(options: O & KnownKeys<O, AttentionOptions>): Promise<AttentionResult<O>>;
+  /**
+   * {@link Lab.multiHeadAttention} in one worker (not cut: its projections span every head); concurrent calls
+   * spread over the workers. Same result bit for bit, same errors.
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  multiHeadAttentionAsync<const O extends MultiHeadAttentionOptions>(
+    options: O & KnownKeys<O, MultiHeadAttentionOptions>,
+  ): Promise<MultiHeadAttentionResult<O>>;
+  /**
+   * {@link Lab.matmul} on the workers, by blocks of 64 rows of `a` (the GEMM's own row block, so each entry is
+   * summed exactly as in one call). Same result bit for bit, same errors.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
+   */
+  matmulAsync<const O extends MatmulOptions>(a: Float32Array, b: Float32Array, options: O & KnownKeys<O, MatmulOptions>): Promise<OutputOf<O>>;
+  /**
+   * {@link Lab.rope} in one worker (a memory-bound pass: not cut); concurrent calls spread over the workers.
+   * Same result bit for bit, same errors.
+   * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
+   */
+  ropeAsync<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): Promise<OutputOf<O>>;
 }
 
 /**

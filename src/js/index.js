@@ -10,7 +10,7 @@
 // itself; its status becomes the exception.
 // Static imports only: the package builds as one chunk in every bundler (Rollup's output.file included).
 import createAttnlab from './attnlab.mjs';
-import { compileBeside, start } from './loader.js';
+import { compileBeside, readBeside, start } from './loader.js';
 
 export { simdSupported } from './loader.js';
 
@@ -35,5 +35,9 @@ function beside(file) {
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
-  return start(options, createAttnlab, (file) => compileBeside(beside(file), file));
+  return start(options, createAttnlab, (file) => compileBeside(beside(file), file),
+    // init({ threads }) only: the workers' script, read beside this file (a separate file: apps without threads
+    // do not carry it).
+    () => readBeside(base ? new URL('./attnlab-worker.js', import.meta.url) : undefined, 'attnlab-worker.js'),
+  );
 }

@@ -5,6 +5,7 @@
 import createAttnlab from './attnlab.mjs';
 import scalar from './attnlab-gpt-scalar.inline.js';
 import simd from './attnlab-gpt-simd.inline.js';
+import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
 
 export { simdSupported } from './loader.js';
@@ -17,5 +18,5 @@ export function init(options = {}) {
   return start(options, createAttnlab, async (file) => {
     const simdFile = file.endsWith('-simd.wasm');
     return compileBase64(simdFile ? simd : scalar, simdFile ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm');
-  });
+  }, async () => workerScript); // init({ threads }): the workers' script, carried here too
 }

@@ -8,6 +8,7 @@
 import createAttnlab from './attnlab.mjs';
 import scalar from './attnlab-scalar.inline.js';
 import simd from './attnlab-simd.inline.js';
+import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
 
 export { simdSupported } from './loader.js';
@@ -24,5 +25,5 @@ export function init(options = {}) {
       `init: attnlab/inline carries the operators' modules only; for gpt: true import { init } from 'attnlab/inline-gpt' ` +
         `(the modules with the small GPT inside the JS), or pass wasmUrl or wasmBinary with ${file}.`,
     );
-  });
+  }, async () => workerScript); // init({ threads }): the workers' script, carried here too
 }

@@ -5,6 +5,7 @@
 import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
 import { hasGpt, inlineEntry, moduleFile } from './variant.js';
+import { withThreads } from './lab-threads.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([
@@ -44,12 +45,14 @@ const hint = {
 
 /**
  * Checks init()'s options; resolves `simd` to the module that will run.
- * @returns {{ simd: boolean, gpt: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined }}
+ * @returns {{ simd: boolean, gpt: boolean, wasmUrl: unknown, wasmBinary: ArrayBuffer | ArrayBufferView | undefined, threads: number }}
  */
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw new TypeError(`init: options must be an object, got ${describe(options)}`);
-  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary']);
-  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary } = options;
+  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary', 'threads']);
+  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary, threads = 1 } = options;
+  if (typeof threads !== 'number') throw new TypeError(`init: threads must be a number, got ${describe(threads)}`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new RangeError(`init: threads must be an integer from 1 to 256, got ${threads}`);
   if (typeof gpt !== 'boolean') throw new TypeError(`init: gpt must be a boolean, got ${describe(gpt)}`);
   if (wantSimd !== undefined && typeof wantSimd !== 'boolean') throw new TypeError(`init: simd must be a boolean, got ${describe(wantSimd)}`);
   if (wasmBinary !== undefined && !(wasmBinary instanceof ArrayBuffer || ArrayBuffer.isView(wasmBinary)))
@@ -57,7 +60,7 @@ function checkOptions(options) {
   if (wasmUrl !== undefined && typeof wasmUrl !== 'function') where(wasmUrl); // type errors before anything loads
   const simd = wantSimd ?? simdSupported();
   if (simd && !simdSupported()) throw new Error('init: simd: true was requested but this engine does not support wasm SIMD128');
-  return { simd, gpt, wasmUrl, wasmBinary };
+  return { simd, gpt, wasmUrl, wasmBinary, threads };
 }
 
 // A wasmUrl as given: URL objects (anything with a string href, so a URL from another realm, e.g. jsdom's, works)
@@ -154,9 +157,10 @@ export function variant(options = {}) {
  *   all four modules, checked by scripts/build-wasm.sh).
  * @param {(file: string) => Promise<WebAssembly.Module>} compileDefault compiles the entry's own copy of the
  *   chosen module (file: its name, from moduleFile).
+ * @param {() => Promise<string>} workerScript the text of the threads' worker script (loaded only for threads > 1).
  */
-export async function start(options, factory, compileDefault) {
-  const { simd, gpt, wasmUrl, wasmBinary } = checkOptions(options);
+export async function start(options, factory, compileDefault, workerScript) {
+  const { simd, gpt, wasmUrl, wasmBinary, threads } = checkOptions(options);
   const file = moduleFile({ simd, gpt });
   let module;
   if (wasmBinary !== undefined) module = await compileBytes(wasmBinary, "init's wasmBinary", `wasmBinary must hold the bytes of ${file}.`);
@@ -168,7 +172,8 @@ export async function start(options, factory, compileDefault) {
     const given = wasmBinary !== undefined ? "init's wasmBinary holds" : 'wasmUrl points to';
     throw new Error(`init: gpt: true needs ${file}, the module with the small GPT, but ${given} a module without it (${file.replace('gpt-', '')}?).`);
   }
-  return makeLab(m, { gpt });
+  // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
+  return withThreads(makeLab(m, { gpt }), { threads, module, gpt, workerScript });
 }
 
 /** The URL entry's default: the file beside the package's JS (`url` is undefined where import.meta.url is not). */
@@ -177,6 +182,23 @@ export function compileBeside(url, file) {
     throw new Error(`init: cannot locate ${file}: import.meta.url is not available here (was the package bundled to CommonJS?). ${hint.beside(file)}`);
   }
   return compileAt({ url: url.href }, hint.beside(file));
+}
+
+/** The URL entry's worker script for init({ threads }): the text of attnlab-worker.js beside the package's JS. */
+export async function readBeside(url, file) {
+  const advice = `The file ships in the package as attnlab/${file}: serve it beside attnlab's JS, or import { init } from 'attnlab/inline', which carries it inside the JS.`;
+  if (url === undefined) throw new Error(`init: threads: cannot locate ${file}: import.meta.url is not available here. ${advice}`);
+  try {
+    if (isNode && /^file:/i.test(url.href)) {
+      const [{ readFile: read }, { fileURLToPath }] = await Promise.all([nodeModule('node:fs/promises'), nodeModule('node:url')]);
+      return await read(fileURLToPath(url.href), 'utf8');
+    }
+    const response = await fetch(url.href);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return await response.text();
+  } catch (e) {
+    throw new Error(`init: threads: could not load ${url.href} (${e?.message ?? e}). ${advice}`, { cause: e });
+  }
 }
 
 /** The inline entry's default: the module's bytes from base64 text. */

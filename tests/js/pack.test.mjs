@@ -40,7 +40,7 @@ test('every path package.json names (exports, main, types, files) exists in the 
     if (t.startsWith('./dist/')) assert.ok(distFiles.includes(t.slice('./dist/'.length)), `${t} is not among the package's files`);
   }
   assert.deepEqual(Object.keys(packageJson.exports), ['.', './inline', './inline-gpt', './attnlab-simd.wasm', './attnlab-scalar.wasm',
-    './attnlab-gpt-simd.wasm', './attnlab-gpt-scalar.wasm', './package.json']);
+    './attnlab-gpt-simd.wasm', './attnlab-gpt-scalar.wasm', './attnlab-worker.js', './package.json']);
   assert.equal(packageJson.exports['.'].types, packageJson.exports['./inline'].types);
   assert.equal(packageJson.exports['.'].types, packageJson.exports['./inline-gpt'].types);
   assert.equal(packageJson.license, 'MIT');

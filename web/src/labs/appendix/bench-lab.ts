@@ -140,7 +140,7 @@ export const benchLab: Lab = {
 
     // The caption stays in the table for screen readers; the visible copy sits above the scroll box, so on a
     // phone it wraps at the screen's width instead of running off with the wide table.
-    const captionText = () => (tasks.length ? `Median time per call and throughput (${tasks.length} tasks × ${IMPLS.length} implementations)` : 'Results appear here as each measurement finishes.');
+    const captionText = () => (tasks.length ? `Median time per call and throughput (${tasks.length} tasks × ${IMPLS.length} implementations, one thread each)` : 'Results appear here as each measurement finishes.');
     const renderTable = () => {
       clear(table);
       tableNote.textContent = captionText();

@@ -41,7 +41,7 @@ export function mountCurve(section: HTMLElement): void {
 
   section.append(
     el('h3', { text: 'Measured in this browser' }),
-    el('p', { class: 'intro', text: `The engine runs one attention call, q, k, v of n × ${CURVE_D} (fixed random numbers), at n = 64, 128, … on both paths. Materialized asks for the weights, so the engine builds the n × n matrix and hands it back; streaming asks for the output only, so the engine walks the keys in ${TILE_ROWS} × ${TILE_KEYS} tiles with an online softmax and never holds more than a tile of scores. It runs in a Web Worker, so this page stays responsive.` }),
+    el('p', { class: 'intro', text: `The engine runs one attention call, q, k, v of n × ${CURVE_D} (fixed random numbers), at n = 64, 128, … on both paths. Materialized asks for the weights, so the engine builds the n × n matrix and hands it back; streaming asks for the output only, so the engine walks the keys in ${TILE_ROWS} × ${TILE_KEYS} tiles with an online softmax and never holds more than a tile of scores. It runs in a Web Worker, on one thread (the engine splits a call across threads by head, and this is one head), so this page stays responsive.` }),
     disclosure('How it is measured', el('p', { class: 'cost-counts', text: `Memory is measured: every point gets a fresh engine instance (wasm memory grows and never shrinks) and reports its memory after the calls, starting from 1 MiB. The dashed line is the theory for one n × n float32 matrix, 4n² bytes. The materialized instance ends near twice that line: the engine keeps the scores and the weights in two n × n buffers. Streaming grows too, but linearly: q, k, v, the output and a packed copy of Kᵀ, about 5 · n · ${CURVE_D} floats (the copy of Kᵀ rounds n up to a multiple of 128 keys). Time: a warm-up (at least one call, at least 10 ms), then the median of up to 5 timed batches within about a second per point (small n repeat the call within a batch). A materialized call also copies its n × n weights out to a new JavaScript array, and that copy is in its time. Sizes stay bounded: the materialized path stops at n = ${MAX_MATERIALIZED_N} (64 MiB of scores, twice that with the copy handed back), and a path whose single call takes over 4 s skips its larger n. Streaming can go to 8192.` }), 'cost-curve-how'),
     el('div', { class: 'cost-run-row' },
       field('largest n', maxSelect),
@@ -101,7 +101,7 @@ export function mountCurve(section: HTMLElement): void {
 
     clear(table);
     table.append(
-      el('caption', { text: `Attention at d = ${CURVE_D}${backend ? `, ${backend} engine` : ''}, in a Web Worker` }),
+      el('caption', { text: `Attention at d = ${CURVE_D}${backend ? `, ${backend} engine` : ''}, one head on one thread, in a Web Worker` }),
       el('thead', {}, el('tr', {}, ...['n', 'path', 'median time per call', 'calls timed', 'wasm memory after (measured)', 'n × n float32 (theory)']
         .map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...all.map((p) => el('tr', { 'data-path': p.path, 'data-n': p.n },

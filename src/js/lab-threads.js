@@ -1,0 +1,18 @@
+// init({ threads }): the lab's async twins (async.js) and their worker pool (threads.js), added to a lab.
+import { makeAsync } from './async.js';
+import { createPool } from './threads.js';
+
+// workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
+export async function withThreads(lab, { threads, module, gpt, workerScript }) {
+  const pool = threads > 1 ? await createPool(threads, module, gpt, await workerScript()) : undefined;
+  const twins = makeAsync(lab, pool);
+  let disposed = false;
+  const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));
+  for (const [name, twin] of Object.entries(twins)) lab[name] = (...args) => (disposed ? closed() : twin(...args));
+  lab.threads = threads;
+  lab.dispose = () => {
+    disposed = true;
+    pool?.dispose();
+  };
+  return lab;
+}

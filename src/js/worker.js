@@ -1,0 +1,83 @@
+// The code one worker of init({ threads }) runs: its own instance of the engine, built from the compiled module
+// the main lab sends it (no second download), answering one part of a call at a time. Not imported by the
+// entries: scripts/build-wasm.sh bundles this file with the glue and the lab into one classic script
+// (attnlab-worker.js, and the same text as a string in attnlab-worker.inline.js), which threads.js starts from a
+// Blob URL in browsers (so it works on file:// pages and needs no bundler support) and with worker_threads' eval
+// in Node: one code path for both. Only the operators the async twins send are in it (no GPT, no KV cache).
+import createAttnlab from './attnlab.mjs';
+import { makeAttention } from './attention.js';
+import { makeMatmul } from './matmul.js';
+import { arena, check } from './memory.js';
+import { makeMultiHeadAttention } from './multihead.js';
+import { makeRope } from './rope.js';
+import { makeSoftmaxBackward } from './softmax-backward.js';
+
+// Node's threads.js sets globalThis.__attnlabPort (worker_threads' parentPort) before this runs.
+const nodePort = globalThis.__attnlabPort;
+const post = (message, transfer) => (nodePort ?? self).postMessage(message, transfer);
+const listen = (handle) => (nodePort ? nodePort.on('message', handle) : self.addEventListener('message', (e) => handle(e.data)));
+
+let m, lab;
+
+// Every distinct ArrayBuffer under a result (arrays, objects of arrays, arrays of those), to transfer back.
+function buffers(value, found = new Set()) {
+  if (ArrayBuffer.isView(value)) found.add(value.buffer);
+  else if (Array.isArray(value)) for (const v of value) buffers(v, found);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) buffers(v, found);
+  return [...found];
+}
+
+// Rows of softmax with the engine's index offset, so a bad value is named x[offset + …] as in one whole call.
+function softmaxRows({ x, cols, temperature, log, offset }) {
+  const a = arena(m, 'softmax', [{ name: 'x', length: x.length, data: x }]);
+  try {
+    check('softmax', m.softmax(a.at(0), x.length, cols, temperature, log, a.at(0), offset));
+    return a.readInto(0, x); // x is this worker's own copy
+  } finally {
+    a.free();
+  }
+}
+
+const ops = {
+  softmax: softmaxRows,
+  softmaxBackward: ({ y, dy, cols, temperature, log }) => lab.softmaxBackward({ y, dy, cols, temperature, log }),
+  matmul: ({ a, b, m: rows, k, n, transposeB }) => lab.matmul(a, b, { m: rows, k, n, transposeB }),
+  attention({ options, begin, end, outLength }) {
+    const part = { begin, end };
+    const opts = outLength === undefined ? options : { ...options, out: new Float32Array(outLength) };
+    const result = lab.attention(opts, part);
+    return { result, sizes: part.sizes };
+  },
+  // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention).
+  call: ({ name, args }) => lab[name](...args),
+};
+
+function instantiate(module) {
+  return new Promise((resolve, reject) => {
+    createAttnlab({
+      instantiateWasm(imports, done) {
+        WebAssembly.instantiate(module, imports).then((instance) => done(instance, module), reject);
+        return {};
+      },
+    }).then(resolve, reject);
+  });
+}
+
+listen(async (message) => {
+  const { id, op } = message;
+  try {
+    if (op === 'init') {
+      m = await instantiate(message.module);
+      lab = {
+        attention: makeAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
+        rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m),
+      };
+      post({ id, ok: true, value: m.buildInfo().simd });
+      return;
+    }
+    const value = ops[op](message);
+    post({ id, ok: true, value }, buffers(value));
+  } catch (e) {
+    post({ id, ok: false, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });
+  }
+});

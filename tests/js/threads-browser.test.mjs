@@ -1,0 +1,98 @@
+// init({ threads }) in real headless Chromium on a page without cross-origin isolation (no COOP/COEP, so no
+// SharedArrayBuffer) under a CSP that allows only 'self' scripts and blob: workers: both entries (attnlab and
+// attnlab/inline) start their workers, the async twins equal the synchronous calls bit for bit (compared in the
+// page), an error comes back as a RangeError with the same message, the pool works after it, and dispose() ends
+// the workers.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+
+import { dist } from './support/load.mjs';
+
+const pageScript = (entry) => `
+import { init } from './dist/${entry}';
+const rnd = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
+const same = (a, b) => a.length === b.length && new Uint8Array(a.buffer, a.byteOffset, a.byteLength).every((x, i) => x === new Uint8Array(b.buffer, b.byteOffset, b.byteLength)[i]);
+async function run() {
+  const lab = await init({ threads: 3 });
+  const q = rnd(2 * 4 * 77 * 16, 1), k = rnd(2 * 2 * 90 * 16, 2), v = rnd(2 * 2 * 90 * 16, 3);
+  const opts = { q, k, v, batch: 2, heads: 4, kvHeads: 2, nq: 77, nk: 90, dk: 16, causal: true, returnLse: true };
+  const a = await lab.attentionAsync(opts), s = lab.attention(opts);
+  const x = rnd(333 * 61, 4);
+  const checks = {
+    attention: same(a.output, s.output) && same(a.lse, s.lse),
+    softmax: same(await lab.softmaxAsync(x, { cols: 61 }), lab.softmax(x, { cols: 61 })),
+    matmul: same(await lab.matmulAsync(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 }), lab.matmul(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 })),
+  };
+  const bad = x.slice(); bad[300 * 61] = NaN;
+  let error = null, syncMessage = null;
+  try { lab.softmax(bad, { cols: 61 }); } catch (e) { syncMessage = e.message; }
+  try { await lab.softmaxAsync(bad, { cols: 61 }); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
+  checks.afterError = same((await lab.attentionAsync(opts)).output, s.output);
+  lab.dispose();
+  let disposed = null;
+  try { await lab.softmaxAsync(x); } catch (e) { disposed = e.message; }
+  return { checks, error, syncMessage, disposed, threads: lab.threads, isolated: globalThis.crossOriginIsolated === true, sab: typeof SharedArrayBuffer };
+}
+const violations = [];
+document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
+try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
+`;
+
+const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+let server, origin, browser;
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    const headers = { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:", 'Cache-Control': 'no-store' };
+    let body, type;
+    if (path === '/favicon.ico') return res.writeHead(204).end();
+    const entry = path.match(/^\/(index|inline)\.html$/)?.[1];
+    if (entry) (body = `<!doctype html><meta charset="utf-8"><title>threads</title><script type="module" src="./${entry}.test.js"></script>`), (type = 'text/html');
+    else if (path === '/index.test.js' || path === '/inline.test.js') (body = pageScript(path.slice(1, -8) + '.js')), (type = types['.js']);
+    else if (/^\/dist\/[\w.-]+$/.test(path)) {
+      body = await readFile(dist + path.slice('/dist/'.length)).catch(() => null);
+      type = types[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream';
+    }
+    if (body == null) return res.writeHead(404).end();
+    res.writeHead(200, { ...headers, 'Content-Type': type }).end(body);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((ok) => (server ? server.close(ok) : ok()));
+});
+
+for (const entry of ['index', 'inline']) {
+  test(`threads: 3 in Chromium without cross-origin isolation (${entry === 'index' ? 'attnlab' : 'attnlab/inline'})`, async () => {
+    const tab = await browser.newPage();
+    const problems = [];
+    tab.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
+    tab.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    await tab.goto(`${origin}/${entry}.html`);
+    await tab.waitForFunction(() => window.__results !== undefined, null, { timeout: 60000 });
+    const got = await tab.evaluate(() => window.__results);
+    await tab.close();
+    assert.equal(got.failed, undefined, got.failed);
+    assert.deepEqual(got.violations, []);
+    assert.deepEqual(problems, []);
+    assert.equal(got.isolated, false);
+    assert.equal(got.sab, 'undefined', 'no SharedArrayBuffer on this page');
+    assert.equal(got.threads, 3);
+    assert.deepEqual(got.checks, { attention: true, softmax: true, matmul: true, afterError: true });
+    assert.equal(got.error.isRangeError, true);
+    assert.equal(got.error.message, got.syncMessage);
+    assert.match(got.disposed, /disposed/);
+  });
+}

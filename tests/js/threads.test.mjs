@@ -1,0 +1,175 @@
+// init({ threads }): every async twin resolves to its synchronous form's result bit for bit, on both backends,
+// with 1, 2 and 3 threads (sizes chosen so the parts are uneven and do not divide); errors come back as the same
+// class and message, from whichever part meets them; the pool survives them; dispose() ends the workers and a
+// script with a pool exits by itself.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { after, describe, test } from 'node:test';
+
+import { altDist, backends, dist, init, repo } from './support/load.mjs';
+import { rng } from './support/random.mjs';
+
+// Bit for bit: the same bytes, and the same keys in the same order for result objects.
+function same(got, want, what) {
+  if (ArrayBuffer.isView(want)) {
+    assert.ok(ArrayBuffer.isView(got), `${what}: a typed array`);
+    assert.equal(got.length, want.length, `${what}: length`);
+    assert.ok(Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(Buffer.from(want.buffer, want.byteOffset, want.byteLength)), `${what}: bytes differ`);
+    return;
+  }
+  assert.deepEqual(Object.keys(got), Object.keys(want), `${what}: keys`);
+  for (const key of Object.keys(want)) {
+    if (Array.isArray(want[key])) want[key].forEach((w, i) => same(got[key][i], w, `${what}.${key}[${i}]`));
+    else if (ArrayBuffer.isView(want[key]) || (want[key] && typeof want[key] === 'object')) same(got[key], want[key], `${what}.${key}`);
+    else assert.equal(got[key], want[key], `${what}.${key}`);
+  }
+}
+
+// The error the synchronous call throws, and the one the async twin rejects with: same class, same message.
+async function sameError(sync, twin, what) {
+  let want;
+  try {
+    sync();
+  } catch (e) {
+    want = e;
+  }
+  assert.ok(want, `${what}: the synchronous call throws`);
+  await assert.rejects(twin(), (e) => {
+    assert.equal(e.constructor, want.constructor, `${what}: class`);
+    assert.equal(e.message, want.message, `${what}: message`);
+    return true;
+  });
+}
+
+const r = rng(2024);
+// Sizes past the point where calls are cut (16 Ki floats a part), none a multiple of the parts.
+const x = r.array(1001 * 37, -8, 8);
+const y = new Float32Array(x.length), dy = r.array(x.length, -1, 1);
+const a = r.array(197 * 37, -1, 1), b = r.array(37 * 29, -1, 1), bt = r.array(29 * 37, -1, 1);
+const rope = r.array(2 * 3 * 45 * 16, -1, 1);
+const mha = { x: r.array(40 * 24, -1, 1), n: 40, heads: 4, kvHeads: 2, wq: r.array(24 * 24, -0.3, 0.3), wk: r.array(24 * 12, -0.3, 0.3), wv: r.array(24 * 12, -0.3, 0.3), wo: r.array(24 * 24, -0.3, 0.3) };
+// attention: batch 2 × kvHeads 3 = 6 items (GQA, heads 6); and batch 5 × 1 head = 5 items (uneven over 2 and 3).
+const gqa = { q: r.array(2 * 6 * 101 * 24, -1, 1), k: r.array(2 * 3 * 77 * 24, -1, 1), v: r.array(2 * 3 * 77 * 20, -1, 1), batch: 2, heads: 6, kvHeads: 3, nq: 101, nk: 77, dk: 24, dv: 20 };
+const five = { q: r.array(5 * 130 * 32, -1, 1), k: r.array(5 * 130 * 32, -1, 1), v: r.array(5 * 130 * 32, -1, 1), batch: 5, nq: 130, dk: 32 };
+const mask = new Uint8Array(2 * 101 * 77).map(() => (r.next() < 0.8 ? 1 : 0));
+
+for (const backend of backends) {
+  for (const threads of [1, 2, 3]) {
+    describe(`threads: ${threads} (${backend.name})`, async () => {
+      const lab = await init({ simd: backend.simd, threads });
+      after(() => lab.dispose());
+      lab.softmax(x, { cols: 37, out: y });
+
+      test('every async twin equals its synchronous form bit for bit', async () => {
+        assert.equal(lab.threads, threads);
+        const cases = [
+          ['softmax', [x, { cols: 37, temperature: 0.7 }]],
+          ['softmax', [x, { cols: 37, log: true }]],
+          ['softmax', [x.subarray(0, 5 * 37), { cols: 37 }]],
+          ['softmaxBackward', [{ y, dy, cols: 37 }]],
+          ['matmul', [a, b, { m: 197, k: 37, n: 29 }]],
+          ['matmul', [a, bt, { m: 197, k: 37, n: 29, transposeB: true }]],
+          ['rope', [rope, { batch: 2, heads: 3, dk: 16, offset: 5 }]],
+          ['multiHeadAttention', [{ ...mha, causal: true, returnIntermediates: true }]],
+          ['attention', [{ ...gqa }]],
+          ['attention', [{ ...gqa, causal: true, window: [40, 0], returnLse: true }]],
+          ['attention', [{ ...gqa, mask, maskShape: [2, 1, 101, 77], returnWeights: true, returnScores: true, returnRawScores: true }]],
+          ['attention', [{ ...gqa, layout: 'bshd', keyLengths: [77, 50], softcap: 5 }]],
+          ['attention', [{ ...five, causal: 'top-left', alibiSlopes: new Float32Array([0.25]) }]],
+          ['attention', [{ ...five, layout: 'bshd', returnLse: true }]],
+        ];
+        for (const [name, args] of cases) same(await lab[`${name}Async`](...args), lab[name](...args), `${name}Async`);
+      });
+
+      test('out buffers are honoured', async () => {
+        const out = new Float32Array(x.length);
+        assert.equal(await lab.softmaxAsync(x, { cols: 37, out }), out);
+        same(out, lab.softmax(x, { cols: 37 }), 'softmax out');
+        const mOut = new Float32Array(197 * 29);
+        assert.equal(await lab.matmulAsync(a, b, { m: 197, k: 37, n: 29, out: mOut }), mOut);
+        same(mOut, lab.matmul(a, b, { m: 197, k: 37, n: 29 }), 'matmul out');
+        for (const layout of ['bhsd', 'bshd']) {
+          const aOut = new Float32Array(2 * 6 * 101 * 20);
+          const got = await lab.attentionAsync({ ...gqa, layout, out: aOut, returnLse: true });
+          assert.equal(got.output, aOut);
+          same(got, lab.attention({ ...gqa, layout, returnLse: true }), `attention out (${layout})`);
+        }
+        const rOut = new Float32Array(rope.length);
+        assert.equal(await lab.ropeAsync(rope, { batch: 2, heads: 3, dk: 16, out: rOut }), rOut);
+        same(rOut, lab.rope(rope, { batch: 2, heads: 3, dk: 16 }), 'rope out');
+      });
+
+      test('a KV cache stays on the calling thread and gives the same result', async () => {
+        const cache = lab.kvCache({ batch: 1, kvHeads: 2, dk: 8, dv: 8, capacity: 16 });
+        cache.append(r.array(2 * 5 * 8, -1, 1), r.array(2 * 5 * 8, -1, 1));
+        const q = r.array(4 * 2 * 8, -1, 1);
+        same(await lab.attentionAsync({ q, cache, heads: 4 }), lab.attention({ q, cache, heads: 4 }), 'attention over a cache');
+        cache.dispose();
+      });
+
+      test('errors: the same class and message, from any part; the pool keeps working', async () => {
+        const bad = x.slice();
+        bad[900 * 37 + 3] = NaN; // in the last part
+        await sameError(() => lab.softmax(bad, { cols: 37 }), () => lab.softmaxAsync(bad, { cols: 37 }), 'NaN in a late row');
+        const two = x.slice();
+        two[600 * 37] = Infinity, two[950 * 37] = NaN; // two parts fail: the first is named
+        await sameError(() => lab.softmax(two, { cols: 37 }), () => lab.softmaxAsync(two, { cols: 37 }), 'two bad rows');
+        await sameError(() => lab.softmax(x, { cols: 37, temperature: 0 }), () => lab.softmaxAsync(x, { cols: 37, temperature: 0 }), 'temperature 0');
+        await sameError(() => lab.softmax(x, { cols: 36 }), () => lab.softmaxAsync(x, { cols: 36 }), 'cols not dividing');
+        const yBad = y.slice();
+        yBad[990 * 37] = 1.5;
+        await sameError(() => lab.softmaxBackward({ y: yBad, dy, cols: 37 }), () => lab.softmaxBackwardAsync({ y: yBad, dy, cols: 37 }), 'y out of range');
+        await sameError(() => lab.matmul(a, b, { m: 197, k: 37, n: 28 }), () => lab.matmulAsync(a, b, { m: 197, k: 37, n: 28 }), 'matmul sizes');
+        const kBad = gqa.k.slice();
+        kBad[kBad.length - 1] = NaN;
+        await sameError(() => lab.attention({ ...gqa, k: kBad }), () => lab.attentionAsync({ ...gqa, k: kBad }), 'NaN in k');
+        await sameError(() => lab.attention({ ...gqa, scale: -1 }), () => lab.attentionAsync({ ...gqa, scale: -1 }), 'bad scale');
+        await sameError(() => lab.attention({ ...gqa, heads: 4 }), () => lab.attentionAsync({ ...gqa, heads: 4 }), 'kvHeads not dividing');
+        await sameError(() => lab.attention({ ...gqa, bogus: 1 }), () => lab.attentionAsync({ ...gqa, bogus: 1 }), 'unknown option');
+        await sameError(() => lab.attention({ ...gqa, out: new Float32Array(3) }), () => lab.attentionAsync({ ...gqa, out: new Float32Array(3) }), 'out too short');
+        await sameError(() => lab.rope(rope, { dk: 7 }), () => lab.ropeAsync(rope, { dk: 7 }), 'rope dk');
+        await sameError(() => lab.attention({ ...gqa, scale: () => 1 }), () => lab.attentionAsync({ ...gqa, scale: () => 1 }), 'an option that cannot be posted');
+        same(await lab.attentionAsync({ ...gqa }), lab.attention({ ...gqa }), 'after the errors');
+      });
+
+      test('concurrent calls share the pool', async () => {
+        const calls = [lab.softmaxAsync(x, { cols: 37 }), lab.attentionAsync({ ...five }), lab.matmulAsync(a, b, { m: 197, k: 37, n: 29 })];
+        const [s, at, m] = await Promise.all(calls);
+        same(s, lab.softmax(x, { cols: 37 }), 'softmax');
+        same(at, lab.attention({ ...five }), 'attention');
+        same(m, lab.matmul(a, b, { m: 197, k: 37, n: 29 }), 'matmul');
+      });
+    });
+  }
+}
+
+describe('init({ threads }) and dispose()', () => {
+  test('threads is checked', async () => {
+    await assert.rejects(init({ threads: '2' }), { name: 'TypeError', message: 'init: threads must be a number, got "2"' });
+    await assert.rejects(init({ threads: 0 }), { name: 'RangeError', message: 'init: threads must be an integer from 1 to 256, got 0' });
+    await assert.rejects(init({ threads: 1.5 }), RangeError);
+  });
+
+  test('after dispose() async calls reject, synchronous calls still work', async () => {
+    const lab = await init({ threads: 2 });
+    lab.dispose();
+    lab.dispose(); // twice is fine
+    await assert.rejects(lab.softmaxAsync(x, { cols: 37 }), { name: 'Error', message: /disposed/ });
+    assert.equal(lab.softmax(new Float32Array([0, 0])).length, 2);
+  });
+
+  test('a script with a pool exits by itself (idle workers do not hold Node open), with and without dispose()', () => {
+    for (const end of ['', 'lab.dispose();']) {
+      const script = `const { init } = await import(${JSON.stringify(pathToFileURL(`${dist}index.js`).href)});
+        const lab = await init({ threads: 2 });
+        const s = await lab.softmaxAsync(new Float32Array(40000), { cols: 40 });
+        console.log(s[0]); ${end}`;
+      // (the debug build's glue needs the globals the debug suite installs, in this child too)
+      const debug = altDist ? ['--import', pathToFileURL(`${repo}tests/js/support/debug-globals.mjs`).href] : [];
+      const res = spawnSync(process.execPath, [...debug, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+      assert.equal(res.status, 0, res.stderr);
+      assert.equal(res.stdout.trim(), '0.02500000037252903');
+    }
+  });
+});
