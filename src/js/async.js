@@ -48,6 +48,7 @@ export function makeAsync(lab, pool) {
       multiHeadAttentionAsync: wrap(lab.multiHeadAttention),
       matmulAsync: wrap(lab.matmul),
       ropeAsync: wrap(lab.rope),
+      attentionBackwardAsync: wrap(lab.attentionBackward),
     };
   }
   const threads = pool.size;
@@ -201,6 +202,11 @@ export function makeAsync(lab, pool) {
         const out = name === 'rope' ? args[1]?.out : args[0]?.out;
         if (out === undefined || out === null) return value;
         if (name === 'rope') return out.set(value), out;
+        if (name === 'attentionBackward') {
+          // out: { dq?, dk?, dv? }, filled only once the whole call succeeded.
+          for (const key of ['dq', 'dk', 'dv']) if (out[key]) out[key].set(value[key]), (value[key] = out[key]);
+          return value;
+        }
         out.set(value.output);
         value.output = out;
         return value;
@@ -218,5 +224,6 @@ export function makeAsync(lab, pool) {
     multiHeadAttentionAsync: whole('multiHeadAttention', lab.multiHeadAttention),
     matmulAsync,
     ropeAsync: whole('rope', lab.rope),
+    attentionBackwardAsync: whole('attentionBackward', lab.attentionBackward),
   };
 }

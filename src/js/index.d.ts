@@ -888,6 +888,11 @@ export interface Lab {
    * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
   ropeAsync<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): Promise<OutputOf<O>>;
+  /**
+   * {@link Lab.attentionBackward} in one worker (not cut); concurrent calls spread over the workers. Same result
+   * bit for bit, same errors; `out`'s buffers are filled once the whole call succeeded (untouched on error).
+   */
+  attentionBackwardAsync(options: AttentionBackwardOptions): Promise<AttentionGradients>;
 }
 
 /**

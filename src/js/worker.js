@@ -6,6 +6,7 @@
 // in Node: one code path for both. Only the operators the async twins send are in it (no GPT, no KV cache).
 import createAttnlab from './attnlab.mjs';
 import { makeAttention } from './attention.js';
+import { makeAttentionBackward } from './attention-backward.js';
 import { makeMatmul } from './matmul.js';
 import { arena, check } from './memory.js';
 import { makeMultiHeadAttention } from './multihead.js';
@@ -48,7 +49,7 @@ const ops = {
     const result = lab.attention(opts, part);
     return { result, sizes: part.sizes };
   },
-  // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention).
+  // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention, attentionBackward).
   call: ({ name, args }) => lab[name](...args),
 };
 
@@ -70,7 +71,7 @@ listen(async (message) => {
       m = await instantiate(message.module);
       lab = {
         attention: makeAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
-        rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m),
+        rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m), attentionBackward: makeAttentionBackward(m),
       };
       post({ id, ok: true, value: m.buildInfo().simd });
       return;

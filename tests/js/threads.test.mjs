@@ -45,7 +45,7 @@ async function sameError(sync, twin, what) {
 const r = rng(2024);
 // Sizes past the point where calls are cut (16 Ki floats a part), none a multiple of the parts.
 const x = r.array(1001 * 37, -8, 8);
-const y = new Float32Array(x.length), dy = r.array(x.length, -1, 1);
+const dy = r.array(x.length, -1, 1);
 const a = r.array(197 * 37, -1, 1), b = r.array(37 * 29, -1, 1), bt = r.array(29 * 37, -1, 1);
 const rope = r.array(2 * 3 * 45 * 16, -1, 1);
 const mha = { x: r.array(40 * 24, -1, 1), n: 40, heads: 4, kvHeads: 2, wq: r.array(24 * 24, -0.3, 0.3), wk: r.array(24 * 12, -0.3, 0.3), wv: r.array(24 * 12, -0.3, 0.3), wo: r.array(24 * 24, -0.3, 0.3) };
@@ -59,7 +59,8 @@ for (const backend of backends) {
     describe(`threads: ${threads} (${backend.name})`, async () => {
       const lab = await init({ simd: backend.simd, threads });
       after(() => lab.dispose());
-      lab.softmax(x, { cols: 37, out: y });
+      // This backend's own y: the describes of other backends and thread counts set up while this one runs.
+      const y = lab.softmax(x, { cols: 37 });
 
       test('every async twin equals its synchronous form bit for bit', async () => {
         assert.equal(lab.threads, threads);
@@ -80,6 +81,9 @@ for (const backend of backends) {
           ['attention', [{ ...five, layout: 'bshd', returnLse: true }]],
         ];
         for (const [name, args] of cases) same(await lab[`${name}Async`](...args), lab[name](...args), `${name}Async`);
+        const fwd = lab.attention({ ...gqa, causal: true, returnLse: true });
+        const grad = { ...gqa, causal: true, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
+        same(await lab.attentionBackwardAsync(grad), lab.attentionBackward(grad), 'attentionBackwardAsync');
       });
 
       test('out buffers are honoured', async () => {
@@ -98,6 +102,12 @@ for (const backend of backends) {
         const rOut = new Float32Array(rope.length);
         assert.equal(await lab.ropeAsync(rope, { batch: 2, heads: 3, dk: 16, out: rOut }), rOut);
         same(rOut, lab.rope(rope, { batch: 2, heads: 3, dk: 16 }), 'rope out');
+        const fwd = lab.attention({ ...five, returnLse: true });
+        const grad = { ...five, output: fwd.output, lse: fwd.lse, dOutput: fwd.output.map((o) => o - 0.5) };
+        const dq = new Float32Array(five.q.length), dv = new Float32Array(five.v.length);
+        const got = await lab.attentionBackwardAsync({ ...grad, out: { dq, dv } });
+        assert.ok(got.dq === dq && got.dv === dv, 'attentionBackwardAsync: the out buffers are the result');
+        same(got, lab.attentionBackward(grad), 'attentionBackward out');
       });
 
       test('a KV cache stays on the calling thread and gives the same result', async () => {
@@ -129,6 +139,11 @@ for (const backend of backends) {
         await sameError(() => lab.attention({ ...gqa, bogus: 1 }), () => lab.attentionAsync({ ...gqa, bogus: 1 }), 'unknown option');
         await sameError(() => lab.attention({ ...gqa, out: new Float32Array(3) }), () => lab.attentionAsync({ ...gqa, out: new Float32Array(3) }), 'out too short');
         await sameError(() => lab.rope(rope, { dk: 7 }), () => lab.ropeAsync(rope, { dk: 7 }), 'rope dk');
+        const fwd = lab.attention({ ...five, returnLse: true });
+        const badGrad = { ...five, output: fwd.output, lse: fwd.lse.subarray(1), dOutput: fwd.output };
+        const dqKept = new Float32Array(five.q.length).fill(7);
+        await sameError(() => lab.attentionBackward(badGrad), () => lab.attentionBackwardAsync({ ...badGrad, out: { dq: dqKept } }), 'backward lse length');
+        assert.ok(dqKept.every((v) => v === 7), 'attentionBackwardAsync: out untouched on error');
         await sameError(() => lab.attention({ ...gqa, scale: () => 1 }), () => lab.attentionAsync({ ...gqa, scale: () => 1 }), 'an option that cannot be posted');
         same(await lab.attentionAsync({ ...gqa }), lab.attention({ ...gqa }), 'after the errors');
       });
