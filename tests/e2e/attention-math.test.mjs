@@ -246,7 +246,7 @@ test('matrix cells are reachable and movable with the keyboard', async () => {
 });
 
 test('multi-head: per-head weights are distributions and the output has X’s shape', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, context, log } = await openPage(env, '?mt=0&mc=0'); // random weights, no mask (the lab opens on trained, causal)
   await page.selectOption('select[data-control="heads"]', '3');
   await page.selectOption('select[data-control="head-dim"]', '2');
   await settle(page);

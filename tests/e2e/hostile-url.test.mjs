@@ -329,7 +329,7 @@ test('the served page and the built page carry a policy that allows only its own
 });
 
 test('no request leaves the page\'s origin during load and interaction, and the browser blocks any attempt', async () => {
-  const { page, context, log, foreign, sameOrigin } = await openRouted('?t=I+ate+a+banana+and+an+apple&wp=rnd&dm=4');
+  const { page, context, log, foreign, sameOrigin } = await openRouted('?t=I+ate+a+banana+and+an+apple&wp=rnd&dm=4&mt=0'); // mt=0: random multi-head weights, heads selectable
   await page.waitForLoadState('networkidle');
   // Interaction across the labs: presets, every select and checkbox, text, the nav, the share button.
   await page.click('button[data-control="sm-preset-[10, 11]"]');

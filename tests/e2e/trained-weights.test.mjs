@@ -77,7 +77,7 @@ test('multi-head on trained weights: the heads differ, and each caption quotes i
 });
 
 test('random weights: each multi-head caption states what the weights on screen show, or that there is no clear pattern', async () => {
-  const { page, context, log } = await openPage(env, '?mc=1#multihead');
+  const { page, context, log } = await openPage(env, '?mt=0&mc=1#multihead'); // the lab opens on trained weights
   await settle(page);
   await page.$$eval('[data-disclosure^="mh-head"]', (ds) => ds.forEach((d) => { d.open = true; }));
   const captions = await page.$$eval('[data-figure^="mh-head"][data-figure$="-pattern"]', (ps) => ps.map((p) => p.textContent));
@@ -92,6 +92,7 @@ test('random weights: each multi-head caption states what the weights on screen 
     const strong = v >= Math.max(0.4, 1.5 * even);
     console.log(`random head ${h + 1}: ${captions[h]}`);
     if (strong) assert.ok(captions[h].startsWith(`Mostly looks at ${what}: ${v.toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[h]);
+    else if (v >= 1.5 * even) assert.ok(captions[h].startsWith(`A weak lean: at most ${v.toFixed(2)} on ${what} on average, above the ${even.toFixed(2)} of spreading evenly.`), captions[h]);
     else assert.ok(captions[h].startsWith(`No clear pattern: at most ${v.toFixed(2)} on ${what} on average, near the ${even.toFixed(2)} of spreading evenly, as expected from random weights.`), captions[h]);
   }
   assert.deepEqual(log.errors, []);

@@ -17,6 +17,9 @@ async function snapshot(page) {
     scaled: document.querySelector('input[data-control="scaled"]').checked,
     query: document.querySelector('select[data-control="query"]').value,
     heads: document.querySelector('select[data-control="heads"]').value,
+    mhTrained: document.querySelector('input[data-control="mh-trained"]').checked,
+    mhCausal: document.querySelector('input[data-control="mh-causal"]').checked,
+    mhSeed: document.querySelector('input[data-control="mh-seed"]').value,
   }));
 }
 
@@ -32,10 +35,13 @@ test('a URL round trip restores the same view', async () => {
   await page.check('input[data-control="causal"]');
   await page.uncheck('input[data-control="scaled"]');
   await page.selectOption('select[data-control="query"]', '6');
+  await page.uncheck('input[data-control="mh-trained"]'); // the multi-head lab opens on trained weights
   await page.selectOption('select[data-control="heads"]', '3');
-  await page.check('input[data-control="mh-causal"]');
+  await page.uncheck('input[data-control="mh-causal"]'); // on by default
   await settle(page);
   const url = page.url();
+  assert.match(url, /[?&]mt=0/);
+  assert.match(url, /[?&]mc=0/);
   const before = await snapshot(page);
   assert.match(url, /[?&]t=/);
   assert.match(url, /[?&]xe=phone\.1%3A3\.25/);
@@ -47,6 +53,42 @@ test('a URL round trip restores the same view', async () => {
   assert.equal(again.page.url(), url, 'the restored page writes the same URL');
   await again.context.close();
   await context.close();
+});
+
+test('the multi-head lab opens on trained weights; links from when it opened on random weights still restore them', async () => {
+  const { page, context } = await openPage(env, '');
+  await settle(page);
+  assert.equal(await page.isChecked('input[data-control="mh-trained"]'), true, 'trained weights by default');
+  assert.equal(await page.isChecked('input[data-control="mh-causal"]'), true, 'with the causal mask: the model’s own weights');
+  assert.doesNotMatch(page.url(), /\?/, 'the default is not written into the URL');
+  // Editing W_O on the trained weights writes mt=1 beside wo: wo alone is an old link's edit of the random W_O.
+  await page.fill('table[data-matrix="mh-Wo"] input[data-r="0"][data-c="0"]', '2');
+  await settle(page);
+  const url = page.url();
+  assert.match(url, /[?&]wo=0\.0%3A2/);
+  assert.match(url, /[?&]mt=1/);
+  const before = await snapshot(page);
+  const again = await openPage(env, url.slice(env.url.length));
+  assert.deepEqual(await snapshot(again.page), before, 'trained weights with an edited W_O restore');
+  await again.context.close();
+  await context.close();
+  // An old link that sets the random weights (h, hd, ms or wo) without mt meant random weights and no mask
+  // (unless it set mc), and gets them.
+  const legacy = await openPage(env, '?h=3&ms=5&wo=0.0%3A2#multihead');
+  const explicit = await openPage(env, '?h=3&ms=5&wo=0.0%3A2&mt=0&mc=0#multihead');
+  const old = await snapshot(legacy.page);
+  assert.equal(old.mhTrained, false);
+  assert.equal(old.mhCausal, false);
+  assert.equal(old.heads, '3');
+  assert.equal(old.mhSeed, '5');
+  assert.deepEqual(old, await snapshot(explicit.page));
+  assert.equal(await legacy.page.isHidden('#notice'), true, 'an old link raises no notice');
+  await legacy.context.close();
+  await explicit.context.close();
+  const masked = await openPage(env, '?ms=5&mc=1#multihead');
+  const m = await snapshot(masked.page);
+  assert.deepEqual([m.mhTrained, m.mhCausal, m.mhSeed], [false, true, '5']);
+  await masked.context.close();
 });
 
 test('a hostile URL renders inert and falls back to defaults with a notice', async () => {

@@ -34,7 +34,7 @@ export interface AppState {
   headDim: number;
   mhSeed: number;
   mhCausal: boolean;
-  /** The multi-head lab on the trained model's layer 1 instead of random weights. */
+  /** The multi-head lab on the trained model's layer 1 (the default: its heads differ) instead of random weights. */
   mhTrained: boolean;
   woEdits: Overrides;
   // soft key-value lookup: query vector, keys apple/banana/chair (row-major 3 × 2), their values
@@ -119,8 +119,8 @@ export function defaultState(): AppState {
     heads: 2,
     headDim: 2,
     mhSeed: 3,
-    mhCausal: false,
-    mhTrained: false,
+    mhCausal: true,
+    mhTrained: true,
     woEdits: new Map(),
     kvQuery: [1, 0.2],
     kvKeys: [1.2, 0.4, 0.9, 0.3, -1, 0.5],

@@ -150,8 +150,18 @@ export function parseQuery(search: string): ParseResult {
     const field = byParam.get(name);
     if (field) (state as unknown as Record<string, unknown>)[field.key] = defaultState()[field.key];
   }
+  // The multi-head lab once opened on random weights without the causal mask: a link that sets its random-weight
+  // parameters without `mt` was made then, and meant random weights (and no mask unless `mc` says so). toQuery
+  // writes `mt` whenever it writes one of these.
+  if (!seen.has('mt') && RANDOM_MH.some((p) => seen.has(p) && !rejected.includes(p))) {
+    state.mhTrained = false;
+    if (!seen.has('mc')) state.mhCausal = false;
+  }
   return { state, rejected: [...new Set(rejected)], unknown };
 }
+
+/** The multi-head lab's parameters of its random weights (see parseQuery: without `mt` they mean mt=0). */
+const RANDOM_MH = ['h', 'hd', 'ms', 'wo'];
 
 /** Writes only what differs from the defaults, so shared links stay short. */
 export function toQuery(state: AppState): string {
@@ -161,6 +171,8 @@ export function toQuery(state: AppState): string {
     const w = (fl.write as (v: unknown) => string)(state[fl.key]);
     if (w !== (fl.write as (v: unknown) => string)(d[fl.key])) params.set(fl.param, w);
   }
+  // `mt` at its default is still written next to h, hd, ms or wo, which alone mean random weights (see parseQuery).
+  if (RANDOM_MH.some((p) => params.has(p)) && !params.has('mt')) params.set('mt', '1');
   const q = params.toString();
   return q ? `?${q}` : '';
 }

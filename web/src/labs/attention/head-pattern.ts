@@ -28,7 +28,9 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
   const strong = score >= Math.max(0.4, 1.5 * p.even);
   const parts = [strong
     ? `Mostly looks at ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
-    : `No clear pattern: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
+    : score >= 1.5 * p.even // above even, but under 0.4: a lean, not "near even"
+      ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
+      : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
   if (p.link && p.link.w >= 0.4) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
   return parts.join(' ');
 }
