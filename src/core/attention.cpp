@@ -33,10 +33,11 @@ MaskView mask_of(const AttentionProblem& p) noexcept {
 }
 
 Visibility visibility(const AttentionProblem& p) noexcept {
-  return {p.nq, p.nk, p.kv_len, p.mask ? SIZE_MAX : p.mask_view.keys, p.causal, p.top_left, p.window};
+  return {p.seq_q ? p.seq_q : p.nq, p.nk, p.kv_len, p.mask ? SIZE_MAX : p.mask_view.keys, p.causal, p.top_left, p.window};
 }
 
-std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept { return row_diagonal(visibility(p), i); }
+// Of the problem's row i (query position row0 + i).
+std::int64_t diagonal(const AttentionProblem& p, std::size_t i) noexcept { return row_diagonal(visibility(p), p.row0 + i); }
 
 RowInfo row_info(const AttentionProblem& p, const MaskView& m, std::size_t r) noexcept {
   const std::size_t f = p.fold.heads, i = r / f, h = r % f;
@@ -112,7 +113,7 @@ KeySpan key_span(const Visibility& v, std::size_t i) noexcept {
   return hi <= lo ? KeySpan{0, 0} : KeySpan{std::size_t(lo), std::size_t(hi)};
 }
 
-KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept { return key_span(visibility(p), i); }
+KeySpan row_key_span(const AttentionProblem& p, std::size_t i) noexcept { return key_span(visibility(p), p.row0 + i); }
 
 std::size_t packed_keys_size(std::size_t nk, std::size_t dk) noexcept {
   return sat_mul(sat_mul(nk / kKeyTile + (nk % kKeyTile != 0), kKeyTile), dk);
@@ -230,15 +231,11 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
   const float* kt = p.k_packed;
   if (!kt) pack_keys(p.k, p.ldk, 0, p.nk, p.dk, kt_buf), kt = kt_buf;
   // q·scale is the cheaper place to apply the scale, unless it could overflow where q·k·scale does not
-  // (huge q against zero keys): then the tiles are scaled instead.
-  double q_norm = p.q_norm;
-  if (q_norm < 0) {
-    q_norm = 0;
-    for (std::size_t h = 0; h < heads; ++h) q_norm = std::fmax(q_norm, max_row_norm(p.q + h * p.fold.q_stride, p.nq, p.dk, p.ldq));
-  }
-  const bool prescale = q_norm * p.scale <= 1e37;
-  const float q_scale = prescale ? p.scale : 1.0f, tile_scale = prescale ? 1.0f : p.scale;
+  // (huge q against zero keys): then that row's scores are scaled instead. Decided row by row, from the row
+  // alone, so that a row's result does not depend on which rows share its block (a call cut by query rows).
+  const bool prescale_all = p.q_norm >= 0 && p.q_norm * p.scale <= 1e37;
   RowInfo info[kRows];
+  bool prescaled[kRows];
   std::size_t panel_lo[kRows / kPanel], panel_hi[kRows / kPanel];
   // One block of rows (a decode step: a few query heads of one position) reads each key tile once, usually from
   // memory (a model's other layers ran since): each tile is first brought in by sequential reads. Measured on the
@@ -260,7 +257,13 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
     }
     std::memset(acc, 0, rows * p.dv * sizeof(float));
     for (std::size_t r = 0; r < rows; ++r) run_max[r] = -INFINITY, run_sum[r] = 0.0f;
+    bool block_prescaled = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+      prescaled[r] = prescale_all || max_row_norm(p.q + info[r].i * p.ldq + info[r].h * p.fold.q_stride, 1, p.dk, p.ldq) * p.scale <= 1e37;
+      block_prescaled = block_prescaled && prescaled[r];
+    }
     if (block_hi > 0) {
+      const float q_scale = block_prescaled ? p.scale : 1.0f;
       if (heads == 1) {
         kern::pack_rows(rows, p.dk, p.q + r0 * p.ldq, p.ldq, q_scale, qblock);
       } else {  // the rows of several heads: gathered first, then packed like one matrix
@@ -268,6 +271,10 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
           std::memcpy(qstage + r * p.dk, p.q + info[r].i * p.ldq + info[r].h * p.fold.q_stride, p.dk * sizeof(float));
         kern::pack_rows(rows, p.dk, qstage, p.dk, q_scale, qblock);
       }
+      // Packed unscaled: the rows that may be prescaled get the scale now (q·1·scale rounds as q·scale).
+      for (std::size_t r = 0; !block_prescaled && r < rows; ++r)
+        if (prescaled[r])
+          for (std::size_t d = 0; d < p.dk; ++d) qblock[(r / kPanel) * kPanel * p.dk + d * kPanel + r % kPanel] *= p.scale;
     }
 
     for (std::size_t j0 = block_hi > 0 ? block_lo - block_lo % kKeys : 0; j0 < block_hi; j0 += kKeys) {
@@ -309,7 +316,7 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
           if (phi > plo) fill(row + plo, phi - plo, 0.0f);
           continue;
         }
-        finish_scores(p, mask, info[r], tile_scale, j0 + a, b - a, row + a);
+        finish_scores(p, mask, info[r], prescaled[r] ? 1.0f : p.scale, j0 + a, b - a, row + a);
         const float tile_max = kern::row_max(row + a, b - a);
         const float new_max = tile_max > run_max[r] ? tile_max : run_max[r];
         if (new_max == -INFINITY) {  // nothing visible yet in this row: contributes nothing

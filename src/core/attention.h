@@ -67,6 +67,12 @@ struct AttentionArgs {
   // outputs of the other items are left as they are. Validation still covers the whole call, so the parts of
   // one call split across workers (each with its own module) fail alike. Default: every item.
   std::size_t item_begin = 0, item_end = SIZE_MAX;
+  // Query rows [q_begin, q_end) of a call of nq query rows, alone (q_end 0 = every row, the default): q, out,
+  // lse, the score matrices and a mask's query dimension hold only those rows (q_end − q_begin per head), while
+  // the causal and window diagonals and ALiBi still measure from the row's position in the nq rows. A row's
+  // results are bit for bit the whole call's, wherever the rows are cut: the parts of one call split across
+  // workers compute and move only their rows. (The forward only: attention_backward() refuses a range.)
+  std::size_t q_begin = 0, q_end = 0;
 };
 
 struct AttentionOutputs {

@@ -35,6 +35,7 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
   if (a.cache)
     return Status::range_error("cache", "attentionBackward takes explicit k and v, not a cache: pass the keys and values "
                                         "the forward attended to");
+  if (a.q_begin != 0 || a.q_end != 0) return Status::range_error("nq", "attentionBackward takes every query row: a query range is the forward's alone");
   AttentionPlan plan;
   if (auto s = plan_attention(a, false, plan); !s.ok()) return s;
   const AttentionBatch& b = plan.batch;

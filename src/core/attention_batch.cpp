@@ -59,6 +59,7 @@ Status run_attention(const AttentionBatch& a) {
       p.softcap = a.softcap;
       p.mask_view = a.mask;
       p.q_norm = a.q_norm;
+      p.row0 = a.row0, p.seq_q = a.seq_q;
       // Head h of item b: the first head of the group for a folded problem.
       auto place = [&](std::size_t h) {
         p.q = a.q.data + b * a.q.batch_stride + h * a.q.head_stride;
@@ -115,6 +116,12 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   for (auto [name, value] : {std::pair{"nk", nk}, {"dk", dk}, {"dv", dv}})
     if (auto s = check_size(name, value); !s.ok()) return s;
 
+  // A query range: the call holds rows [q_begin, q_end) of the nq (`rows` of them); nq stays the positions' count.
+  const bool ranged = a.q_end != 0 || a.q_begin != 0;
+  if (ranged && (a.q_begin >= a.q_end || a.q_end > a.nq))
+    return range_errorf("nq", "the query range [%zu, %zu) must be a non-empty part of the nq = %zu rows", a.q_begin, a.q_end, a.nq);
+  const std::size_t rows = ranged ? a.q_end - a.q_begin : a.nq;
+
   // Lengths. Every product must fit in size_t (32 bits in wasm): the factors are checked one by one.
   const bool single = a.batch == 1 && heads == 1 && kv_heads == 1;
   std::size_t bh, bg, q_len, k_len, v_len, out_len, lse_len, nn = 0, bhn = 0;
@@ -122,7 +129,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   if (auto s = check_product("batch·kvHeads", a.batch, kv_heads, bg); !s.ok()) return s;
   {
     std::size_t t;
-    if (auto s = check_product("q", bh, a.nq, t); !s.ok()) return s;
+    if (auto s = check_product("q", bh, rows, t); !s.ok()) return s;
     if (auto s = check_product("q", t, dk, q_len); !s.ok()) return s;
     if (auto s = check_product("out", t, dv, out_len); !s.ok()) return s;
     lse_len = t;
@@ -132,7 +139,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   }
   // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
   if (wants_matrix || a.path == AttentionPath::materialized) {
-    if (auto s = check_product("nq·nk", a.nq, nk, nn); !s.ok()) return s;
+    if (auto s = check_product("nq·nk", rows, nk, nn); !s.ok()) return s;
     if (auto s = check_product("nq·nk", bh, nn, bhn); !s.ok()) return s;
   }
   plan.single = single;
@@ -143,7 +150,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
     return plan.shape(short_form, heads_name, count, seq, d);
   };
   // (Messages are built only on failure: a call's fixed cost matters for decode steps.)
-  if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, a.nq, dk));
+  if (a.q.size() != q_len) return check_length("q", a.q.size(), q_len, shape("nq·dk", "heads", heads, rows, dk));
   if (!cache) {
     if (a.k.size() != k_len) return check_length("k", a.k.size(), k_len, shape("nk·dk", "kvHeads", kv_heads, nk, dk));
     if (a.v.size() != v_len) return check_length("v", a.v.size(), v_len, shape("nk·dv", "kvHeads", kv_heads, nk, dv));
@@ -157,9 +164,9 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   MaskView mask{};
   std::size_t mask_batch_stride = 0;
   if (has_mask) {
-    const std::size_t target[4] = {a.batch, heads, a.nq, nk};
+    const std::size_t target[4] = {a.batch, heads, rows, nk};
     const char* names[4] = {"batch", "heads", "nq", "nk"};
-    std::size_t m[4] = {1, 1, a.nq, nk};
+    std::size_t m[4] = {1, 1, rows, nk};
     const std::size_t given = a.mask_shape.size();
     if (given > 4) return range_errorf("maskShape", "maskShape must have at most 4 dimensions ([batch, heads, nq, nk]), got %zu", given);
     if (given) {
@@ -186,7 +193,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
     if (got != count)
       return given ? range_errorf("mask", "mask must have the product of maskShape %s = %zu elements, got %zu",
                                   list(m + 4 - given, given).c_str(), count, got)
-                   : range_errorf("mask", "mask must have nq·nk = %zu·%zu = %zu elements (or give maskShape), got %zu", a.nq, nk,
+                   : range_errorf("mask", "mask must have nq·nk = %zu·%zu = %zu elements (or give maskShape), got %zu", rows, nk,
                                   count, got);
     const std::size_t st_k = 1, st_q = m[3], st_h = m[2] * m[3], st_b = m[1] * m[2] * m[3];
     mask.add = a.mask.empty() ? nullptr : a.mask.data();
@@ -235,10 +242,11 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   }
 
   AttentionBatch& batch = plan.batch;
-  batch.nq = a.nq, batch.nk = nk, batch.dk = dk, batch.dv = dv;
-  batch.q = tensor_view(a.q.data(), a.layout, heads, a.nq, dk);
+  batch.nq = rows, batch.nk = nk, batch.dk = dk, batch.dv = dv;
+  batch.row0 = a.q_begin, batch.seq_q = ranged ? a.nq : 0;
+  batch.q = tensor_view(a.q.data(), a.layout, heads, rows, dk);
   batch.k = tensor_view(a.k.data(), a.layout, kv_heads, nk, dk), batch.v = tensor_view(a.v.data(), a.layout, kv_heads, nk, dv);
-  const TensorView out = tensor_view(nullptr, a.layout, heads, a.nq, dv);
+  const TensorView out = tensor_view(nullptr, a.layout, heads, rows, dv);
   batch.out_batch_stride = out.batch_stride, batch.out_head_stride = out.head_stride, batch.out_row_stride = out.row_stride;
   batch.scale = scale;
   batch.causal = a.causal;
@@ -285,16 +293,16 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
   AttentionPlan plan;
   if (auto s = plan_attention(a, wants_matrix, plan); !s.ok()) return s;
   AttentionBatch& batch = plan.batch;
-  const std::size_t heads = batch.heads, nk = batch.nk, dv = batch.dv;
+  const std::size_t heads = batch.heads, nk = batch.nk, dv = batch.dv, nq = batch.nq;
   if (o.out.size() != plan.out_len)
-    return check_length("out", o.out.size(), plan.out_len, plan.shape("nq·dv", "heads", heads, a.nq, dv));
+    return check_length("out", o.out.size(), plan.out_len, plan.shape("nq·dv", "heads", heads, nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
     if (!span.empty() && span.size() != plan.bhn)
-      return check_length(name, span.size(), plan.bhn, plan.single ? format("nq·nk = %zu·%zu", a.nq, nk)
-                                                                   : format("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, a.nq, nk));
+      return check_length(name, span.size(), plan.bhn, plan.single ? format("nq·nk = %zu·%zu", nq, nk)
+                                                                   : format("batch·heads·nq·nk = %zu·%zu·%zu·%zu", a.batch, heads, nq, nk));
   if (!o.lse.empty() && o.lse.size() != plan.lse_len)
     return check_length("lse", o.lse.size(), plan.lse_len,
-                        plan.single ? format("nq = %zu", a.nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, a.nq));
+                        plan.single ? format("nq = %zu", nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, nq));
   if (a.path == AttentionPath::streaming && wants_matrix)
     return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
   if (auto s = check_attention_values(a, plan); !s.ok()) return s;

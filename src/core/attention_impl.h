@@ -57,9 +57,12 @@ struct AttentionProblem {
   const float* k_packed = nullptr;  // K already packed by key tile (pack_keys' layout: a KV cache); k unused
   double q_norm = -1.0;             // largest ‖q row‖ when the caller knows it (else computed)
   Fold fold{};                      // query heads sharing this K/V head (streaming only)
+  // Part of a longer query sequence (a call cut by query rows): row i is query position row0 + i of seq_q
+  // positions (0 = nq), which is what the causal and window diagonals and ALiBi measure from.
+  std::size_t row0 = 0, seq_q = 0;
 };
 
-// Keys j ∈ [lo, hi) of query row i are seen: causal, window, key length and a short mask together.
+// Keys j ∈ [lo, hi) of the problem's query row i (position row0 + i) are seen: causal, window, key length and a short mask together.
 struct KeySpan {
   std::size_t lo, hi;
 };
@@ -148,6 +151,7 @@ struct AttentionBatch {
   bool materialize = false;
   double q_norm = -1.0;
   std::size_t item_begin = 0, item_end = SIZE_MAX;  // items b·kv_heads + g to compute (AttentionArgs::item_begin)
+  std::size_t row0 = 0, seq_q = 0;  // nq rows are positions row0… of seq_q (AttentionArgs::q_begin; 0 = nq)
 };
 Status run_attention(const AttentionBatch& b);
 
@@ -156,7 +160,7 @@ Status run_attention(const AttentionBatch& b);
 // batch but its outputs; `check_attention_values` then checks the values of q/k/v/mask and that the scores cannot
 // overflow. (attention() checks its outputs between the two, so that size errors come before value errors.)
 struct AttentionPlan {
-  AttentionBatch batch{};
+  AttentionBatch batch{};  // batch.nq: the rows held (q_end − q_begin of a call with a query range, else nq)
   std::size_t q_len = 0, k_len = 0, v_len = 0, out_len = 0, lse_len = 0, bhn = 0;  // bhn: batch·heads·nq·nk, when needed
   bool single = true;  // batch = heads = kvHeads = 1: messages use the short shapes ("nq·dk = 6·4")
   // "nq·dk = 6·4", or "batch·heads·nq·dk = 2·4·6·4".

@@ -27,6 +27,7 @@ namespace attnlab::wasm {
   X(layout) /* 0 bhsd, 1 bshd */ X(causal) /* 0 none, 1 bottom-right, 2 top-left */             \
   X(window_left) X(window_right) X(has_scale) X(scale) X(has_softcap) X(softcap) X(cache)       \
   X(item_begin) X(item_end) /* work items b·kvHeads + g to compute; end 0 = all (a part of a split call) */ \
+  X(q_begin) X(q_end) /* the query rows the call holds; end 0 = all (a part of a split call) */     \
   /* attentionBackward: the forward's output and lse (above) come in, dL/d output too */        \
   X(output) X(output_len) X(d_output) X(d_output_len) X(dq) X(dq_len) X(dk_out) X(dk_len) X(dv_out) X(dv_len)
 
@@ -85,6 +86,7 @@ inline Status read_attention_call(const AttentionCall& c, AttentionArgs& a, std:
   if (c.has_softcap) a.softcap = c.softcap;
   a.cache = reinterpret_cast<const KvCache*>(whole(c.cache));
   if (c.item_end > c.item_begin) a.item_begin = whole(c.item_begin), a.item_end = whole(c.item_end);
+  a.q_begin = whole(c.q_begin), a.q_end = whole(c.q_end);
   return Status::success();
 }
 
