@@ -1,14 +1,15 @@
 // The async twins of the lab's functions (softmaxAsync, attentionAsync, …): the same options, the same result
 // bit for bit, the same errors. With a pool (init({ threads: n }), n ≥ 2) each call is cut into parts whose
 // results do not depend on how the work is cut — whole rows (softmax, softmaxBackward), blocks of 64 rows
-// (matmul: the GEMM's own row block, so every row sees the same blocking), (batch item, K/V head) pairs
-// (attention: every worker gets the whole call, validates all of it and computes only its pairs) — sent to the
-// workers and merged here. Arguments that would be refused, or cannot be posted to a worker, go through the
+// (matmul: the GEMM's own row block, so every row sees the same blocking), blocks of equal work over (batch
+// item, K/V head, query rows) (attention: each worker gets only the rows and heads it reads, attention-parts.js)
+// — sent to the workers and merged here. Arguments that would be refused, or cannot be posted to a worker, go through the
 // synchronous function on this thread, so the error is its own. Errors raised in a worker come back as the
 // same class with the same message; of several failing parts, the first (in the order a whole call would
 // meet them) wins.
-import { checkKeys, flag, isF32, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
+import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
 import { NotSent } from './threads.js';
+import { mergeAttention, partCalls, planAttention } from './attention-parts.js';
 
 // [begin, end) spans covering `total` in `parts` near-equal pieces whose boundaries are multiples of `align`.
 function spans(total, parts, align = 1) {
@@ -36,6 +37,12 @@ async function settle(parts, fallback) {
 
 // Work below this many floats is not cut further (a part's round trip costs tens of microseconds).
 const MIN_PART_FLOATS = 1 << 14;
+// Calls smaller than a worker's round trip (tens of microseconds: posting, waking the worker, posting back) run
+// on this thread: below this many floats (softmax, softmaxBackward) or multiply-adds (matmul, attention).
+const INLINE_FLOATS = 1 << 12;
+const INLINE_WORK = 1e5;
+// Attention: multiply-adds worth a part of their own (about 0.1–0.2 ms of work).
+const MIN_PART_WORK = 1e6;
 
 export function makeAsync(lab, pool) {
   if (!pool) {
@@ -68,6 +75,7 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.softmax(x, opts); // throws the synchronous form's own error
     }
+    if (x.length < INLINE_FLOATS) return lab.softmax(x, opts);
     const rows = x.length / cols;
     const parts = spans(rows, Math.min(threads, Math.ceil(x.length / MIN_PART_FLOATS))).map(([r0, r1]) => {
       const chunk = x.slice(r0 * cols, r1 * cols);
@@ -95,6 +103,7 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.softmaxBackward(opts);
     }
+    if (y.length < INLINE_FLOATS) return lab.softmaxBackward(opts);
     const rows = y.length / cols;
     const parts = spans(rows, Math.min(threads, Math.ceil(y.length / MIN_PART_FLOATS))).map(([r0, r1]) => {
       const ys = y.slice(r0 * cols, r1 * cols), dys = dy.slice(r0 * cols, r1 * cols);
@@ -127,6 +136,7 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.matmul(a, b, opts);
     }
+    if (rows * depth * cols < INLINE_WORK) return lab.matmul(a, b, opts);
     const perRow = depth * (cols + 1);
     const parts = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / MIN_PART_FLOATS)), 64).map(([r0, r1]) => {
       const rowsA = a.slice(r0 * depth, r1 * depth);
@@ -146,52 +156,21 @@ export function makeAsync(lab, pool) {
   }
 
   async function attentionAsync(opts) {
-    const plain = opts !== null && typeof opts === 'object';
-    // A KV cache lives in this thread's module: such calls run here (a step's attention over a cache is small).
-    if (!plain || (opts.cache !== undefined && opts.cache !== null)) return lab.attention(opts);
-    const { batch = 1, heads = 1 } = opts;
-    const kvHeads = opts.kvHeads ?? heads;
-    const isSize = (v) => Number.isInteger(v) && v >= 1 && v <= 0x7fffffff;
-    const out = opts.out ?? undefined;
-    if (!isSize(batch) || !isSize(heads) || !isSize(kvHeads) || (out !== undefined && !isF32(out))) return lab.attention(opts);
-    const items = batch * kvHeads;
-    const qLength = isF32(opts.q) ? opts.q.length : 0;
-    const options = out === undefined ? opts : { ...opts, out: undefined };
-    const outLength = out?.length;
-    const parts = spans(items, Math.min(threads, Math.max(1, Math.ceil((qLength * 4) / MIN_PART_FLOATS)))).map(([begin, end]) =>
-      pool.run({ op: 'attention', options, begin, end, outLength }),
-    );
-    const { values, fallback } = await settle(parts, () => lab.attention(opts));
-    if (!values) return fallback;
-    const ranges = spans(items, parts.length);
-    const { result, sizes } = values[0];
-    const { nq, layout } = sizes;
-    const group = heads / kvHeads, bh = batch * heads;
-    for (const [i, { result: part }] of values.entries()) {
-      const [begin, end] = ranges[i];
-      for (const key of Object.keys(result)) {
-        const source = part[key];
-        const target = key === 'output' ? out ?? result.output : result[key];
-        if (source === target) continue;
-        if (key === 'output' && layout === 1) {
-          // [batch, nq, heads, dv]: the item's heads are a run of each row.
-          const dv = source.length / (bh * nq);
-          for (let item = begin; item < end; ++item) {
-            const b = Math.floor(item / kvHeads), h0 = (item % kvHeads) * group;
-            for (let r = 0; r < nq; ++r) {
-              const at = ((b * nq + r) * heads + h0) * dv;
-              target.set(source.subarray(at, at + group * dv), at);
-            }
-          }
-        } else {
-          // [batch, heads, …]: items [begin, end) are one run of whole heads.
-          const per = source.length / bh;
-          target.set(source.subarray(begin * group * per, end * group * per), begin * group * per);
-        }
-      }
+    // Not for splitting (a cache lives in this thread's module; anything the synchronous form refuses): run here.
+    const plan = planAttention(opts, threads, MIN_PART_WORK);
+    if (!plan || plan.work < INLINE_WORK) return lab.attention(opts);
+    const parts = plan.plan.map((rects) => {
+      const { calls, transfer } = partCalls(plan, rects, opts);
+      return pool.run({ op: 'attentionParts', calls }, transfer);
+    });
+    let values;
+    try {
+      ({ values } = await settle(parts, () => null));
+    } catch {
+      values = undefined; // a part refused its rows: the whole call here names the error as one call would
     }
-    if (out !== undefined) result.output = out;
-    return result;
+    if (!values) return lab.attention(opts);
+    return mergeAttention(plan, values);
   }
 
   // A whole call in one worker: frees this thread, and concurrent calls spread over the pool.

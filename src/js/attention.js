@@ -137,9 +137,8 @@ export function writeInputs(d, F, a, o) {
 export function makeAttention(m) {
   const { F, FIELDS } = callFields(m);
 
-  // `part` (internal, for the async twin's workers): { begin, end } computes only the work items b·kvHeads + g in
-  // [begin, end) (the rest of each output is left as it was) and receives the call's resolved sizes in
-  // part.sizes, which place each item's rows in the merged result.
+  // `part` (internal, for the async twin's workers): { qBegin, qEnd }, the engine's query range — the call holds
+  // only query rows [qBegin, qEnd) of its nq (in q, the outputs and the mask's query dimension).
   return function attention(opts, part) {
     const fn = 'attention';
     options(fn, opts);
@@ -154,7 +153,7 @@ export function makeAttention(m) {
     const out = opts.out ?? undefined;
 
     // Lengths to allocate; 0 when a size is bad (the engine refuses the call before writing anything).
-    const rows = o.rows;
+    const rows = part && o.rows ? o.batch * o.heads * (part.qEnd - part.qBegin) : o.rows;
     const outLength = out ? out.length : isSize(o.dv) ? rows * o.dv : 0;
     const matrix = (wantScores || wantWeights || wantRaw) && isSize(o.nk) ? rows * o.nk : 0;
 
@@ -174,8 +173,7 @@ export function makeAttention(m) {
       d[F.out] = a.at(7), d[F.out_len] = outLength;
       d[F.raw_scores] = a.at(8), d[F.scores] = a.at(9), d[F.weights] = a.at(10), d[F.matrix_len] = matrix;
       d[F.lse] = a.at(11), d[F.lse_len] = wantLse ? rows : 0;
-      d[F.item_begin] = part ? part.begin : 0, d[F.item_end] = part ? part.end : 0;
-      if (part) part.sizes = { batch: o.batch, heads: o.heads, kvHeads: o.kvHeads, nq: o.nq, nk: cache ? cache.length : o.nk, dv: o.dv, layout: o.layout };
+      d[F.q_begin] = part ? part.qBegin : 0, d[F.q_end] = part ? part.qEnd : 0;
       checkKind(m, fn, m.attention(a.at(0)));
       const result = { output: a.readInto(7, out) };
       if (wantScores) result.scores = a.read(9);

@@ -43,12 +43,8 @@ const ops = {
   softmax: softmaxRows,
   softmaxBackward: ({ y, dy, cols, temperature, log }) => lab.softmaxBackward({ y, dy, cols, temperature, log }),
   matmul: ({ a, b, m: rows, k, n, transposeB }) => lab.matmul(a, b, { m: rows, k, n, transposeB }),
-  attention({ options, begin, end, outLength }) {
-    const part = { begin, end };
-    const opts = outLength === undefined ? options : { ...options, out: new Float32Array(outLength) };
-    const result = lab.attention(opts, part);
-    return { result, sizes: part.sizes };
-  },
+  // A part of attentionAsync: sub-calls that each hold a range of query rows (attention-parts.js).
+  attentionParts: ({ calls }) => calls.map(({ opts, part }) => lab.attention(opts, part)),
   // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention, attentionBackward).
   call: ({ name, args }) => lab[name](...args),
 };

@@ -53,6 +53,12 @@ const mha = { x: r.array(40 * 24, -1, 1), n: 40, heads: 4, kvHeads: 2, wq: r.arr
 const gqa = { q: r.array(2 * 6 * 101 * 24, -1, 1), k: r.array(2 * 3 * 77 * 24, -1, 1), v: r.array(2 * 3 * 77 * 20, -1, 1), batch: 2, heads: 6, kvHeads: 3, nq: 101, nk: 77, dk: 24, dv: 20 };
 const five = { q: r.array(5 * 130 * 32, -1, 1), k: r.array(5 * 130 * 32, -1, 1), v: r.array(5 * 130 * 32, -1, 1), batch: 5, nq: 130, dk: 32 };
 const mask = new Uint8Array(2 * 101 * 77).map(() => (r.next() < 0.8 ? 1 : 0));
+// Cut by query rows too: one head (rows only), MQA (4 query heads over one K/V head: folded rows), more queries
+// than keys (rows that see nothing under a bottom-right causal mask).
+const single = { q: r.array(300 * 20, -1, 1), k: r.array(260 * 20, -1, 1), v: r.array(260 * 12, -1, 1), nq: 300, nk: 260, dk: 20, dv: 12 };
+const mqa = { q: r.array(2 * 4 * 90 * 16, -1, 1), k: r.array(2 * 140 * 16, -1, 1), v: r.array(2 * 140 * 16, -1, 1), batch: 2, heads: 4, kvHeads: 1, nq: 90, nk: 140, dk: 16, dv: 16 };
+const wide = { ...single, k: single.k.subarray(0, 150 * 20), v: single.v.subarray(0, 150 * 12), nk: 150 };
+const parts = await import(pathToFileURL(`${dist}attention-parts.js`).href);
 
 for (const backend of backends) {
   for (const threads of [1, 2, 3]) {
@@ -79,11 +85,35 @@ for (const backend of backends) {
           ['attention', [{ ...gqa, layout: 'bshd', keyLengths: [77, 50], softcap: 5 }]],
           ['attention', [{ ...five, causal: 'top-left', alibiSlopes: new Float32Array([0.25]) }]],
           ['attention', [{ ...five, layout: 'bshd', returnLse: true }]],
+          ['attention', [{ ...single, causal: true, returnLse: true }]],
+          ['attention', [{ ...single, mask: r.array(300 * 260, -2, 0), returnWeights: true }]],
+          ['attention', [{ ...wide, causal: true, window: [60, 10], alibiSlopes: new Float32Array([0.125]), softcap: 4 }]],
+          ['attention', [{ ...mqa, causal: 'top-left', keyLengths: new Int32Array([140, 71]), returnLse: true }]],
+          ['attention', [{ ...mqa, layout: 'bshd', mask: r.array(130, -1, 0), maskShape: [1, 1, 1, 130], returnScores: true }]],
         ];
         for (const [name, args] of cases) same(await lab[`${name}Async`](...args), lab[name](...args), `${name}Async`);
         const fwd = lab.attention({ ...gqa, causal: true, returnLse: true });
         const grad = { ...gqa, causal: true, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
         same(await lab.attentionBackwardAsync(grad), lab.attentionBackward(grad), 'attentionBackwardAsync');
+      });
+
+      test('attention: every part of a plan runs alone and the parts merge bit for bit', { skip: threads !== 3 }, async () => {
+        // The plans the async twin makes, run here part by part (so no part can hide behind the synchronous
+        // fallback): 2 to 5 parts, cut by batch item, K/V head and query rows.
+        const calls = [
+          { ...gqa, causal: true, mask, maskShape: [2, 1, 101, 77], returnLse: true, returnWeights: true },
+          { ...gqa, layout: 'bshd', keyLengths: [77, 50], alibiSlopes: r.array(6, 0, 0.3) },
+          { ...single, causal: 'top-left', window: [30, 2], mask: r.array(260, -1, 0), maskShape: [260] },
+          { ...mqa, causal: true, layout: 'bshd', returnRawScores: true, returnLse: true },
+          { ...wide, causal: true, returnLse: true, out: new Float32Array(300 * 12) },
+        ];
+        for (const [c, opts] of calls.entries())
+          for (let count = 2; count <= 5; ++count) {
+            const plan = parts.planAttention(opts, count, 1);
+            assert.equal(plan.plan.length, count, `call ${c}: ${count} parts`);
+            const results = plan.plan.map((rects) => parts.partCalls(plan, rects, opts).calls.map(({ opts: o, part }) => lab.attention(o, part)));
+            same(parts.mergeAttention(plan, results), lab.attention(opts), `call ${c}, ${count} parts`);
+          }
       });
 
       test('out buffers are honoured', async () => {
@@ -139,6 +169,20 @@ for (const backend of backends) {
         await sameError(() => lab.attention({ ...gqa, bogus: 1 }), () => lab.attentionAsync({ ...gqa, bogus: 1 }), 'unknown option');
         await sameError(() => lab.attention({ ...gqa, out: new Float32Array(3) }), () => lab.attentionAsync({ ...gqa, out: new Float32Array(3) }), 'out too short');
         await sameError(() => lab.rope(rope, { dk: 7 }), () => lab.ropeAsync(rope, { dk: 7 }), 'rope dk');
+        // Errors met by one part of a call cut by query rows: named as the whole call names them.
+        const qBad = single.q.slice();
+        qBad[290 * 20 + 7] = NaN;
+        await sameError(() => lab.attention({ ...single, q: qBad }), () => lab.attentionAsync({ ...single, q: qBad }), 'NaN in a late q row');
+        const mBad = r.array(300 * 260, -1, 0);
+        mBad[250 * 260 + 3] = Infinity;
+        await sameError(() => lab.attention({ ...single, mask: mBad }), () => lab.attentionAsync({ ...single, mask: mBad }), '+inf in a late mask row');
+        for (const [what, extra] of [
+          ['keyLengths past nk', { keyLengths: [140, 141] }], ['keyLengths short', { keyLengths: [140] }],
+          ['alibi too large', { alibiSlopes: new Float32Array([1, 1, 1, 1e35]) }], ['alibi short', { alibiSlopes: new Float32Array(3) }],
+          ['maskShape not broadcasting', { mask: new Float32Array(2 * 140), maskShape: [2, 1, 140] }],
+          ['maskShape without a mask', { maskShape: [1, 140] }], ['window bound', { window: [-3, 0] }], ['softcap', { softcap: 0 }],
+        ])
+          await sameError(() => lab.attention({ ...mqa, ...extra }), () => lab.attentionAsync({ ...mqa, ...extra }), what);
         const fwd = lab.attention({ ...five, returnLse: true });
         const badGrad = { ...five, output: fwd.output, lse: fwd.lse.subarray(1), dOutput: fwd.output };
         const dqKept = new Float32Array(five.q.length).fill(7);

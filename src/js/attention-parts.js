@@ -1,0 +1,216 @@
+// attentionAsync's plan: a call cut into parts of equal work over (batch item, K/V head, query rows), each part
+// sent as sub-calls that hold only what they read — their q rows, their K/V heads, their slices of the mask, the
+// key lengths and the ALiBi slopes — with the engine's query range (q_begin/q_end: the diagonals and ALiBi still
+// measure from each row's position in the whole call), and merged back row by row. A row's result does not
+// depend on how the rows are cut (the engine's query range is bit-identical wherever it cuts), so the parts
+// only balance the work. Everything here is copying; the engine validates each sub-call, and a part that fails
+// sends the whole call to the synchronous form, whose error is the one a whole call names.
+import { checkKeys, flag, isF32, options } from './checks.js';
+import { isSize, readAttentionOptions } from './attention.js';
+
+const KEYS = ['q', 'k', 'v', 'cache', 'batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'layout', 'causal', 'window',
+  'scale', 'softcap', 'mask', 'maskShape', 'keyLengths', 'alibiSlopes', 'returnScores', 'returnWeights', 'returnRawScores',
+  'returnLse', 'out'];
+const MATRICES = [['returnScores', 'scores'], ['returnWeights', 'weights'], ['returnRawScores', 'rawScores']];
+
+// Query rows cut at multiples of this many folded rows (row·group), the streaming kernel's block: every part's
+// blocks stay whole. (Any cut would give the same bits; this one wastes no work.)
+const BLOCK = 32;
+// A row's cost in keys, beyond the keys it sees (packing, the output row).
+const ROW_COST = 32;
+
+// Rows [r0, r1) of heads [h0, h1) of batch item b of a [batch, H, S, D] tensor in a layout (0 bhsd, 1 bshd),
+// as a [1, h1 − h0, r1 − r0, D] tensor in the same layout; `put` writes such a part back.
+function take(x, layout, H, S, D, b, h0, h1, r0, r1) {
+  const part = new x.constructor((h1 - h0) * (r1 - r0) * D);
+  if (layout === 0 && (h1 - h0 === 1 || (r0 === 0 && r1 === S))) {
+    part.set(x.subarray(((b * H + h0) * S + r0) * D, ((b * H + h1 - 1) * S + r1) * D));
+  } else if (layout === 0) {
+    const n = (r1 - r0) * D;
+    for (let h = h0; h < h1; ++h) part.set(x.subarray(((b * H + h) * S + r0) * D, ((b * H + h) * S + r0) * D + n), (h - h0) * n);
+  } else if (h0 === 0 && h1 === H) {
+    part.set(x.subarray((b * S + r0) * H * D, (b * S + r1) * H * D));
+  } else {
+    const n = (h1 - h0) * D;
+    for (let s = r0; s < r1; ++s) part.set(x.subarray(((b * S + s) * H + h0) * D, ((b * S + s) * H + h0) * D + n), (s - r0) * n);
+  }
+  return part;
+}
+
+function put(target, part, layout, H, S, D, b, h0, h1, r0, r1) {
+  if (layout === 0 && (h1 - h0 === 1 || (r0 === 0 && r1 === S))) {
+    target.set(part, ((b * H + h0) * S + r0) * D);
+  } else if (layout === 0) {
+    const n = (r1 - r0) * D;
+    for (let h = h0; h < h1; ++h) target.set(part.subarray((h - h0) * n, (h - h0 + 1) * n), ((b * H + h) * S + r0) * D);
+  } else if (h0 === 0 && h1 === H) {
+    target.set(part, (b * S + r0) * H * D);
+  } else {
+    const n = (h1 - h0) * D;
+    for (let s = r0; s < r1; ++s) target.set(part.subarray((s - r0) * n, (s - r0 + 1) * n), ((b * S + s) * H + h0) * D);
+  }
+}
+
+// The mask's shape as the engine broadcasts it ([batch, heads, nq, keys], each 1 or the full size, keys ≤ nk), or
+// null when the engine would refuse it (the synchronous call then names the problem).
+function maskDims(o) {
+  if (!o.mask) return o.maskShape ? null : [1, 1, 1, o.nk];
+  const full = [o.batch, o.heads, o.nq, o.nk];
+  const shape = o.maskShape ?? [o.nq, o.nk];
+  if (shape.length > 4 || !shape.every((x) => Number.isInteger(x) && x >= 1)) return null;
+  const m = [1, 1, 1, 1];
+  shape.forEach((x, i) => (m[4 - shape.length + i] = x));
+  for (let d = 0; d < 4; ++d) if (!(m[d] === 1 || m[d] === full[d] || (d === 3 && m[d] < full[d]))) return null;
+  return m[0] * m[1] * m[2] * m[3] === o.mask.length ? m : null;
+}
+
+/**
+ * The parts of a call, or null when it is not for splitting (anything the synchronous form would refuse or
+ * treat specially: the caller runs that one). `parts` is the most parts wanted; `minWork` the least work (in
+ * multiply-adds) worth a part.
+ */
+export function planAttention(opts, parts, minWork) {
+  const fn = 'attention';
+  let o, want;
+  try {
+    options(fn, opts);
+    checkKeys(fn, opts, KEYS);
+    if (opts.cache !== undefined && opts.cache !== null) return null;
+    o = readAttentionOptions(fn, opts, undefined);
+    want = Object.fromEntries([...MATRICES, ['returnLse', 'lse']].map(([key]) => [key, flag(fn, key, opts[key])]));
+    if (opts.out !== undefined && opts.out !== null && !isF32(opts.out)) return null;
+  } catch {
+    return null;
+  }
+  const { batch, heads, kvHeads, nq, nk, dk, dv } = o;
+  if (![batch, heads, kvHeads, nq, nk, dk, dv].every((x) => x !== undefined && isSize(x)) || heads % kvHeads !== 0) return null;
+  const group = heads / kvHeads;
+  if (o.q.length !== batch * heads * nq * dk || o.k.length !== batch * kvHeads * nk * dk || o.v.length !== batch * kvHeads * nk * dv) return null;
+  const out = opts.out ?? undefined;
+  if (out && out.length !== batch * heads * nq * dv) return null;
+  if (o.keyLengths && o.keyLengths.length !== batch) return null;
+  if (o.alibi && o.alibi.length !== heads) return null;
+  const m = maskDims(o);
+  if (!m) return null;
+  const matrices = MATRICES.filter(([key]) => want[key]).length;
+  // Beyond what one module's memory holds the synchronous call refuses; parts would not.
+  const bytes = 4 * (o.q.length + o.k.length + o.v.length + batch * heads * nq * (dv + matrices * nk + 1)) + (o.mask?.byteLength ?? 0);
+  if (bytes > 2 ** 31 - 2 ** 20) return null;
+
+  // The keys each row sees (as the engine's key_span), for the work per row; per batch item (key lengths).
+  const [wl, wr] = o.window;
+  const causal = o.causal !== 0, topLeft = o.causal === 2;
+  const itemRows = [];  // per batch item: prefix sums of the row costs, [nq + 1]
+  for (let b = 0; b < batch; ++b) {
+    const keys = Math.min(nk, o.keyLengths ? Math.max(0, o.keyLengths[b]) : nk), end = Math.min(keys, m[3]);
+    const prefix = new Float64Array(nq + 1);
+    for (let i = 0; i < nq; ++i) {
+      let lo = 0, hi = end;
+      if (causal || wl >= 0 || wr >= 0) {
+        const d = i + (topLeft ? 0 : keys - nq);
+        if (causal) hi = Math.min(hi, d + 1);
+        if (wr >= 0) hi = Math.min(hi, d + wr + 1);
+        if (wl >= 0) lo = Math.max(lo, d - wl);
+      }
+      prefix[i + 1] = prefix[i] + Math.max(0, hi - lo) + ROW_COST;
+    }
+    itemRows.push(prefix);
+  }
+  const items = batch * kvHeads;
+  const itemCost = (item) => itemRows[Math.floor(item / kvHeads)][nq];
+  let total = 0;
+  for (let item = 0; item < items; ++item) total += itemCost(item);
+  const work = total * group * (dk + dv);
+  const count = Math.max(1, Math.min(parts, Math.floor(work / minWork)));
+
+  // Cut points along (item, row), at equal shares of the cost; rows snapped to whole blocks.
+  const align = BLOCK / gcd(BLOCK, group);
+  const cuts = [[0, 0]];
+  let item = 0, before = 0;  // cost of the items before `item`
+  for (let p = 1; p < count; ++p) {
+    const target = (total * p) / count;
+    while (item < items && before + itemCost(item) <= target) before += itemCost(item++);
+    if (item >= items) break;
+    const prefix = itemRows[Math.floor(item / kvHeads)];
+    let lo = 0, hi = nq;  // first row whose prefix passes the target
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before + prefix[mid] < target) lo = mid + 1;
+      else hi = mid;
+    }
+    let row = Math.round(lo / align) * align;
+    if (row >= nq) row = nq;
+    const cut = row >= nq ? [item + 1, 0] : [item, row];
+    const last = cuts[cuts.length - 1];
+    if (cut[0] > last[0] || (cut[0] === last[0] && cut[1] > last[1])) cuts.push(cut);
+  }
+  cuts.push([items, 0]);
+
+  // Each part as rectangles: one batch item, a run of K/V heads, one run of rows.
+  const plan = [];
+  for (let p = 0; p + 1 < cuts.length; ++p) {
+    const [i0, r0] = cuts[p], [i1, r1] = cuts[p + 1];
+    const rects = [];
+    let it = i0;
+    if (r0 > 0) {
+      rects.push({ b: Math.floor(it / kvHeads), g0: it % kvHeads, g1: (it % kvHeads) + 1, r0, r1: i1 === it ? r1 : nq });
+      ++it;
+    }
+    while (it < i1) {
+      const b = Math.floor(it / kvHeads), g0 = it % kvHeads, g1 = Math.min(kvHeads, g0 + (i1 - it));
+      rects.push({ b, g0, g1, r0: 0, r1: nq });
+      it += g1 - g0;
+    }
+    if (r1 > 0 && i1 < items && (r0 === 0 || i1 !== i0)) rects.push({ b: Math.floor(i1 / kvHeads), g0: i1 % kvHeads, g1: (i1 % kvHeads) + 1, r0: 0, r1 });
+    if (rects.length) plan.push(rects);
+  }
+  return { o, m, want, out, group, plan, work };
+}
+
+function gcd(a, b) {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+/** The sub-calls of one part, with the buffers to transfer: each holds only what its rectangle reads. */
+export function partCalls({ o, m, want, group }, rects, opts) {
+  const transfer = [];
+  const own = (x) => (transfer.push(x.buffer), x);
+  const calls = rects.map(({ b, g0, g1, r0, r1 }) => {
+    const h0 = g0 * group, h1 = g1 * group;
+    const sub = {
+      q: own(take(o.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, r0, r1)),
+      k: own(take(o.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
+      v: own(take(o.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
+      batch: 1, heads: h1 - h0, kvHeads: g1 - g0, nq: o.nq, nk: o.nk, dk: o.dk, dv: o.dv,
+    };
+    for (const key of ['layout', 'causal', 'window', 'scale', 'softcap']) if (opts[key] !== undefined) sub[key] = opts[key];
+    for (const [key] of [...MATRICES, ['returnLse']]) if (want[key]) sub[key] = true;
+    if (o.mask) {
+      const [mh0, mh1] = m[1] === 1 ? [0, 1] : [h0, h1], [mr0, mr1] = m[2] === 1 ? [0, 1] : [r0, r1];
+      sub.mask = own(take(o.mask, 0, m[1], m[2], m[3], m[0] === 1 ? 0 : b, mh0, mh1, mr0, mr1));
+      sub.maskShape = [1, mh1 - mh0, mr1 - mr0, m[3]];
+    }
+    if (o.keyLengths) sub.keyLengths = own(Int32Array.of(o.keyLengths[b]));
+    if (o.alibi) sub.alibiSlopes = own(o.alibi.slice(h0, h1));
+    return { opts: sub, part: { qBegin: r0, qEnd: r1 } };
+  });
+  return { calls, transfer };
+}
+
+/** The merged result of every part (results[p][c]: the result of part p's sub-call c). */
+export function mergeAttention({ o, want, out, group, plan }, results) {
+  const rows = o.batch * o.heads * o.nq;
+  const result = { output: out ?? new Float32Array(rows * o.dv) };
+  for (const [key, name] of MATRICES) if (want[key]) result[name] = new Float32Array(rows * o.nk);
+  if (want.returnLse) result.lse = new Float32Array(rows);
+  plan.forEach((rects, p) =>
+    rects.forEach(({ b, g0, g1, r0, r1 }, c) => {
+      const got = results[p][c], h0 = g0 * group, h1 = g1 * group;
+      put(result.output, got.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
+      for (const [, name] of MATRICES) if (result[name]) put(result[name], got[name], 0, o.heads, o.nq, o.nk, b, h0, h1, r0, r1);
+      if (result.lse) put(result.lse, got.lse, 0, o.heads, o.nq, 1, b, h0, h1, r0, r1);
+    }),
+  );
+  return result;
+}
