@@ -65,7 +65,7 @@ struct AttentionArgs {
   const KvCache* cache = nullptr;  // attend to the cache's keys and values instead of k and v (then empty)
   // Work items b·kvHeads + g (batch item b, K/V head g with its query heads) in [item_begin, item_end) only; the
   // outputs of the other items are left as they are. Validation still covers the whole call, so the parts of
-  // one call split across workers (each with its own module) fail alike. Default: every item.
+  // one call split across workers (each with its own module) fail alike. Default: every item. (The forward only.)
   std::size_t item_begin = 0, item_end = SIZE_MAX;
   // Query rows [q_begin, q_end) of a call of nq query rows, alone (q_end 0 = every row, the default): q, out,
   // lse, the score matrices and a mask's query dimension hold only those rows (q_end − q_begin per head), while

@@ -35,7 +35,9 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
   if (a.cache)
     return Status::range_error("cache", "attentionBackward takes explicit k and v, not a cache: pass the keys and values "
                                         "the forward attended to");
+  // A split backward is cut into sub-calls of whole K/V heads instead (an item's gradients are its heads' alone).
   if (a.q_begin != 0 || a.q_end != 0) return Status::range_error("nq", "attentionBackward takes every query row: a query range is the forward's alone");
+  if (a.item_begin != 0 || a.item_end != SIZE_MAX) return Status::range_error("batch", "attentionBackward takes every work item: an item range is the forward's alone");
   AttentionPlan plan;
   if (auto s = plan_attention(a, false, plan); !s.ok()) return s;
   const AttentionBatch& b = plan.batch;

@@ -9,7 +9,7 @@
 // meet them) wins.
 import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
 import { NotSent } from './threads.js';
-import { mergeAttention, partCalls, planAttention } from './attention-parts.js';
+import { backwardCalls, mergeAttention, mergeBackward, partCalls, planAttention, planBackward } from './attention-parts.js';
 
 // [begin, end) spans covering `total` in `parts` near-equal pieces whose boundaries are multiples of `align`.
 function spans(total, parts, align = 1) {
@@ -37,10 +37,11 @@ async function settle(parts, fallback) {
 
 // Work below this many floats is not cut further (a part's round trip costs tens of microseconds).
 const MIN_PART_FLOATS = 1 << 14;
-// Calls smaller than a worker's round trip (tens of microseconds: posting, waking the worker, posting back) run
-// on this thread: below this many floats (softmax, softmaxBackward) or multiply-adds (matmul, attention).
+// Calls smaller than a worker's round trip (60–80 µs measured in Node: posting, waking the worker, posting
+// back) run on this thread: below this many floats (softmax, softmaxBackward) or multiply-adds (matmul;
+// attention counts 32 more keys per row for its fixed costs: 8 heads × 16 queries × 16 keys, d = 16, is 2e5).
 const INLINE_FLOATS = 1 << 12;
-const INLINE_WORK = 1e5;
+const INLINE_WORK = 2.5e5;
 // Attention: multiply-adds worth a part of their own (about 0.1–0.2 ms of work).
 const MIN_PART_WORK = 1e6;
 
@@ -173,6 +174,24 @@ export function makeAsync(lab, pool) {
     return mergeAttention(plan, values);
   }
 
+  async function attentionBackwardAsync(opts) {
+    const plan = planBackward(opts, threads, MIN_PART_WORK);
+    if (!plan) return whole('attentionBackward', lab.attentionBackward)(opts); // (a call to refuse: its own error)
+    if (plan.work < INLINE_WORK) return lab.attentionBackward(opts);
+    const parts = plan.plan.map((rects) => {
+      const { calls, transfer } = backwardCalls(plan, rects, opts);
+      return pool.run({ op: 'attentionBackwardParts', calls }, transfer);
+    });
+    let values;
+    try {
+      ({ values } = await settle(parts, () => null));
+    } catch {
+      values = undefined;
+    }
+    if (!values) return lab.attentionBackward(opts); // a part refused: the whole call names the error
+    return mergeBackward(plan, values);
+  }
+
   // A whole call in one worker: frees this thread, and concurrent calls spread over the pool.
   function whole(name, sync) {
     return async (...args) => {
@@ -203,6 +222,6 @@ export function makeAsync(lab, pool) {
     multiHeadAttentionAsync: whole('multiHeadAttention', lab.multiHeadAttention),
     matmulAsync,
     ropeAsync: whole('rope', lab.rope),
-    attentionBackwardAsync: whole('attentionBackward', lab.attentionBackward),
+    attentionBackwardAsync,
   };
 }

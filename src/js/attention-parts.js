@@ -1,4 +1,4 @@
-// attentionAsync's plan: a call cut into parts of equal work over (batch item, K/V head, query rows), each part
+// attentionAsync's and attentionBackwardAsync's plans (the backward's at the end): a call cut into parts of equal work over (batch item, K/V head, query rows), each part
 // sent as sub-calls that hold only what they read — their q rows, their K/V heads, their slices of the mask, the
 // key lengths and the ALiBi slopes — with the engine's query range (q_begin/q_end: the diagonals and ALiBi still
 // measure from each row's position in the whole call), and merged back row by row. A row's result does not
@@ -210,6 +210,115 @@ export function mergeAttention({ o, want, out, group, plan }, results) {
       put(result.output, got.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
       for (const [, name] of MATRICES) if (result[name]) put(result[name], got[name], 0, o.heads, o.nq, o.nk, b, h0, h1, r0, r1);
       if (result.lse) put(result.lse, got.lse, 0, o.heads, o.nq, 1, b, h0, h1, r0, r1);
+    }),
+  );
+  return result;
+}
+
+// ---- attentionBackwardAsync: parts over (batch item, K/V head), whole rows. A K/V head's gradients sum over its
+// query heads' rows, so a part takes whole K/V heads with every query head of their group: each sub-call's
+// dq, dk and dv are exactly the whole call's for those heads (the backward of one head reads only that head).
+
+const BACKWARD_KEYS = ['q', 'k', 'v', 'output', 'lse', 'dOutput', 'batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'layout',
+  'causal', 'window', 'scale', 'softcap', 'mask', 'maskShape', 'keyLengths', 'alibiSlopes', 'out'];
+const GRADS = ['dq', 'dk', 'dv'];
+
+/** The parts of a backward call (as planAttention), or null when it is not for splitting. */
+export function planBackward(opts, parts, minWork) {
+  const fn = 'attentionBackward';
+  let o;
+  const out = {};
+  try {
+    options(fn, opts);
+    if (opts.cache !== undefined) return null;
+    checkKeys(fn, opts, BACKWARD_KEYS);
+    o = readAttentionOptions(fn, opts, undefined);
+    if (opts.out !== undefined && opts.out !== null) {
+      if (typeof opts.out !== 'object' || Array.isArray(opts.out) || ArrayBuffer.isView(opts.out)) return null;
+      checkKeys(fn, opts.out, GRADS);
+      for (const name of GRADS) if (opts.out[name] !== undefined && opts.out[name] !== null) out[name] = opts.out[name];
+    }
+  } catch {
+    return null;
+  }
+  const { batch, heads, kvHeads, nq, nk, dk, dv } = o;
+  if (![batch, heads, kvHeads, nq, nk, dk, dv].every((x) => x !== undefined && isSize(x)) || heads % kvHeads !== 0) return null;
+  const group = heads / kvHeads, rows = batch * heads * nq;
+  const lengths = { q: rows * dk, k: batch * kvHeads * nk * dk, v: batch * kvHeads * nk * dv, output: rows * dv, dOutput: rows * dv, lse: rows };
+  for (const [name, want] of Object.entries(lengths)) {
+    const x = name in o ? o[name] : opts[name];
+    if (!isF32(x) || x.length !== want) return null;
+  }
+  for (const [name, like] of [['dq', 'q'], ['dk', 'k'], ['dv', 'v']]) if (out[name] && (!isF32(out[name]) || out[name].length !== lengths[like])) return null;
+  if (o.keyLengths && o.keyLengths.length !== batch) return null;
+  if (o.alibi && o.alibi.length !== heads) return null;
+  const m = maskDims(o);
+  if (!m) return null;
+  const items = batch * kvHeads;
+  // The work of an item: its query heads' rows times the keys they see (key lengths differ by batch item).
+  const itemWork = (item) => {
+    const b = Math.floor(item / kvHeads);
+    return group * nq * (o.keyLengths ? Math.max(1, Math.min(nk, o.keyLengths[b])) : nk) * (2 * dk + 3 * dv);
+  };
+  let work = 0;
+  for (let i = 0; i < items; ++i) work += itemWork(i);
+  const count = Math.max(1, Math.min(parts, items, Math.floor(work / minWork)));
+  const plan = [];
+  let item = 0, done = 0;
+  for (let p = 0; p < count && item < items; ++p) {
+    const target = (work * (p + 1)) / count, first = item;
+    while (item < items && (item === first || done + itemWork(item) / 2 <= target)) done += itemWork(item++);
+    if (p === count - 1) item = items;
+    const rects = [];
+    for (let it = first; it < item; ) {
+      const b = Math.floor(it / kvHeads), g0 = it % kvHeads, g1 = Math.min(kvHeads, g0 + (item - it));
+      rects.push({ b, g0, g1 });
+      it += g1 - g0;
+    }
+    plan.push(rects);
+  }
+  return { o, m, out, group, plan, work, saved: { output: opts.output, lse: opts.lse, dOutput: opts.dOutput } };
+}
+
+/** The sub-calls of one backward part, with the buffers to transfer. */
+export function backwardCalls({ o, m, group, saved }, rects, opts) {
+  const transfer = [];
+  const own = (x) => (transfer.push(x.buffer), x);
+  const calls = rects.map(({ b, g0, g1 }) => {
+    const h0 = g0 * group, h1 = g1 * group;
+    const sub = {
+      q: own(take(o.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, 0, o.nq)),
+      k: own(take(o.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
+      v: own(take(o.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
+      output: own(take(saved.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
+      dOutput: own(take(saved.dOutput, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
+      lse: own(take(saved.lse, 0, o.heads, o.nq, 1, b, h0, h1, 0, o.nq)),
+      batch: 1, heads: h1 - h0, kvHeads: g1 - g0, nq: o.nq, nk: o.nk, dk: o.dk, dv: o.dv,
+    };
+    for (const key of ['layout', 'causal', 'window', 'scale', 'softcap']) if (opts[key] !== undefined) sub[key] = opts[key];
+    if (o.mask) {
+      const [mh0, mh1] = m[1] === 1 ? [0, 1] : [h0, h1];
+      sub.mask = own(take(o.mask, 0, m[1], m[2], m[3], m[0] === 1 ? 0 : b, mh0, mh1, 0, m[2]));
+      sub.maskShape = [1, mh1 - mh0, m[2], m[3]];
+    }
+    if (o.keyLengths) sub.keyLengths = own(Int32Array.of(o.keyLengths[b]));
+    if (o.alibi) sub.alibiSlopes = own(o.alibi.slice(h0, h1));
+    return sub;
+  });
+  return { calls, transfer };
+}
+
+/** The gradients of every part, merged (into out's buffers when given: only now, once every part succeeded). */
+export function mergeBackward({ o, out, group, plan }, results) {
+  const result = {
+    dq: out.dq ?? new Float32Array(o.q.length), dk: out.dk ?? new Float32Array(o.k.length), dv: out.dv ?? new Float32Array(o.v.length),
+  };
+  plan.forEach((rects, p) =>
+    rects.forEach(({ b, g0, g1 }, c) => {
+      const got = results[p][c];
+      put(result.dq, got.dq, o.layout, o.heads, o.nq, o.dk, b, g0 * group, g1 * group, 0, o.nq);
+      put(result.dk, got.dk, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk);
+      put(result.dv, got.dv, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk);
     }),
   );
   return result;

@@ -45,6 +45,7 @@ const ops = {
   matmul: ({ a, b, m: rows, k, n, transposeB }) => lab.matmul(a, b, { m: rows, k, n, transposeB }),
   // A part of attentionAsync: sub-calls that each hold a range of query rows (attention-parts.js).
   attentionParts: ({ calls }) => calls.map(({ opts, part }) => lab.attention(opts, part)),
+  attentionBackwardParts: ({ calls }) => calls.map((opts) => lab.attentionBackward(opts)),
   // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention, attentionBackward).
   call: ({ name, args }) => lab[name](...args),
 };

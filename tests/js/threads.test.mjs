@@ -92,9 +92,33 @@ for (const backend of backends) {
           ['attention', [{ ...mqa, layout: 'bshd', mask: r.array(130, -1, 0), maskShape: [1, 1, 1, 130], returnScores: true }]],
         ];
         for (const [name, args] of cases) same(await lab[`${name}Async`](...args), lab[name](...args), `${name}Async`);
-        const fwd = lab.attention({ ...gqa, causal: true, returnLse: true });
-        const grad = { ...gqa, causal: true, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
-        same(await lab.attentionBackwardAsync(grad), lab.attentionBackward(grad), 'attentionBackwardAsync');
+        for (const opts of [
+          { ...gqa, causal: true },
+          { ...gqa, layout: 'bshd', keyLengths: [77, 50], mask, maskShape: [2, 1, 101, 77], alibiSlopes: r.array(6, 0, 0.3) },
+          { ...mqa, causal: 'top-left', window: [20, 5], mask: r.array(140, -1, 0), maskShape: [140] },
+          { ...five, softcap: 3 },
+        ]) {
+          const fwd = lab.attention({ ...opts, returnLse: true });
+          const grad = { ...opts, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
+          same(await lab.attentionBackwardAsync(grad), lab.attentionBackward(grad), 'attentionBackwardAsync');
+        }
+      });
+
+      test('attentionBackward: every part of a plan runs alone and the parts merge bit for bit', { skip: threads !== 3 }, async () => {
+        for (const [c, opts] of [
+          { ...gqa, causal: true, layout: 'bshd', keyLengths: [60, 77], mask, maskShape: [2, 1, 101, 77] },
+          { ...mqa, alibiSlopes: r.array(4, 0, 0.2), window: [30, 30] },
+        ].entries()) {
+          const fwd = lab.attention({ ...opts, returnLse: true });
+          const grad = { ...opts, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
+          const want = lab.attentionBackward(grad);
+          for (let count = 2; count <= 4; ++count) {
+            const plan = parts.planBackward(grad, count, 1);
+            assert.equal(plan.plan.length, Math.min(count, c === 0 ? 6 : 2), `call ${c}: parts`);
+            const results = plan.plan.map((rects) => parts.backwardCalls(plan, rects, grad).calls.map((o) => lab.attentionBackward(o)));
+            same(parts.mergeBackward(plan, results), want, `backward call ${c}, ${count} parts`);
+          }
+        }
       });
 
       test('attention: every part of a plan runs alone and the parts merge bit for bit', { skip: threads !== 3 }, async () => {
@@ -188,6 +212,17 @@ for (const backend of backends) {
         const dqKept = new Float32Array(five.q.length).fill(7);
         await sameError(() => lab.attentionBackward(badGrad), () => lab.attentionBackwardAsync({ ...badGrad, out: { dq: dqKept } }), 'backward lse length');
         assert.ok(dqKept.every((v) => v === 7), 'attentionBackwardAsync: out untouched on error');
+        // Met by one part of a split backward (the last item's): named as the whole call names them.
+        const gFwd = lab.attention({ ...gqa, returnLse: true });
+        const gGrad = { ...gqa, output: gFwd.output, lse: gFwd.lse, dOutput: r.array(gFwd.output.length, -1, 1) };
+        const dOutBad = gGrad.dOutput.slice();
+        dOutBad[dOutBad.length - 5] = NaN;
+        const lseBad = gGrad.lse.slice();
+        lseBad[lseBad.length - 3] += 1;
+        const dkKept = new Float32Array(gqa.k.length).fill(7);
+        await sameError(() => lab.attentionBackward({ ...gGrad, dOutput: dOutBad }), () => lab.attentionBackwardAsync({ ...gGrad, dOutput: dOutBad, out: { dk: dkKept } }), 'backward: NaN in a late dOutput');
+        await sameError(() => lab.attentionBackward({ ...gGrad, lse: lseBad }), () => lab.attentionBackwardAsync({ ...gGrad, lse: lseBad }), 'backward: a late lse that does not match');
+        assert.ok(dkKept.every((v) => v === 7), 'attentionBackwardAsync: out untouched when a part fails');
         await sameError(() => lab.attention({ ...gqa, scale: () => 1 }), () => lab.attentionAsync({ ...gqa, scale: () => 1 }), 'an option that cannot be posted');
         same(await lab.attentionAsync({ ...gqa }), lab.attention({ ...gqa }), 'after the errors');
       });

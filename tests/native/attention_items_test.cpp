@@ -189,7 +189,7 @@ TEST_CASE("attention: rows too large to prescale are decided row by row, so a cu
   check_cuts(c, false, false, q, 0.5f, 1e-3f);
 }
 
-TEST_CASE("attention: a query range must be a non-empty part of nq; the backward refuses one", "[attention][items][qrange]") {
+TEST_CASE("attention: a query range must be a non-empty part of nq; the backward refuses a query or item range", "[attention][items][qrange]") {
   const std::size_t nq = 6, nk = 5, d = 4;
   const auto q = testing::normal(nq * d, 1), k = testing::normal(nk * d, 2), v = testing::normal(nk * d, 3);
   std::vector<float> out(nq * d);
@@ -207,4 +207,10 @@ TEST_CASE("attention: a query range must be a non-empty part of nq; the backward
   const auto s = attnlab::attention_backward(a, {out, lse, out}, {dq, dk, dv});
   REQUIRE_FALSE(s.ok());
   REQUIRE(s.arg == "nq");
+  a.q_begin = 0, a.q_end = 0, a.item_begin = 0, a.item_end = 1;  // an item range is the forward's alone too
+  const auto s2 = attnlab::attention_backward(a, {out, lse, out}, {dq, dk, dv});
+  REQUIRE_FALSE(s2.ok());
+  REQUIRE(s2.arg == "batch");
+  a.item_end = SIZE_MAX;
+  REQUIRE(attnlab::attention_backward(a, {out, lse, out}, {dq, dk, dv}).ok());
 }
