@@ -861,10 +861,11 @@ export interface Lab {
   /** {@link Lab.softmaxBackward} on the workers, by blocks of rows. Same result bit for bit, same errors. */
   softmaxBackwardAsync(options: SoftmaxBackwardOptions): Promise<Float32Array>;
   /**
-   * {@link Lab.attention} on the workers: the call is cut along batch × K/V heads (each worker validates the whole
-   * call and computes its share of (batch item, K/V head) pairs, with their query heads). Same options, same
-   * result bit for bit, same errors. A call with `cache` runs on the calling thread (the cache lives in this
-   * lab's memory); `out` is filled once every part is done (untouched on error).
+   * {@link Lab.attention} on the workers: the call is cut into parts of equal work over batch items, K/V heads
+   * (with their query heads) and query rows — single-head and MQA calls too — and each worker receives only the
+   * rows and heads its part reads. Same options, same result bit for bit, same errors. A call with `cache` runs on
+   * the calling thread (the cache lives in this lab's memory), as do calls smaller than a worker's round trip;
+   * `out` is filled once every part is done (untouched on error).
    * @typeParam O The options as written, from which the result's fields are typed.
    */
   attentionAsync<const O extends AttentionOptions>(options: O & KnownKeys<O, AttentionOptions>): Promise<AttentionResult<O>>;
@@ -889,8 +890,9 @@ export interface Lab {
    */
   ropeAsync<const O extends RopeOptions>(x: Float32Array, options: O & KnownKeys<O, RopeOptions>): Promise<OutputOf<O>>;
   /**
-   * {@link Lab.attentionBackward} in one worker (not cut); concurrent calls spread over the workers. Same result
-   * bit for bit, same errors; `out`'s buffers are filled once the whole call succeeded (untouched on error).
+   * {@link Lab.attentionBackward} on the workers, cut along batch items × K/V heads (a K/V head with its query
+   * heads: its gradients are theirs alone). Same result bit for bit, same errors; `out`'s buffers are filled
+   * once every part succeeded (untouched on error).
    */
   attentionBackwardAsync(options: AttentionBackwardOptions): Promise<AttentionGradients>;
 }
