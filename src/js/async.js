@@ -9,7 +9,7 @@
 // meet them) wins.
 import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
 import { NotSent } from './threads.js';
-import { backwardCalls, mergeAttention, mergeBackward, partCalls, planAttention, planBackward } from './attention-parts.js';
+import { backwardCalls, mergeAttention, mergeBackward, partCalls, planAttention, planBackward, recycle } from './attention-parts.js';
 
 // [begin, end) spans covering `total` in `parts` near-equal pieces whose boundaries are multiples of `align`.
 function spans(total, parts, align = 1) {
@@ -171,7 +171,9 @@ export function makeAsync(lab, pool) {
       values = undefined; // a part refused its rows: the whole call here names the error as one call would
     }
     if (!values) return lab.attention(opts);
-    return mergeAttention(plan, values);
+    const result = mergeAttention(plan, values.map((v) => v.values));
+    recycle(values.flatMap((v) => [...v.spare.flat(), ...v.values.flatMap(Object.values)]));
+    return result;
   }
 
   async function attentionBackwardAsync(opts) {
@@ -189,7 +191,9 @@ export function makeAsync(lab, pool) {
       values = undefined;
     }
     if (!values) return lab.attentionBackward(opts); // a part refused: the whole call names the error
-    return mergeBackward(plan, values);
+    const result = mergeBackward(plan, values.map((v) => v.values));
+    recycle(values.flatMap((v) => [...v.spare.flat(), ...v.values.flatMap(Object.values)]));
+    return result;
   }
 
   // A whole call in one worker: frees this thread, and concurrent calls spread over the pool.

@@ -39,13 +39,17 @@ function softmaxRows({ x, cols, temperature, log, offset }) {
   }
 }
 
+// The typed arrays of a sub-call's options (its out included: the result holds it).
+const inputs = (opts) => Object.entries(opts).filter(([key, v]) => key !== 'out' && ArrayBuffer.isView(v)).map(([, v]) => v);
+
 const ops = {
   softmax: softmaxRows,
   softmaxBackward: ({ y, dy, cols, temperature, log }) => lab.softmaxBackward({ y, dy, cols, temperature, log }),
   matmul: ({ a, b, m: rows, k, n, transposeB }) => lab.matmul(a, b, { m: rows, k, n, transposeB }),
-  // A part of attentionAsync: sub-calls that each hold a range of query rows (attention-parts.js).
-  attentionParts: ({ calls }) => calls.map(({ opts, part }) => lab.attention(opts, part)),
-  attentionBackwardParts: ({ calls }) => calls.map((opts) => lab.attentionBackward(opts)),
+  // A part of attentionAsync: sub-calls that each hold a range of query rows (attention-parts.js). The inputs go
+  // back too, for the calling thread to reuse.
+  attentionParts: ({ calls }) => ({ values: calls.map(({ opts, part }) => lab.attention(opts, part)), spare: calls.map(({ opts }) => inputs(opts)) }),
+  attentionBackwardParts: ({ calls }) => ({ values: calls.map((opts) => lab.attentionBackward(opts)), spare: calls.map(inputs) }),
   // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention, attentionBackward).
   call: ({ name, args }) => lab[name](...args),
 };
