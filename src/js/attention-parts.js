@@ -22,28 +22,28 @@ const ROW_COST = 32;
 // Buffers reused from call to call: the parts' inputs come back from the workers once copied into their wasm
 // memory, the parts' outputs once merged (never a buffer handed to the caller). Fresh buffers of megabytes cost
 // page faults and garbage collections on every call (measured: slicing n = 1024's parts took 0.8 ms at best, 3.7
-// ms in the median). Held weakly, so they never keep memory the garbage collector wants back.
-const spare = new Map();  // byteLength → WeakRef<ArrayBuffer>[]
+// ms in the median). Kept while calls keep coming, released after a second without one (a timer that does not
+// keep Node alive), so an idle lab holds none of them.
+const spare = new Map();  // byteLength → ArrayBuffer[]
+let release;
 function fresh(Type, length) {
-  const bytes = length * Type.BYTES_PER_ELEMENT, list = spare.get(bytes);
-  while (list?.length) {
-    const b = list.pop().deref();
-    if (b && b.byteLength === bytes) return new Type(b);
-  }
-  return new Type(length);
+  const b = spare.get(length * Type.BYTES_PER_ELEMENT)?.pop();
+  return b ? new Type(b) : new Type(length);
 }
 
 /** Gives buffers of finished parts back for reuse (the caller no longer uses them). */
 export function recycle(arrays) {
-  if (typeof WeakRef !== 'function') return;
   const seen = new Set();  // (a buffer listed twice would later back two arrays at once)
   for (const a of arrays) {
     const b = a?.buffer;
     if (!b || seen.has(b) || b.byteLength < 1 << 16 || a.byteOffset !== 0 || a.byteLength !== b.byteLength) continue;
     seen.add(b);
     const list = spare.get(b.byteLength) ?? spare.set(b.byteLength, []).get(b.byteLength);
-    if (list.length < 8) list.push(new WeakRef(b));
+    if (list.length < 8) list.push(b);
   }
+  clearTimeout(release);
+  release = setTimeout(() => spare.clear(), 1000);
+  release.unref?.();
 }
 
 // Rows [r0, r1) of heads [h0, h1) of batch item b of a [batch, H, S, D] tensor in a layout (0 bhsd, 1 bshd),
