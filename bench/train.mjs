@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Training speed of the small GPT: attnlab against TensorFlow.js (wasm backend, one thread), the same model —
+// Training speed of the small GPT: attnlab (one thread, and trainStepAsync on two workers: the batch's sequences
+// split between them) against TensorFlow.js (wasm backend, one thread), the same model —
 // nanoGPT's architecture, 4 layers, 4 heads, d = 128, context 128, batch 8, vocabulary 256 — written with tfjs ops
 // and trained with tf.variableGrads + Adam, from the same initial weights on the same batches.
 //
@@ -55,6 +56,9 @@ const { init } = await import(path.join(root, 'dist/index.js'));
 const lab = await init({ simd: SIMD, gpt: true });
 const model = lab.createGPT(CONFIG);
 const weights = model.getWeights();
+// The same model (same seed, same weights) on a lab with two workers: GPT.trainStepAsync.
+const lab2 = await init({ simd: SIMD, gpt: true, threads: 2 });
+const model2 = lab2.createGPT(CONFIG);
 
 // ---- TensorFlow.js: the same forward, with tfjs ops ----
 // tfjs from its ES module build, so that its gradients register into the engine the wasm backend uses (the
@@ -123,18 +127,23 @@ const info = machineInfo();
 console.log(`train bench: ${info.cpuModel}, ${info.logicalCpus} cpus, node ${info.node}, load average at start ${info.loadAverageAtStart.join(' ')}`);
 console.log(`model: ${L} layers, ${H} heads, d = ${D}, context ${T}, batch ${BATCH}, vocabulary ${V} — ${model.parameterCount} parameters; Adam lr ${LR}`);
 console.log(`attnlab ${lab.backend} (${lab.buildInfo().kernels}); tfjs ${tf.version_core} wasm, ${tfwasm.getThreadsCount()} thread, SIMD ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}`);
-console.log('\nstep   attnlab loss   tfjs loss      |diff|/loss');
-let worst = 0;
+const lab2Step = (step) => {
+  const { x, y } = batch(step);
+  return model2.trainStepAsync(x, y, TRAIN);
+};
+console.log('\nstep   attnlab loss   tfjs loss      |diff|/loss   attnlab 2 threads   |diff|/loss');
+let worst = 0, worst2 = 0;
 for (let s = 0; s < CHECK; ++s) {
   const a = labStep(s), b = tfStep(s), rel = Math.abs(a - b) / Math.abs(b);
-  worst = Math.max(worst, rel);
-  console.log(`${String(s).padStart(4)}   ${a.toFixed(6).padStart(12)}   ${b.toFixed(6).padStart(12)}   ${rel.toExponential(2)}`);
+  const c = await lab2Step(s), rel2 = Math.abs(c - a) / Math.abs(a);
+  worst = Math.max(worst, rel), worst2 = Math.max(worst2, rel2);
+  console.log(`${String(s).padStart(4)}   ${a.toFixed(6).padStart(12)}   ${b.toFixed(6).padStart(12)}   ${rel.toExponential(2)}      ${c.toFixed(6).padStart(12)}        ${rel2.toExponential(2)}`);
 }
 // Float32 tolerance: both sum the same ~10⁷-term forward in a different order (≈ 1e-6 relative on the loss), and
 // Adam's first steps move every weight by ≈ lr whatever the gradient's size, so tiny gradient differences reach
 // the weights only as their sign flips on near-zero components: a few 1e-5 by step 5.
 const TOLERANCE = 1e-4;
-console.log(`worst relative difference over ${CHECK} steps: ${worst.toExponential(2)} (tolerance ${TOLERANCE})`);
+console.log(`worst relative difference over ${CHECK} steps: ${worst.toExponential(2)} (tolerance ${TOLERANCE}); 2 threads against 1: ${worst2.toExponential(2)}`);
 
 function time(stepFn, from) {
   const ms = [];
@@ -148,19 +157,41 @@ function time(stepFn, from) {
   ms.sort((p, q) => p - q);
   return { median: ms[Math.floor(ms.length / 2)], min: ms[0], load };
 }
-const labT = time(labStep, CHECK), tfT = time(tfStep, CHECK);
+async function timeAsync(stepFn, from) {
+  const ms = [];
+  const before = cpuSnapshot();
+  for (let s = 0; s < STEPS; ++s) {
+    const t0 = performance.now();
+    await stepFn(from + s);
+    ms.push(performance.now() - t0);
+  }
+  const load = otherLoad(before, cpuSnapshot(), 0);  // process.cpuUsage counts the worker threads too
+  ms.sort((p, q) => p - q);
+  return { median: ms[Math.floor(ms.length / 2)], min: ms[0], load };
+}
+const labT = time(labStep, CHECK), lab2T = await timeAsync(lab2Step, CHECK), tfT = time(tfStep, CHECK);
 const prof = await tf.profile(() => tfStep(CHECK + STEPS));
 const fmt = (t) => `${(1000 / t.median).toFixed(2)} steps/s (median ${t.median.toFixed(1)} ms, best ${t.min.toFixed(1)} ms; other load ${t.load ? t.load.otherCores.toFixed(2) : '?'} cores)`;
-console.log(`\nattnlab  ${fmt(labT)}`);
-console.log(`tfjs     ${fmt(tfT)}`);
-console.log(`speed-up ${(tfT.median / labT.median).toFixed(2)}× (median), ${(tfT.min / labT.min).toFixed(2)}× (best)`);
+console.log(`\nattnlab            ${fmt(labT)}`);
+console.log(`attnlab 2 threads  ${fmt(lab2T)}`);
+console.log(`tfjs               ${fmt(tfT)}`);
+console.log(`speed-up ${(tfT.median / labT.median).toFixed(2)}× (median), ${(tfT.min / labT.min).toFixed(2)}× (best); ` +
+  `2 threads against 1: ${(labT.median / lab2T.median).toFixed(2)}× (median), ${(labT.min / lab2T.min).toFixed(2)}× (best)`);
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 console.log(`\nmemory per training step:`);
 console.log(`  attnlab: workspace ${mib(model.memoryBytes - 4 * 4 * model.parameterCount)} (activations kept for the backward + scratch), ` +
   `parameters + gradients + Adam moments ${mib(16 * model.parameterCount)}; the module's wasm memory ${mib(lab.memoryBytes)}`);
 console.log(`  tfjs:    peak ${mib(prof.peakBytes)} of tensors during a step (tf.profile), ${prof.kernels.length} kernels; parameters + Adam moments ${mib(12 * model.parameterCount)}`);
 model.dispose();
+model2.dispose();
+lab2.dispose();
 if (!(worst <= TOLERANCE)) {
   console.error(`the loss curves disagree: ${worst.toExponential(2)} > ${TOLERANCE}`);
+  process.exit(1);
+}
+// Two threads against one: the same engine, the gradient summed in another order (first loss within an ulp, later
+// ones from weights that differ in their last bits; tests/js/gpt-async.test.mjs bounds both).
+if (!(worst2 <= 1e-5)) {
+  console.error(`the 2-thread loss curve disagrees with the 1-thread one: ${worst2.toExponential(2)} > 1e-5`);
   process.exit(1);
 }

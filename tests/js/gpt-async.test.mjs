@@ -9,6 +9,8 @@ import { after, describe, test } from 'node:test';
 import { backends, init } from './support/load.mjs';
 
 const CONFIG = { vocabSize: 29, context: 8, dModel: 16, heads: 2, kvHeads: 1, layers: 2, seed: 3 };
+// The other paths of the model: rotary positions, a separate lm_head, no biases, no MLP.
+const OTHER = { ...CONFIG, position: 'rope', tied: false, bias: false, mlp: false, seed: 4 };
 const B = 5; // sequences per batch: parts of 2 and 3 on two workers
 
 function batch(seed, sequences = B) {
@@ -27,14 +29,14 @@ for (const { name, simd } of backends) {
     const [one, two] = await Promise.all([init({ gpt: true, simd, threads: 1 }), init({ gpt: true, simd, threads: 2 })]);
     after(() => two.dispose());
 
-    test('one step: the loss to the last bit, the update within the bound of a reordered float32 sum', async () => {
+    for (const config of [CONFIG, OTHER]) test(`one step: the loss to the last bit, the update within the bound of a reordered float32 sum (${config.position}, tied ${config.tied})`, async () => {
       // β₁ = β₂ = 0, eps = 1: the step moves each weight by lr·g/(|g| + 1), which shows the gradient itself
       // (Adam's usual steps are nearly sign(g)·lr and would hide a gradient off by a factor).
       const opts = { lr: 0.05, beta1: 0, beta2: 0, eps: 1, weightDecay: 0 };
       const { tokens, targets } = batch(1);
       targets.fill(-1, 0, 12); // the first part counts 4 targets, the second 24: a part weighted by its own
       targets[30] = -1;        // count instead of the batch's would be off by far more than the bound
-      const a = two.createGPT(CONFIG), b = two.createGPT(CONFIG);
+      const a = two.createGPT(config), b = two.createGPT(config);
       const w0 = a.getWeights();
       const want = a.trainStep(tokens, targets, opts);
       const got = await b.trainStepAsync(tokens, targets, opts);
@@ -109,6 +111,16 @@ for (const { name, simd } of backends) {
       assert.equal(await b.trainStepAsync(tokens, targets, opts), a.trainStep(tokens, targets, opts));
       assert.ok(sameWeights(a.getWeights(), b.getWeights()));
       a.dispose(), b.dispose();
+    });
+
+    test('a model from loadGPT trains on the workers too', async () => {
+      const a = one.createGPT(OTHER);
+      a.trainStep(...Object.values(batch(80)));
+      const bytes = a.toSafetensors(), b = two.loadGPT(bytes), c = two.loadGPT(bytes);
+      const { tokens, targets } = batch(81, 1);
+      assert.equal(await b.trainStepAsync(tokens, targets), c.trainStep(tokens, targets));
+      assert.ok(sameWeights(b.getWeights(), c.getWeights()));
+      a.dispose(), b.dispose(), c.dispose();
     });
 
     test('threads: 1 runs trainStep itself', async () => {
