@@ -166,6 +166,19 @@ for (const { name, simd } of backends) {
       }
     });
 
+    test('an error in a worker (no memory for its part\'s activations): rejected, nothing changed, the lab still works', async () => {
+      // 256 sequences over a 65 536-token vocabulary: each half's logits alone need 2 GiB, more than wasm32 has, so
+      // each worker's allocation fails at once (the message names the part's size: 128 × 64 tokens).
+      const model = two.createGPT({ vocabSize: 65536, context: 64, dModel: 8, heads: 1, layers: 1 }), w0 = model.getWeights();
+      const tokens = Int32Array.from({ length: 256 * 64 }, (_, i) => i % 29), targets = tokens.map((t) => t + 1);
+      await assert.rejects(model.trainStepAsync(tokens, targets), /^Error: GPT\.trainStep: out of memory allocating scratch for the model's activations \(128 × 64 tokens\)$/);
+      assert.ok(sameWeights(model.getWeights(), w0));
+      assert.equal(model.steps, 0);
+      assert.equal(typeof (await model.trainStepAsync(tokens.subarray(0, 128), targets.subarray(0, 128))), 'number');
+      assert.equal(model.steps, 1);
+      model.dispose();
+    });
+
     test('steps on one model run in call order; meanwhile trainStep and setWeights are refused, reads work', async () => {
       const a = two.createGPT(CONFIG), b = two.createGPT(CONFIG);
       const batches = [batch(60), batch(61), batch(62)];
