@@ -723,7 +723,9 @@ export interface GPT {
    * the lab during the step rejects and leaves the weights, Adam moments and step count as they were. Steps on one
    * model run one after another in call order; while one runs, `trainStep` and `setWeights` on that model throw an
    * `Error` (reads — `forward`, `generate`, `getWeights`, `toSafetensors` — see the weights before the step). After
-   * the lab's `dispose()` it rejects with an `Error`; `trainStep` still works.
+   * the lab's `dispose()` it rejects with an `Error`; `trainStep` still works. Each worker keeps a replica of the
+   * last two model shapes it trained (about the model's {@link GPT.memoryBytes} for its part of the batch) until
+   * the lab's `dispose()`; the weights travel with every step, so replicas never hold stale ones.
    * @returns a promise of the batch's mean cross-entropy before the update.
    */
   trainStepAsync(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): Promise<number>;
