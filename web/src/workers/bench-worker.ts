@@ -1,13 +1,15 @@
 // The speed lab's benchmark, off the main thread: timing loops of up to a few hundred milliseconds would
 // freeze the page if they ran beside the UI. One run = one worker; the page cancels by terminating it.
 //
-// Three implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
-// `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances).
+// Four implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
+// `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances), and the
+// SIMD module again through the package's async calls on a pool of workers (init({ threads }), started from this
+// worker), so the page shows what the threads buy for each task.
 import { init, simdSupported, type Lab } from 'attnlab';
 import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
 import { median, uniform } from './sample';
 
-export type Impl = 'js' | 'scalar' | 'simd';
+export type Impl = 'js' | 'scalar' | 'simd' | 'threads';
 export type Sizes = 'quick' | 'full';
 
 export interface TaskSpec {
@@ -31,6 +33,8 @@ export interface ImplInfo {
   backend?: string;
   simd?: boolean;
   kernels?: string;
+  /** Workers that ran the calls (the threads implementation: the pool's size). */
+  threads?: number;
 }
 
 export interface Measurement {
@@ -44,7 +48,8 @@ export interface Measurement {
   maxDiff: number;
 }
 
-export type BenchRequest = { type: 'run'; sizes: Sizes };
+/** threads: the pool's size for the threads implementation (below 2: not run). */
+export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number };
 export type BenchMessage =
   | { type: 'start'; tasks: TaskSpec[]; impls: ImplInfo[]; total: number }
   | { type: 'step'; task: string; impl: Impl; index: number; total: number }
@@ -85,16 +90,28 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-function measure(fn: () => Float32Array): { ms: number; calls: number; out: Float32Array } {
+type Call = () => Float32Array | Promise<Float32Array>;
+
+async function measure(fn: Call): Promise<{ ms: number; calls: number; out: Float32Array }> {
+  const first = fn();
+  const sync = !(first instanceof Promise);
+  // A batch of `reps` calls: a plain loop for synchronous calls (no microtask per call), each awaited before the
+  // next for async ones.
+  const batch = async (reps: number): Promise<Float32Array> => {
+    let last!: Float32Array;
+    if (sync) for (let r = 0; r < reps; r++) last = fn() as Float32Array;
+    else for (let r = 0; r < reps; r++) last = await fn();
+    return last;
+  };
   // Warm-up, adaptive: the JS JIT and V8's wasm tier-up (baseline code first, optimized code compiled in the
   // background once a function is hot) both change the speed during the first calls. Batches run until two in a
   // row are no faster than the best so far (at least WARMUP_MS, at most WARMUP_MAX_MS).
-  let out = fn();
+  let out = await first;
   let reps = 1, best = Infinity, stale = 0;
   const w0 = performance.now();
   for (;;) {
     const t0 = performance.now();
-    for (let r = 0; r < reps; r++) out = fn();
+    out = await batch(reps);
     const t1 = performance.now();
     const dt = t1 - t0;
     // Only batches long enough for the coarse timer count towards "no faster than the best".
@@ -111,7 +128,7 @@ function measure(fn: () => Float32Array): { ms: number; calls: number; out: Floa
   let total = 0;
   while (samples.length < MIN_SAMPLES || total < MIN_TOTAL_MS) {
     const t0 = performance.now();
-    for (let r = 0; r < reps; r++) out = fn();
+    out = await batch(reps);
     const dt = performance.now() - t0;
     samples.push(dt / reps);
     total += dt;
@@ -124,14 +141,16 @@ function measure(fn: () => Float32Array): { ms: number; calls: number; out: Floa
  * buffer, allocated once here: a fresh multi-megabyte array per call would time the browser's allocator and
  * page faults (several ms per 4 MB in Chromium), not the computation.
  */
-function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl, (() => Float32Array) | undefined> {
+function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl, Call | undefined> {
   const seed = 0x5eed ^ (t.n * 131 + (t.causal ? 7 : 0));
   if (t.kind === 'softmax') {
     // Logits spread over [-4, 4): rows neither flat nor one-hot.
     const x = uniform(seed, t.n * t.n, 4);
     const wasm = (lab?: Lab) => { const out = new Float32Array(x.length); return lab && (() => lab.softmax(x, { cols: t.n, out })); };
     const jsOut = new Float32Array(x.length);
-    return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+    const pooled = engines.threads, poolOut = new Float32Array(x.length);
+    return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd),
+      threads: pooled && (() => pooled.softmaxAsync(x, { cols: t.n, out: poolOut })) };
   }
   // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range.
   const { n, d, causal } = t;
@@ -139,7 +158,9 @@ function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl,
   const scale = 1 / Math.sqrt(d);
   const wasm = (lab?: Lab) => { const out = new Float32Array(n * d); return lab && (() => lab.attention({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out }).output); };
   const jsOut = new Float32Array(n * d);
-  return { js: () => jsAttention(q, k, v, n, n, d, d, causal, scale, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+  const pooled = engines.threads, poolOut = new Float32Array(n * d);
+  return { js: () => jsAttention(q, k, v, n, n, d, d, causal, scale, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd),
+    threads: pooled && (async () => (await pooled.attentionAsync({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out: poolOut })).output) };
 }
 
 function info(id: Impl, lab: Lab): ImplInfo {
@@ -147,7 +168,7 @@ function info(id: Impl, lab: Lab): ImplInfo {
   return { id, available: true, version: b.version, backend: b.backend, simd: b.simd, kernels: b.kernels };
 }
 
-async function run(sizes: Sizes): Promise<void> {
+async function run(sizes: Sizes, threads: number): Promise<void> {
   const t0 = performance.now();
   const engines: Partial<Record<Impl, Lab>> = {};
   const impls: ImplInfo[] = [{ id: 'js', available: true }];
@@ -164,6 +185,17 @@ async function run(sizes: Sizes): Promise<void> {
   } else {
     impls.push({ id: 'simd', available: false, note: 'this browser does not support WebAssembly SIMD128' });
   }
+  // The pool: the SIMD module where there is one (init picks it), on `threads` workers.
+  if (threads < 2) {
+    impls.push({ id: 'threads', available: false, threads: 1, note: 'this browser reports one logical core' });
+  } else {
+    try {
+      engines.threads = await init({ threads });
+      impls.push({ ...info('threads', engines.threads), threads: engines.threads.threads });
+    } catch (err) {
+      impls.push({ id: 'threads', available: false, threads, note: err instanceof Error ? err.message : String(err) });
+    }
+  }
 
   const tasks = PLANS[sizes];
   const live = impls.filter((i) => i.available).map((i) => i.id);
@@ -175,17 +207,19 @@ async function run(sizes: Sizes): Promise<void> {
     let reference: Float32Array | undefined;
     for (const impl of live) {
       post({ type: 'step', task: t.id, impl, index: done + 1, total });
-      const r = measure(fns[impl]!);
+      const r = await measure(fns[impl]!);
       reference ??= r.out; // plain JS runs first and is the reference
       post({ type: 'result', m: { task: t.id, impl, ms: r.ms, calls: r.calls, maxDiff: maxAbsDiff(r.out, reference) }, done: ++done, total });
     }
   }
+  engines.threads?.dispose();
   post({ type: 'done', elapsedMs: performance.now() - t0 });
 }
 
 self.addEventListener('message', (e: MessageEvent<BenchRequest>) => {
   if (e.data?.type !== 'run') return;
-  run(e.data.sizes === 'quick' ? 'quick' : 'full').catch((err) => {
+  const threads = Number.isInteger(e.data.threads) ? Math.max(1, Math.min(e.data.threads, 64)) : 1;
+  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads).catch((err) => {
     post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
   });
 });
