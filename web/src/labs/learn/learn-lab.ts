@@ -143,7 +143,7 @@ export const learnLab: Lab = {
       disclosure('The corpus: where these sentences come from', corpusText, 'learn-corpus'));
     const exampleNote = el('p', { class: 'help learn-example-note' });
     const grid = new HeadGrid(() => draw(true));
-    const bigCaption = el('h4', { class: 'learn-big-caption' });
+    const bigCaption = el('h4', { class: 'learn-big-caption', hidden: true }); // shown with its first text (an empty heading is no heading)
     const big = new Heatmap({ name: 'learn-head', label: 'attention weights', n: 0, m: 0, values: [], rowLabels: [], colLabels: [], maxCell: 22 });
     section.append(
       el('h3', { text: 'Every layer and head, on one example' }),
@@ -304,6 +304,7 @@ export const learnLab: Lab = {
       const values = e.probe.attention[sy].subarray(sh * t * t, (sh + 1) * t * t);
       const masked = Array.from({ length: t * t }, (_, k) => (k % t) > Math.floor(k / t));
       big.update({ name: 'learn-head', label: `Layer ${sy + 1}, head ${sh + 1}: attention weights at step ${e.step}`, n: t, m: t, values, rowLabels: labels, colLabels: labels, masked, maxCell: 22 });
+      bigCaption.hidden = false;
       bigCaption.textContent = `Layer ${sy + 1}, head ${sh + 1} at step ${e.step} (rows: queries, columns: keys; hatched: the causal mask)`;
       if (task === 'induction') inductionFindings(e); else wordsFindings(e, words);
     }
