@@ -17,6 +17,7 @@ const QUICK = [
   { id: 'softmax-256', kind: 'softmax', n: 256 },
   { id: 'attention-64', kind: 'attention', n: 64, d: 64 },
   { id: 'attention-256-causal', kind: 'attention', n: 256, d: 64 },
+  { id: 'attention-64-h4', kind: 'attention', n: 64, d: 64, heads: 4 }, // one call of 4 heads: the threads split it
 ];
 const IMPLS = ['js', 'scalar', 'simd', 'threads'];
 /** The pool the page asks for: one worker per logical core, at most 8 (web/src/labs/appendix/bench-lab.ts). */
@@ -75,7 +76,7 @@ test('a quick run measures all four implementations (one of them on the threads)
   const ticks = await page.evaluate(() => { clearInterval(window.__tickTimer); return window.__ticks; });
   assert.equal(await state(page), 'done', `run ended in state done (${await page.textContent('.bench-progress-text')})`);
 
-  // Responsiveness: the run takes ≥ 9 × 150 ms of timing loops; at a 20 ms interval most ticks must land. Had the
+  // Responsiveness: the run takes ≥ 12 × 150 ms of timing loops; at a 20 ms interval most ticks must land. Had the
   // loops run on the main thread, ticks could only land between steps (~10 % of the expected count). The bounds
   // leave room for a machine shared with other work, which delays timers without starving them.
   const during = ticks.filter((t) => t >= t0 && t <= t1);
@@ -116,8 +117,8 @@ test('a quick run measures all four implementations (one of them on the threads)
     for (const i of live) {
       const c = r[i];
       assert.ok(Number.isFinite(c.ms) && c.ms > 0 && c.ms < 10000, `${t.id} ${i}: ${c.ms} ms`);
-      // Throughput is the work per call over the median time: GFLOP/s (4·n²·d) or M elements/s (n²).
-      const want = t.kind === 'attention' ? (4 * t.n * t.n * t.d) / c.ms / 1e6 : (t.n * t.n) / c.ms / 1e3;
+      // Throughput is the work per call over the median time: GFLOP/s (4·n²·d per head) or M elements/s (n²).
+      const want = t.kind === 'attention' ? (4 * t.n * t.n * t.d * (t.heads ?? 1)) / c.ms / 1e6 : (t.n * t.n) / c.ms / 1e3;
       assert.ok(Math.abs(c.rate - want) <= 1e-9 * want, `${t.id} ${i}: rate ${c.rate} vs ${want}`);
     }
     assert.equal(r.simd.simd, 'true', `${t.id}: the SIMD column ran on the SIMD module`);
@@ -146,7 +147,7 @@ test('a quick run measures all four implementations (one of them on the threads)
     assert.match(said, /^Threads: not measured/);
   }
   // Both charts drew one group per task.
-  assert.equal(await page.$$eval('[data-chart="speed-attention"] rect.bench-bar', (r) => r.length), 2 * live.length);
+  assert.equal(await page.$$eval('[data-chart="speed-attention"] rect.bench-bar', (r) => r.length), 3 * live.length);
   assert.equal(await page.$$eval('[data-chart="speed-softmax"] rect.bench-bar', (r) => r.length), live.length);
   assert.deepEqual(log.errors, [], 'no console errors');
   await context.close();
@@ -154,7 +155,7 @@ test('a quick run measures all four implementations (one of them on the threads)
 
 test('Cancel stops a run mid-way, keeps what finished, and a new run starts', async () => {
   const { page, context, log } = await openPage(env, '#speed');
-  // The full plan is long (24 measurements, several seconds): there is time to cancel part-way.
+  // The full plan is long (28 measurements, several seconds): there is time to cancel part-way.
   const live = (await poolSize(page)) >= 2 ? 4 : 3;
   assert.equal(await page.inputValue('select[data-control="speed-sizes"]'), 'full', 'full sizes by default');
   // From the keyboard: Run disables itself, so focus moves to Cancel, and back to Run after Cancel.
@@ -163,14 +164,14 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.keyboard.press('Enter');
   assert.equal(await focused(), 'speed-cancel', 'focus moved to Cancel');
   await page.waitForFunction(() => document.querySelector('progress[data-progress="speed"]').value >= 2, null, { timeout: 60000 });
-  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^\\S+ n=\\d+( causal)? · (plain JS|wasm scalar|wasm SIMD|wasm SIMD, \\d+ threads) \\(\\d+/${6 * live}\\)$`));
+  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^\\S+ n=\\d+( causal)? · (plain JS|wasm scalar|wasm SIMD|wasm SIMD, \\d+ threads) \\(\\d+/${7 * live}\\)$`));
   await page.keyboard.press('Enter');
   assert.equal(await state(page), 'cancelled');
   assert.equal(await focused(), 'speed-run', 'focus back on Run');
   const before = await progress(page);
   const rowsBefore = await readRows(page);
   assert.ok(before.value >= 2 && before.value < before.max, `cancelled part-way (${before.value}/${before.max})`);
-  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^Cancelled after \\d+ of ${6 * live}`));
+  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^Cancelled after \\d+ of ${7 * live}`));
   // The finished measurements stay: the first task's plain-JS time is on the page.
   assert.ok(rowsBefore[0]?.js.ms > 0, 'finished rows are kept');
   // Nothing more arrives: the worker is gone, and whatever it had posted before has been handled.
@@ -187,8 +188,8 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000 });
   assert.equal(await state(page), 'done');
   const p = await progress(page);
-  assert.equal(p.value, 3 * live);
-  assert.equal(p.max, 3 * live);
+  assert.equal(p.value, QUICK.length * live);
+  assert.equal(p.max, QUICK.length * live);
   const rows = await readRows(page);
   assert.deepEqual(rows.map((r) => r.id), QUICK.map((t) => t.id));
   assert.ok(rows.every((r) => r.complete));

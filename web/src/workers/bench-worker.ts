@@ -19,7 +19,9 @@ export interface TaskSpec {
   /** Query/key and value width (attention only). */
   d: number;
   causal: boolean;
-  /** Work per call: flops (attention, dense 4·n²·d) or elements (softmax, n·n). */
+  /** Attention heads in one call (q, k, v of [heads, n, d]): the package's threads split a call by head. */
+  heads: number;
+  /** Work per call: flops (attention, dense 4·n²·d per head) or elements (softmax, n·n). */
   work: number;
 }
 
@@ -58,14 +60,18 @@ export type BenchMessage =
   | { type: 'error'; message: string };
 
 const D = 64;
-const att = (n: number, causal = false): TaskSpec =>
-  ({ id: `attention-${n}${causal ? '-causal' : ''}`, kind: 'attention', n, d: D, causal, work: 4 * n * n * D });
-const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, work: n * n });
+const att = (n: number, causal = false, heads = 1): TaskSpec => ({
+  id: `attention-${n}${causal ? '-causal' : ''}${heads > 1 ? `-h${heads}` : ''}`, kind: 'attention', n, d: D, causal, heads, work: 4 * n * n * D * heads,
+});
+const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, heads: 1, work: n * n });
 
-/** Full: the README's shapes that run in seconds. Quick: small shapes, for a first look (and the e2e test). */
+/**
+ * Full: the README's shapes that run in seconds, and one call of 8 heads (a layer's attention: the package's
+ * threads split it by head). Quick: small shapes, for a first look (and the e2e test).
+ */
 const PLANS: Record<Sizes, TaskSpec[]> = {
-  full: [soft(256), soft(1024), att(64), att(256), att(1024), att(1024, true)],
-  quick: [soft(256), att(64), att(256, true)],
+  full: [soft(256), soft(1024), att(64), att(256), att(1024), att(1024, true), att(256, false, 8)],
+  quick: [soft(256), att(64), att(256, true), att(64, false, 4)],
 };
 
 /** Timing policy: warm up, then time batches until at least MIN_TOTAL_MS and MIN_SAMPLES batches. */
@@ -152,15 +158,26 @@ function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl,
     return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd),
       threads: pooled && (() => pooled.softmaxAsync(x, { cols: t.n, out: poolOut })) };
   }
-  // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range.
-  const { n, d, causal } = t;
-  const q = uniform(seed, n * d, 1), k = uniform(seed + 1, n * d, 1), v = uniform(seed + 2, n * d, 1);
+  // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range. Heads: [heads, n, d].
+  const { n, d, causal, heads } = t;
+  const size = heads * n * d;
+  const hs = heads > 1 ? heads * 7919 : 0; // one head: the inputs of the plain shapes as they always were
+  const q = uniform(seed + hs, size, 1), k = uniform(seed + 1 + hs, size, 1), v = uniform(seed + 2 + hs, size, 1);
   const scale = 1 / Math.sqrt(d);
-  const wasm = (lab?: Lab) => { const out = new Float32Array(n * d); return lab && (() => lab.attention({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out }).output); };
-  const jsOut = new Float32Array(n * d);
-  const pooled = engines.threads, poolOut = new Float32Array(n * d);
-  return { js: () => jsAttention(q, k, v, n, n, d, d, causal, scale, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd),
-    threads: pooled && (async () => (await pooled.attentionAsync({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out: poolOut })).output) };
+  const opts = { q, k, v, heads, nq: n, nk: n, dk: d, dv: d, causal, scale };
+  const wasm = (lab?: Lab) => { const out = new Float32Array(size); return lab && (() => lab.attention({ ...opts, out }).output); };
+  const jsOut = new Float32Array(size);
+  // Plain JS: one head at a time (each head's rows are contiguous in [heads, n, d]).
+  const js = () => {
+    for (let h = 0; h < heads; h++) {
+      const at = h * n * d, end = at + n * d;
+      jsAttention(q.subarray(at, end), k.subarray(at, end), v.subarray(at, end), n, n, d, d, causal, scale, jsOut.subarray(at, end));
+    }
+    return jsOut;
+  };
+  const pooled = engines.threads, poolOut = new Float32Array(size);
+  return { js, scalar: wasm(engines.scalar), simd: wasm(engines.simd),
+    threads: pooled && (async () => (await pooled.attentionAsync({ ...opts, out: poolOut })).output) };
 }
 
 function info(id: Impl, lab: Lab): ImplInfo {

@@ -30,10 +30,11 @@ function versusOne(one: number, pooled: number): string {
 
 type State = 'idle' | 'running' | 'done' | 'cancelled' | 'error';
 
-const taskLabel = (t: TaskSpec) => `${t.kind} n=${t.n}${t.causal ? ' causal' : ''}`;
-// No-break spaces: on a phone the cell may wrap, but only after the comma.
-const sizeLabel = (t: TaskSpec) => (t.kind === 'softmax' ? `${t.n}\u00a0×\u00a0${t.n}` : `n\u00a0=\u00a0${t.n}, d\u00a0=\u00a0${t.d}`);
-/** GFLOP/s for attention (dense 4·n²·d, as the project's benchmark counts causal too), M elements/s for softmax. */
+const taskLabel = (t: TaskSpec) => `${t.kind} n=${t.n}${t.causal ? ' causal' : ''}${t.heads > 1 ? ` ×${t.heads} heads` : ''}`;
+// No-break spaces: on a phone the cell may wrap, but only after a comma.
+const sizeLabel = (t: TaskSpec) => (t.kind === 'softmax' ? `${t.n}\u00a0×\u00a0${t.n}`
+  : `n\u00a0=\u00a0${t.n}, d\u00a0=\u00a0${t.d}${t.heads > 1 ? `, ${t.heads}\u00a0heads` : ''}`);
+/** GFLOP/s for attention (dense 4·n²·d per head, as the project's benchmark counts causal too), M elements/s for softmax. */
 const rate = (t: TaskSpec, ms: number) => (t.kind === 'attention' ? t.work / ms / 1e6 : t.work / ms / 1e3);
 const unitOf = (kind: TaskSpec['kind']) => (kind === 'attention' ? 'GFLOP/s' : 'M elements/s');
 
@@ -70,8 +71,8 @@ export const benchLab: Lab = {
 
     let sizes: Sizes = 'full';
     const sizeSelect = select([
-      { value: 'full', label: 'full (about 15 s)' },
-      { value: 'quick', label: 'quick (about 4 s)' },
+      { value: 'full', label: 'full (about 20 s)' },
+      { value: 'quick', label: 'quick (about 5 s)' },
     ], sizes, (v) => { sizes = v === 'quick' ? 'quick' : 'full'; }, 'speed-sizes');
     sizeSelect.id = 'speed-sizes';
     sizeSelect.setAttribute('aria-describedby', 'speed-sizes-help');
@@ -100,12 +101,12 @@ export const benchLab: Lab = {
         el('label', { for: 'speed-sizes', text: 'Sizes' }),
         el('div', { class: 'bench-control-row' }, sizeSelect,
           el('div', { class: 'button-group', role: 'group', 'aria-label': 'Benchmark' }, runBtn, cancelBtn)),
-        el('p', { class: 'help', id: 'speed-sizes-help', text: 'Full: softmax of 256² and 1024² logits, attention at n = 64, 256, 1024 and causal 1024. Quick: softmax 256², attention at n = 64 and causal 256.' })),
+        el('p', { class: 'help', id: 'speed-sizes-help', text: 'Full: softmax of 256² and 1024² logits, attention at n = 64, 256, 1024 and causal 1024, and one call of 8 heads at n = 256. Quick: softmax 256², attention at n = 64 and causal 256, and 4 heads at n = 64.' })),
       el('div', { class: 'bench-progress-row' }, progress, progressText),
       env,
       resultsBox,
       disclosure('How it is timed', el('div', {},
-        el('p', { class: 'help', text: 'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same random inputs go to every implementation, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).' }),
+        el('p', { class: 'help', text: 'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same random inputs go to every implementation, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per head per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).' }),
         el('p', { class: 'help', text: 'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in its README, under “Performance”.' })), 'speed-how'),
     );
 
@@ -193,7 +194,7 @@ export const benchLab: Lab = {
           kind = t.kind;
           body.append(el('tr', { class: 'bench-group' }, el('th', { colspan: 4 + 2 * IMPLS.length + 3, scope: 'rowgroup', text: kind === 'softmax'
             ? 'Softmax of n × n logits, row by row: throughput in million elements per second'
-            : 'Attention, n queries × n keys, d = 64: throughput in GFLOP/s (4·n²·d per call; causal counted dense, an effective rate)' })));
+            : 'Attention, n queries × n keys, d = 64: throughput in GFLOP/s (4·n²·d per head per call; causal counted dense, an effective rate)' })));
         }
         const avail = (i: Impl) => impls.find((x) => x.id === i)?.available ?? false;
         const pending = (i: Impl) => (running?.task === t.id && running.impl === i ? '…' : avail(i) ? '—' : 'n/a');
@@ -218,7 +219,7 @@ export const benchLab: Lab = {
         const tp = r.simd && r.threads ? r.simd.ms / r.threads.ms : undefined;
         const complete = IMPLS.every((i) => !avail(i) || r[i]);
         body.append(el('tr', { 'data-task': t.id, 'data-kind': t.kind, 'data-complete': String(complete) },
-          el('th', { scope: 'row', text: t.causal ? `${t.kind} (causal)` : t.kind }),
+          el('th', { scope: 'row', text: `${t.kind}${t.causal ? ' (causal)' : ''}${t.heads > 1 ? ` (${t.heads} heads)` : ''}` }),
           el('td', { class: 'bench-size', text: sizeLabel(t) }),
           ...IMPLS.map(msCell), ...IMPLS.map(rateCell),
           el('td', { 'data-col': 'speedup', 'data-value': sp === undefined ? undefined : String(sp), class: 'bench-speedup', text: sp === undefined ? (avail('simd') ? '—' : 'n/a') : `${sp.toFixed(1)}×` }),
