@@ -370,12 +370,14 @@ export const learnLab: Lab = {
     // --- the URL state -------------------------------------------------------------------------------------------
     /**
      * What this lab shows, as URL state: each setting null where it is the task's default (a link names only
-     * changes). A size whose heads do not divide d_model is no model: the state keeps the last size that was one.
+     * changes). A size whose heads do not divide d_model is no model: the state keeps the last size of this task
+     * that was one (or, just switched to this task, its defaults).
      */
     function stateOf(): Partial<AppState> {
       const c = models[task], d = TASKS[task].defaults;
       const or = (v: number, def: number) => (v === def ? null : v);
-      const size = sizeProblem() ? {} : { learnLayers: or(c.layers, d.layers), learnHeads: or(c.heads, d.heads), learnDModel: or(c.dModel, d.dModel) };
+      const size = !sizeProblem() ? { learnLayers: or(c.layers, d.layers), learnHeads: or(c.heads, d.heads), learnDModel: or(c.dModel, d.dModel) }
+        : ctx.store.state.learnTask === task ? {} : { learnLayers: null, learnHeads: null, learnDModel: null };
       return { learnTask: task, ...size, learnLr: or(c.lr, d.lr), learnSentence: sentence };
     }
     let saving = false;
