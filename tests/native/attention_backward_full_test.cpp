@@ -212,14 +212,8 @@ TEST_CASE("attention backward (whole operator): the reference is the gradient (f
     std::size_t nonzero = 0;
     auto fd_check = [&](std::vector<double>& x, const std::vector<B>& want, const char* name) {
       for (std::size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i], h = 1e-5;
-        x[i] = keep + h;
-        const double up = loss();
-        x[i] = keep - h;
-        const double down = loss();
-        x[i] = keep;
         INFO(name << "[" << i << "]");
-        CHECK(std::fabs((up - down) / (2 * h) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
+        CHECK(std::fabs(testing::central_difference(x, i, loss) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
         nonzero += want[i].v != 0;
       }
     };
