@@ -12,10 +12,11 @@
 // Prints both loss curves, steps per second (median of the timed steps, and the ratio), the memory a step uses
 // (attnlab: the model's wasm heap share and the step's workspace; tfjs: tf.profile's peak bytes of one step), and
 // the other load on the machine while it ran (bench/lib/system.mjs). Exits non-zero if the curves disagree.
-import { createRequire, register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry } from './lib/data.mjs';
 import { cpuSnapshot, otherLoad, machineInfo } from './lib/system.mjs';
+import { loadTfjsWithGradients } from './lib/tfjs-gradients.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -27,15 +28,6 @@ const BATCH = 8, LR = 1e-3;
 const TRAIN = { lr: LR, weightDecay: 0, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
 
 // ---- data: bytes of a seeded order-2 Markov text, so the loss has something to learn ----
-function mulberry(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = mulberry(7);
 const corpus = new Int32Array(200_000);
 const next = Array.from({ length: 256 }, () => Array.from({ length: 4 }, () => Math.floor(rand() * 256)));
@@ -61,17 +53,9 @@ const lab2 = await init({ simd: SIMD, gpt: true, threads: 2 });
 const model2 = lab2.createGPT(CONFIG);
 
 // ---- TensorFlow.js: the same forward, with tfjs ops ----
-// tfjs from its ES module build, so that its gradients register into the engine the wasm backend uses (the
-// CommonJS bundle has no gradients): see bench/lib/tfjs-esm-hooks.mjs.
-register('./lib/tfjs-esm-hooks.mjs', import.meta.url);
-globalThis.require ??= createRequire(import.meta.url);  // tfjs-core's ESM build reaches Node's util through require
-const tf = await import('@tensorflow/tfjs-core');
-await import('@tensorflow/tfjs-core/dist/register_all_gradients.js');
-const tfwasm = await import('@tensorflow/tfjs-backend-wasm');
-tfwasm.setThreadsCount(1);
-tfwasm.setWasmPaths(path.join(root, 'node_modules/@tensorflow/tfjs-backend-wasm/dist') + path.sep);
-await tf.setBackend('wasm');
-await tf.ready();
+// tfjs from its ES module build, so that its gradients register into the engine the wasm backend uses: see
+// bench/lib/tfjs-gradients.mjs.
+const { tf, tfwasm } = await loadTfjsWithGradients();
 
 const { dModel: D, heads: H, layers: L, context: T, vocabSize: V } = CONFIG;
 const dh = D / H;
