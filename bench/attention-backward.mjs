@@ -8,10 +8,11 @@
 //
 // Also prints the other load on the machine while it ran (bench/lib/system.mjs): read ratios, not absolute times,
 // on a shared machine.
-import { createRequire, register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry } from './lib/data.mjs';
 import { cpuSnapshot, otherLoad } from './lib/system.mjs';
+import { loadTfjsWithGradients } from './lib/tfjs-gradients.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -22,27 +23,10 @@ const H = 8, D = 64;
 const { init } = await import(path.join(root, 'dist/index.js'));
 const lab = await init({ simd: SIMD });
 
-register('./lib/tfjs-esm-hooks.mjs', import.meta.url);
-globalThis.require ??= createRequire(import.meta.url);  // tfjs-core's ESM build reaches Node's util through require
-const tf = await import('@tensorflow/tfjs-core');
-await import('@tensorflow/tfjs-core/dist/register_all_gradients.js');
-const tfwasm = await import('@tensorflow/tfjs-backend-wasm');
-tfwasm.setThreadsCount(1);
-tfwasm.setWasmPaths(path.join(root, 'node_modules/@tensorflow/tfjs-backend-wasm/dist') + path.sep);
-await tf.setBackend('wasm');
-await tf.ready();
+const { tf, tfwasm } = await loadTfjsWithGradients();
 console.log(`attnlab ${lab.backend} (${lab.buildInfo().kernels}); tfjs ${tf.version_core} wasm, ${tfwasm.getThreadsCount()} thread, SIMD ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}`);
 console.log(`causal self-attention, ${H} heads, d = ${D}, [heads, n, d] tensors; forward + backward; median of ${RUNS} runs\n`);
 
-function mulberry(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = (n, r) => Float32Array.from({ length: n }, () => r() * 2 - 1);
 
 function median(fn) {

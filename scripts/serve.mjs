@@ -39,7 +39,9 @@ export const CSP_DIRECTIVES = [
   "font-src 'self'",
   "img-src 'self'",
   "connect-src 'self'",
-  "worker-src 'self'",
+  // blob: for the package's worker pool (init({ threads })): its workers start from a Blob URL the page's own
+  // script makes (a labs' worker starts them), never from another origin.
+  "worker-src 'self' blob:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -17,4 +17,5 @@ node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 \
   tests/js/support/debug-build.mjs \
   tests/js/softmax.test.mjs tests/js/attention.test.mjs tests/js/multihead.test.mjs tests/js/errors.test.mjs \
   tests/js/memory.test.mjs tests/js/loading.test.mjs tests/js/soak.test.mjs tests/js/rope.test.mjs \
-  tests/js/softmax-backward.test.mjs tests/js/gpt.test.mjs tests/js/attention-backward.test.mjs tests/js/threads.test.mjs
+  tests/js/softmax-backward.test.mjs tests/js/gpt.test.mjs tests/js/attention-backward.test.mjs tests/js/threads.test.mjs \
+  tests/js/gpt-async.test.mjs

@@ -116,3 +116,14 @@ export function maxAbsError(out, ref, rows, width) {
   }
   return err;
 }
+
+/** mulberry32: a tiny seeded generator of floats in [0, 1) (the benches' own data: batches, tensors). */
+export function mulberry(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

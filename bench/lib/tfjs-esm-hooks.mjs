@@ -1,7 +1,7 @@
 // Node module hooks that load TensorFlow.js from its ES module build (tfjs-core's dist/index.js and the wasm
 // backend's), whose imports omit the ".js" extension. Only that build lets tfjs-core's gradients
 // (dist/register_all_gradients.js, which the CommonJS bundle lacks) register into the same engine the wasm backend
-// runs on: tf.variableGrads needs them. Used by bench/train.mjs through module.register().
+// runs on: tf.variableGrads needs them. Registered by bench/lib/tfjs-gradients.mjs through module.register().
 const ESM_ENTRY = {
   '@tensorflow/tfjs-core': '@tensorflow/tfjs-core/dist/index.js',
   '@tensorflow/tfjs-backend-wasm': '@tensorflow/tfjs-backend-wasm/dist/index.js',

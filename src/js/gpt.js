@@ -4,6 +4,10 @@
 // the GPT object is garbage-collected.
 import { checkKeys, describe, flag, isF32, options, size } from './checks.js';
 import { arena, check } from './memory.js';
+import { trainStepAsync } from './gpt-async.js';
+
+/** lab-threads.js gives every model its lab's workers through this method. */
+export const USE_THREADS = Symbol('attnlab.threads');
 
 const CONFIG_KEYS = ['vocabSize', 'context', 'dModel', 'heads', 'kvHeads', 'layers', 'mlp', 'position', 'tied', 'bias', 'seed'];
 const TRAIN_KEYS = ['lr', 'weightDecay', 'beta1', 'beta2', 'eps', 'gradClip'];
@@ -32,6 +36,18 @@ function count(fn, name, v) {
   number(fn, name, v);
   if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) throw new RangeError(`${fn}: ${name} must be an integer >= 0, got ${v}`);
   return v;
+}
+
+// trainStep's arguments checked (types, unknown options, lengths); its options with the defaults filled in.
+function trainArgs(fn, tokens, targets, opts = {}) {
+  int32s(fn, 'tokens', tokens);
+  int32s(fn, 'targets', targets);
+  options(fn, opts);
+  checkKeys(fn, opts, TRAIN_KEYS);
+  const o = { ...TRAIN_DEFAULTS };
+  for (const key of TRAIN_KEYS) if (opts[key] !== undefined) o[key] = number(fn, key, opts[key]);
+  if (targets.length !== tokens.length) throw new RangeError(`${fn}: targets must have tokens.length = ${tokens.length} elements, got ${targets.length}`);
+  return o;
 }
 
 function configArgs(fn, config) {
@@ -63,6 +79,18 @@ class GPT {
   #m;
   #h;
   #config;
+  #threads; // the lab's { pool, closed() }
+  #async;   // trainStepAsync's state (gpt-async.js), from the first call
+
+  [USE_THREADS](threads) {
+    this.#threads = threads;
+    return this;
+  }
+
+  // While a trainStepAsync runs, what would change the weights under it is refused.
+  #idle(fn) {
+    if (this.#async?.busy) throw new Error(`${fn}: a trainStepAsync is still running on this model; await it first`);
+  }
 
   constructor(m, handle) {
     this.#m = m;
@@ -105,13 +133,8 @@ class GPT {
 
   trainStep(tokens, targets, opts = {}) {
     const fn = 'GPT.trainStep', h = this.#handle('trainStep');
-    int32s(fn, 'tokens', tokens);
-    int32s(fn, 'targets', targets);
-    options(fn, opts);
-    checkKeys(fn, opts, TRAIN_KEYS);
-    const o = { ...TRAIN_DEFAULTS };
-    for (const key of TRAIN_KEYS) if (opts[key] !== undefined) o[key] = number(fn, key, opts[key]);
-    if (targets.length !== tokens.length) throw new RangeError(`${fn}: targets must have tokens.length = ${tokens.length} elements, got ${targets.length}`);
+    const o = trainArgs(fn, tokens, targets, opts);
+    this.#idle(fn);
     const a = arena(this.#m, fn, [{ name: 'tokens', length: tokens.length }, { name: 'targets', length: targets.length }]);
     try {
       putInts(this.#m, a.at(0), tokens);
@@ -121,6 +144,15 @@ class GPT {
     } finally {
       a.free();
     }
+  }
+
+  /** trainStep with the batch's sequences split across the lab's workers (gpt-async.js). */
+  trainStepAsync(tokens, targets, opts = {}) {
+    this.#async ??= {
+      m: this.#m, config: this.#config, threads: this.#threads, busy: 0, last: null,
+      handle: () => this.#h, args: trainArgs, sync: (t, y, o) => this.trainStep(t, y, o),
+    };
+    return trainStepAsync(this.#async, tokens, targets, opts);
   }
 
   forward(tokens, opts = {}) {
@@ -195,6 +227,7 @@ class GPT {
 
   setWeights(weights) {
     const fn = 'GPT.setWeights', h = this.#handle('setWeights');
+    this.#idle(fn);
     if (weights === null || typeof weights !== 'object') throw new TypeError(`${fn}: expected an object of { name: Float32Array }, got ${describe(weights)}`);
     const entries = Object.entries(weights);
     for (const [name, v] of entries) if (!isF32(v)) throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(v)}`);

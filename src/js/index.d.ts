@@ -710,6 +710,25 @@ export interface GPT {
    * @returns the batch's mean cross-entropy before the update.
    */
   trainStep(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): number;
+  /**
+   * {@link GPT.trainStep} with the batch's sequences split across the lab's workers ({@link InitOptions.threads}):
+   * each worker computes the gradient of its sequences on a copy of the current weights, the parts are summed
+   * (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss) and one AdamW update is
+   * applied here (`gradClip` on the summed gradient). Same arguments, options, errors and result as `trainStep`; the
+   * loss equals trainStep's to the last bit or one ulp, the update differs only by the order the gradient's float32
+   * terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is `trainStep` on the
+   * calling thread.
+   *
+   * Nothing changes until every part is back: a failing part, a non-finite loss or gradient, disposing the model or
+   * the lab during the step rejects and leaves the weights, Adam moments and step count as they were. Steps on one
+   * model run one after another in call order; while one runs, `trainStep` and `setWeights` on that model throw an
+   * `Error` (reads — `forward`, `generate`, `getWeights`, `toSafetensors` — see the weights before the step). After
+   * the lab's `dispose()` it rejects with an `Error`; `trainStep` still works. Each worker keeps a replica of the
+   * last two model shapes it trained (about the model's {@link GPT.memoryBytes} for its part of the batch) until
+   * the lab's `dispose()`; the weights travel with every step, so replicas never hold stale ones.
+   * @returns a promise of the batch's mean cross-entropy before the update.
+   */
+  trainStepAsync(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): Promise<number>;
   /** Logits (and optionally attention weights) of `[batch, t]` tokens, `t ≤ context`. */
   forward(tokens: Int32Array, options?: ForwardOptions): ForwardResult;
   /**

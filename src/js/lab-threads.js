@@ -1,6 +1,7 @@
 // init({ threads }): the lab's async twins (async.js) and their worker pool (threads.js), added to a lab.
 import { makeAsync } from './async.js';
 import { createPool } from './threads.js';
+import { USE_THREADS } from './gpt.js';
 
 // workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
 export async function withThreads(lab, { threads, module, gpt, workerScript }) {
@@ -9,6 +10,12 @@ export async function withThreads(lab, { threads, module, gpt, workerScript }) {
   let disposed = false;
   const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));
   for (const [name, twin] of Object.entries(twins)) lab[name] = (...args) => (disposed ? closed() : twin(...args));
+  // Models get the pool for GPT.trainStepAsync (gpt-async.js).
+  const gptThreads = { pool, closed: () => disposed };
+  for (const name of ['createGPT', 'loadGPT']) {
+    const make = lab[name];
+    lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);
+  }
   lab.threads = threads;
   lab.dispose = () => {
     disposed = true;

@@ -3,10 +3,12 @@
 // entries: scripts/build-wasm.sh bundles this file with the glue and the lab into one classic script
 // (attnlab-worker.js, and the same text as a string in attnlab-worker.inline.js), which threads.js starts from a
 // Blob URL in browsers (so it works on file:// pages and needs no bundler support) and with worker_threads' eval
-// in Node: one code path for both. Only the operators the async twins send are in it (no GPT, no KV cache).
+// in Node: one code path for both. Only the operators the async twins send are in it (no KV cache), and for a
+// GPT module the one training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module).
 import createAttnlab from './attnlab.mjs';
 import { makeAttention } from './attention.js';
 import { makeAttentionBackward } from './attention-backward.js';
+import { makeGptWorker } from './worker-gpt.js';
 import { makeMatmul } from './matmul.js';
 import { arena, check } from './memory.js';
 import { makeMultiHeadAttention } from './multihead.js';
@@ -50,8 +52,10 @@ const ops = {
   // back too, for the calling thread to reuse.
   attentionParts: ({ calls }) => ({ values: calls.map(({ opts, part }) => lab.attention(opts, part)), spare: calls.map(({ opts }) => inputs(opts)) }),
   attentionBackwardParts: ({ calls }) => ({ values: calls.map((opts) => lab.attentionBackward(opts)), spare: calls.map(inputs) }),
-  // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention, attentionBackward).
+  // A whole call of any lab function (the ops that are not split: rope, multiHeadAttention; a backward call its
+  // planner does not cut).
   call: ({ name, args }) => lab[name](...args),
+  gptGradients: (message) => lab.gptGradients(message),
 };
 
 function instantiate(module) {
@@ -74,6 +78,7 @@ listen(async (message) => {
         attention: makeAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
         rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m), attentionBackward: makeAttentionBackward(m),
       };
+      if (typeof m.GPTModel === 'function') lab.gptGradients = makeGptWorker(m);
       post({ id, ok: true, value: m.buildInfo().simd });
       return;
     }

@@ -2,6 +2,7 @@
 // tensors arrive as (address, length) in wasm memory, results go to buffers the wrapper allocated.
 #include <emscripten/bind.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +61,31 @@ class GptModel {
   }
   float lastLoss() const { return loss_; }
 
+  // trainStepAsync (gpt-async.js): the checks on this thread, each part's gradient in a worker's replica, the
+  // summed gradient applied here.
+  JsStatus checkStep(std::uintptr_t tokens, std::uintptr_t targets, std::size_t len, std::size_t seq, float lr, float wd,
+                     float beta1, float beta2, float eps, float clip) const {
+    return to_js(g_->check_step(ints(tokens, len), ints(targets, len), seq, {lr, wd, beta1, beta2, eps, clip}));
+  }
+  JsStatus partialGradients(std::uintptr_t tokens, std::uintptr_t targets, std::size_t len, std::size_t seq,
+                            std::size_t normalizer) {
+    return to_js(g_->partial_gradients(ints(tokens, len), ints(targets, len), seq, normalizer, loss_sum_));
+  }
+  double lossSum() const { return loss_sum_; }
+  // The parts' loss sums added (lossSum, over `count` counted targets) and their gradients summed (grads).
+  JsStatus applyGradients(std::uintptr_t grads, std::size_t len, double loss_sum, std::size_t count, float lr, float wd,
+                          float beta1, float beta2, float eps, float clip) {
+    const double mean = count ? loss_sum / double(count) : NAN;
+    if (auto s = m::GPT::check_loss(mean); !s.ok()) return to_js(s);
+    if (auto s = g_->apply_gradients(in(grads, len), {lr, wd, beta1, beta2, eps, clip}); !s.ok()) return to_js(s);
+    loss_ = static_cast<float>(mean);
+    return to_js(Status::success());
+  }
+  // The parameter and gradient buffers (parameter layout, parameterCount floats each): a replica's weights are
+  // written and its gradient read there directly.
+  std::uintptr_t parametersAddress() { return reinterpret_cast<std::uintptr_t>(g_->parameters().data()); }
+  std::uintptr_t gradientsAddress() { return reinterpret_cast<std::uintptr_t>(g_->gradients().data()); }
+
   JsStatus forward(std::uintptr_t tokens, std::size_t len, std::size_t seq, std::uintptr_t logits, std::size_t logits_len,
                    std::uintptr_t attention, std::size_t attention_len) {
     return to_js(g_->forward(ints(tokens, len), seq, out(logits, logits_len), out(attention, attention_len)));
@@ -98,6 +124,7 @@ class GptModel {
  private:
   std::unique_ptr<m::GPT> g_;
   float loss_ = 0.0f;
+  double loss_sum_ = 0.0;
 };
 
 }  // namespace
@@ -127,6 +154,12 @@ EMSCRIPTEN_BINDINGS(attnlab_gpt) {
       .function("workspaceBytes", &GptModel::workspaceBytes)
       .function("trainStep", &GptModel::trainStep)
       .function("lastLoss", &GptModel::lastLoss)
+      .function("checkStep", &GptModel::checkStep)
+      .function("partialGradients", &GptModel::partialGradients)
+      .function("lossSum", &GptModel::lossSum)
+      .function("applyGradients", &GptModel::applyGradients)
+      .function("parametersAddress", &GptModel::parametersAddress)
+      .function("gradientsAddress", &GptModel::gradientsAddress)
       .function("forward", &GptModel::forward)
       .function("generate", &GptModel::generate)
       .function("tensorCount", &GptModel::tensorCount)

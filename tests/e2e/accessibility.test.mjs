@@ -69,3 +69,27 @@ test('axe at 390 px: causal masks on (hatched cells), every disclosure open', as
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+test('axe at 390 px after measuring: the cost curve’s and the speed lab’s threaded results, multi-head, learn lab from a link', async () => {
+  // The results tables and sentences appear only after a run: a short one of each (n ≤ 256; the quick plan).
+  const { page, context, log } = await openPage(env, '?lt=words&ll=3&lh=2#cost', { width: 390, height: 800 });
+  await page.selectOption('select[data-control="cost-max-n"]', '256');
+  await page.click('button[data-control="cost-measure"]');
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  await page.selectOption('select[data-control="speed-sizes"]', 'quick');
+  await page.click('button[data-control="speed-run"]');
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000 });
+  assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done');
+  assert.equal(await page.getAttribute('section#speed', 'data-state'), 'done');
+  await openDisclosures(page);
+  await renderWhole(page, 390);
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const r = await window.axe.run({ include: [['#cost'], ['#speed'], ['#multihead'], ['#learn']] }, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  check(violations, '390 px, after measuring');
+  assert.equal(violations.length, 0, `no violation at all: ${violations.map((v) => v.id).join(', ')}`);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

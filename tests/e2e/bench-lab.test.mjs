@@ -1,6 +1,8 @@
-// The speed lab: a live plain JS / wasm scalar / wasm SIMD benchmark in a Web Worker. Checks that a run
-// finishes with sane numbers (not how fast: timings are noisy), that the SIMD column really ran the SIMD module,
-// that the page stays responsive meanwhile, and that Cancel stops the worker and lets a new run start.
+// The speed lab: a live plain JS / wasm scalar / wasm SIMD / wasm SIMD on the package's threads benchmark in a Web
+// Worker. Checks that a run finishes with sane numbers (not how fast: timings are noisy), that the SIMD column really
+// ran the SIMD module, that the threads column ran on as many workers as the page says (one per logical core, at
+// most 8) and gave the SIMD column's numbers bit for bit, that the page's threads sentence quotes the measured
+// times, that the page stays responsive meanwhile, and that Cancel stops the worker and lets a new run start.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, openPage, drainTasks } from './helpers.mjs';
@@ -15,8 +17,13 @@ const QUICK = [
   { id: 'softmax-256', kind: 'softmax', n: 256 },
   { id: 'attention-64', kind: 'attention', n: 64, d: 64 },
   { id: 'attention-256-causal', kind: 'attention', n: 256, d: 64 },
+  { id: 'attention-64-h4', kind: 'attention', n: 64, d: 64, heads: 4 }, // one call of 4 heads: the threads split it
 ];
-const IMPLS = ['js', 'scalar', 'simd'];
+const IMPLS = ['js', 'scalar', 'simd', 'threads'];
+/** The pool the page asks for: one worker per logical core, at most 8 (web/src/labs/appendix/bench-lab.ts). */
+const poolSize = (page) => page.evaluate(() => Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1)));
+/** The page's number format for milliseconds (fmtMs in bench-lab.ts). */
+const fmtMs = (v) => (v >= 100 ? v.toFixed(0) : v.toPrecision(3));
 const g = (k) => (k * U) / (1 - k * U);
 
 /**
@@ -43,15 +50,15 @@ async function readRows(page) {
   return page.$$eval('table[data-table="speed"] tr[data-task]', (trs) => trs.map((tr) => {
     const cell = (c) => tr.querySelector(`td[data-col="${c}"]`);
     const num = (c) => { const v = cell(c)?.dataset.value; return v === undefined ? null : Number(v); };
-    const out = { id: tr.dataset.task, complete: tr.dataset.complete === 'true', speedup: num('speedup') };
-    for (const i of ['js', 'scalar', 'simd']) {
+    const out = { id: tr.dataset.task, complete: tr.dataset.complete === 'true', speedup: num('speedup'), threadsSpeedup: num('threads-speedup') };
+    for (const i of ['js', 'scalar', 'simd', 'threads']) {
       out[i] = { ms: num(`ms-${i}`), calls: Number(cell(`ms-${i}`)?.dataset.calls), rate: num(`rate-${i}`), diff: num(`diff-${i}`), simd: cell(`ms-${i}`)?.dataset.simd, backend: cell(`ms-${i}`)?.dataset.backend };
     }
     return out;
   }));
 }
 
-test('a quick run measures all three implementations, with sane numbers, while the page stays responsive', async () => {
+test('a quick run measures all four implementations (one of them on the threads), with sane numbers, while the page stays responsive', async () => {
   const { page, context, log } = await openPage(env, '#speed');
   assert.equal(await state(page), 'idle');
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
@@ -69,7 +76,7 @@ test('a quick run measures all three implementations, with sane numbers, while t
   const ticks = await page.evaluate(() => { clearInterval(window.__tickTimer); return window.__ticks; });
   assert.equal(await state(page), 'done', `run ended in state done (${await page.textContent('.bench-progress-text')})`);
 
-  // Responsiveness: the run takes ≥ 9 × 150 ms of timing loops; at a 20 ms interval most ticks must land. Had the
+  // Responsiveness: the run takes ≥ 12 × 150 ms of timing loops; at a 20 ms interval most ticks must land. Had the
   // loops run on the main thread, ticks could only land between steps (~10 % of the expected count). The bounds
   // leave room for a machine shared with other work, which delays timers without starving them.
   const during = ticks.filter((t) => t >= t0 && t <= t1);
@@ -81,11 +88,13 @@ test('a quick run measures all three implementations, with sane numbers, while t
   assert.ok(during.length >= 0.3 * expected, `main thread ticked ${during.length} times in ${(t1 - t0).toFixed(0)} ms (expected ~${expected.toFixed(0)})`);
   assert.ok(maxGap < 2000, `longest main-thread stall ${maxGap.toFixed(0)} ms`);
 
-  // Progress reached its maximum: 3 tasks × 3 implementations.
+  // Progress reached its maximum: 3 tasks × 4 implementations (3 where the browser reports one core).
+  const threads = await poolSize(page);
+  const live = threads >= 2 ? IMPLS : IMPLS.slice(0, 3);
   const p = await progress(page);
-  assert.equal(p.max, QUICK.length * IMPLS.length);
+  assert.equal(p.max, QUICK.length * live.length);
   assert.equal(p.value, p.max);
-  assert.match(await page.textContent('.bench-progress-text'), /^Done: 9 measurements/);
+  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^Done: ${p.max} measurements`));
 
   // The worker's instances: the SIMD column ran the SIMD128 module, the scalar column did not.
   const implAttr = (id, a) => page.getAttribute(`.bench-env [data-impl="${id}"]`, a);
@@ -93,6 +102,10 @@ test('a quick run measures all three implementations, with sane numbers, while t
   assert.equal(await implAttr('simd', 'data-backend'), 'wasm-simd');
   assert.equal(await implAttr('scalar', 'data-simd'), 'false');
   assert.equal(await implAttr('scalar', 'data-backend'), 'wasm');
+  if (threads >= 2) {
+    assert.equal(await implAttr('threads', 'data-threads'), String(threads), 'the pool has one worker per logical core (at most 8)');
+    assert.equal(await implAttr('threads', 'data-simd'), 'true');
+  }
   assert.match(await page.textContent('.bench-env [data-env="browser"]'), /\S+ \d+/, 'browser brand and version shown');
   assert.match(await page.textContent('.bench-env [data-env="page-engine"]'), /attnlab \d+\.\d+/);
 
@@ -101,11 +114,11 @@ test('a quick run measures all three implementations, with sane numbers, while t
   for (const t of QUICK) {
     const r = rows.find((x) => x.id === t.id);
     assert.ok(r.complete, `${t.id} complete`);
-    for (const i of IMPLS) {
+    for (const i of live) {
       const c = r[i];
       assert.ok(Number.isFinite(c.ms) && c.ms > 0 && c.ms < 10000, `${t.id} ${i}: ${c.ms} ms`);
-      // Throughput is the work per call over the median time: GFLOP/s (4·n²·d) or M elements/s (n²).
-      const want = t.kind === 'attention' ? (4 * t.n * t.n * t.d) / c.ms / 1e6 : (t.n * t.n) / c.ms / 1e3;
+      // Throughput is the work per call over the median time: GFLOP/s (4·n²·d per head) or M elements/s (n²).
+      const want = t.kind === 'attention' ? (4 * t.n * t.n * t.d * (t.heads ?? 1)) / c.ms / 1e6 : (t.n * t.n) / c.ms / 1e3;
       assert.ok(Math.abs(c.rate - want) <= 1e-9 * want, `${t.id} ${i}: rate ${c.rate} vs ${want}`);
     }
     assert.equal(r.simd.simd, 'true', `${t.id}: the SIMD column ran on the SIMD module`);
@@ -117,18 +130,33 @@ test('a quick run measures all three implementations, with sane numbers, while t
     for (const i of ['scalar', 'simd']) {
       assert.ok(Number.isFinite(r[i].diff) && r[i].diff <= b, `${t.id} ${i}: max |Δ| ${r[i].diff} ≤ ${b.toExponential(2)}`);
     }
-    console.log(`${t.id}: ${IMPLS.map((i) => `${i} ${r[i].ms.toPrecision(3)} ms ×${r[i].calls} (${r[i].rate.toPrecision(3)}${t.kind === 'attention' ? ' GFLOP/s' : ' Mel/s'}${r[i].diff === null ? '' : `, Δ ${r[i].diff.toExponential(1)}`})`).join(', ')}; SIMD ${r.speedup.toFixed(1)}× JS; bound ${b.toExponential(2)}`);
+    if (threads >= 2) {
+      // The async twin gives the synchronous call's result bit for bit: the same difference from plain JS.
+      assert.equal(r.threads.diff, r.simd.diff, `${t.id}: the threads column computed the SIMD column's numbers`);
+      assert.ok(Math.abs(r.threadsSpeedup - r.simd.ms / r.threads.ms) <= 1e-9 * r.threadsSpeedup, `${t.id}: threads vs 1 is SIMD ms / threads ms`);
+    }
+    console.log(`${t.id}: ${live.map((i) => `${i} ${r[i].ms.toPrecision(3)} ms ×${r[i].calls} (${r[i].rate.toPrecision(3)}${t.kind === 'attention' ? ' GFLOP/s' : ' Mel/s'}${r[i].diff === null ? '' : `, Δ ${r[i].diff.toExponential(1)}`})`).join(', ')}; SIMD ${r.speedup.toFixed(1)}× JS; bound ${b.toExponential(2)}`);
+  }
+  // The threads sentence quotes the measured times, task by task, and says how many threads ran.
+  const said = await page.textContent('[data-figure="speed-threads"]');
+  console.log(said);
+  if (threads >= 2) {
+    assert.ok(said.startsWith(`Threads: ${threads} workers ran the last column.`), said);
+    for (const r of rows) assert.ok(said.includes(`${fmtMs(r.simd.ms)} ms on 1 thread, ${fmtMs(r.threads.ms)} ms on ${threads}`), `${said} quotes ${r.id}`);
+  } else {
+    assert.match(said, /^Threads: not measured/);
   }
   // Both charts drew one group per task.
-  assert.equal(await page.$$eval('[data-chart="speed-attention"] rect.bench-bar', (r) => r.length), 2 * IMPLS.length);
-  assert.equal(await page.$$eval('[data-chart="speed-softmax"] rect.bench-bar', (r) => r.length), IMPLS.length);
+  assert.equal(await page.$$eval('[data-chart="speed-attention"] rect.bench-bar', (r) => r.length), 3 * live.length);
+  assert.equal(await page.$$eval('[data-chart="speed-softmax"] rect.bench-bar', (r) => r.length), live.length);
   assert.deepEqual(log.errors, [], 'no console errors');
   await context.close();
 });
 
 test('Cancel stops a run mid-way, keeps what finished, and a new run starts', async () => {
   const { page, context, log } = await openPage(env, '#speed');
-  // The full plan is long (18 measurements, several seconds): there is time to cancel part-way.
+  // The full plan is long (28 measurements, several seconds): there is time to cancel part-way.
+  const live = (await poolSize(page)) >= 2 ? 4 : 3;
   assert.equal(await page.inputValue('select[data-control="speed-sizes"]'), 'full', 'full sizes by default');
   // From the keyboard: Run disables itself, so focus moves to Cancel, and back to Run after Cancel.
   const focused = () => page.evaluate(() => document.activeElement?.dataset.control);
@@ -136,14 +164,14 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.keyboard.press('Enter');
   assert.equal(await focused(), 'speed-cancel', 'focus moved to Cancel');
   await page.waitForFunction(() => document.querySelector('progress[data-progress="speed"]').value >= 2, null, { timeout: 60000 });
-  assert.match(await page.textContent('.bench-progress-text'), /^\S+ n=\d+( causal)? · (plain JS|wasm scalar|wasm SIMD) \(\d+\/18\)$/);
+  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^\\S+ n=\\d+( causal)? · (plain JS|wasm scalar|wasm SIMD|wasm SIMD, \\d+ threads) \\(\\d+/${7 * live}\\)$`));
   await page.keyboard.press('Enter');
   assert.equal(await state(page), 'cancelled');
   assert.equal(await focused(), 'speed-run', 'focus back on Run');
   const before = await progress(page);
   const rowsBefore = await readRows(page);
   assert.ok(before.value >= 2 && before.value < before.max, `cancelled part-way (${before.value}/${before.max})`);
-  assert.match(await page.textContent('.bench-progress-text'), /^Cancelled after \d+ of 18/);
+  assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^Cancelled after \\d+ of ${7 * live}`));
   // The finished measurements stay: the first task's plain-JS time is on the page.
   assert.ok(rowsBefore[0]?.js.ms > 0, 'finished rows are kept');
   // Nothing more arrives: the worker is gone, and whatever it had posted before has been handled.
@@ -160,8 +188,8 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000 });
   assert.equal(await state(page), 'done');
   const p = await progress(page);
-  assert.equal(p.value, 9);
-  assert.equal(p.max, 9);
+  assert.equal(p.value, QUICK.length * live);
+  assert.equal(p.max, QUICK.length * live);
   const rows = await readRows(page);
   assert.deepEqual(rows.map((r) => r.id), QUICK.map((t) => t.id));
   assert.ok(rows.every((r) => r.complete));

@@ -165,6 +165,8 @@ const readCurve = (page) => page.$$eval('table[data-table="cost-curve"] tbody tr
   n: Number(tr.dataset.n),
   path: tr.dataset.path,
   ms: Number(tr.querySelector('td[data-col="ms"]').dataset.value),
+  msThreads: tr.querySelector('td[data-col="ms-threads"]') ? Number(tr.querySelector('td[data-col="ms-threads"]').dataset.value) : null,
+  speedup: tr.querySelector('td[data-col="speedup"]')?.textContent ?? null,
   memory: Number(tr.querySelector('td[data-col="memory"]').dataset.value),
   theory: Number(tr.querySelector('td[data-col="theory"]').dataset.value),
 })));
@@ -247,6 +249,30 @@ test('measured curve: both paths, progress to the end, materialized memory above
   assert.ok(at('materialized', 512).memory > at('materialized', 64).memory, 'materialized memory grows with n');
   assert.equal(at('streaming', 512).memory, at('streaming', 64).memory, 'streaming memory stays flat over this range');
 
+  // Threads: the page asks for one worker per logical core (at most 8), says how many ran, and quotes both times of
+  // the largest n of each path, with the words for their ratio, from the table's numbers.
+  const threads = await page.evaluate(() => Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1)));
+  const note = await page.textContent('[data-figure="cost-threads"]');
+  console.log(note);
+  const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toPrecision(3) : ms.toPrecision(2));
+  const words = (one, many) => { const r = one / many; const x = `${r >= 10 ? r.toFixed(0) : r.toFixed(2)}×`; return r >= 1.1 ? `${x} as fast` : r <= 0.9 ? `slower (${x} the speed)` : `about the same (${x})`; };
+  if (threads >= 2) {
+    assert.match(await page.textContent('[data-figure="cost-threads-intro"]'), new RegExp(`a pool of ${threads} workers \\(init\\(\\{ threads: ${threads} \\}\\)`));
+    assert.ok(note.startsWith(`${threads} threads ran the async calls`), note);
+    for (const r of rows) {
+      assert.ok(Number.isFinite(r.msThreads) && r.msThreads > 0, `threaded time ${r.path} n=${r.n}: ${r.msThreads}`);
+      assert.equal(r.speedup, words(r.ms, r.msThreads), `${r.path} n=${r.n}: the ratio's words`);
+    }
+    for (const path of ['streaming', 'materialized']) {
+      const r = at(path, 512);
+      assert.ok(note.includes(`${path} at n = 512: 1 thread ${fmtMs(r.ms)} ms, ${threads} threads ${fmtMs(r.msThreads)} ms, ${words(r.ms, r.msThreads)}`), `${note} quotes ${path}`);
+      assert.equal(await page.$$eval(`svg[data-chart="cost-time"] circle[data-path="${path}-threads"]`, (c) => c.length), 4, `${path} threaded points`);
+    }
+    assert.match(await page.textContent('[data-status="cost-curve"]'), new RegExp(`on 1 and on ${threads} threads\\)\\.$`));
+  } else {
+    assert.match(note, /^Timed on 1 thread/);
+  }
+
   // The main thread kept ticking all through the run (the engine ran in the worker).
   console.log(`main thread during the run: ${main.ticks} ticks over ${main.span.toFixed(0)} ms, largest gap ${main.gap.toFixed(0)} ms, long tasks ${main.longTasks.toFixed(0)} ms`);
   // Generous bounds: the CI machine is shared, so a busy core can delay a tick; engine work on the main thread
@@ -284,7 +310,7 @@ test('measured curve: Cancel stops the worker, keeps the points, and a new run w
   const later = { prog: await page.$eval('progress[data-progress="cost-curve"]', (p) => ({ value: p.value, max: p.max })), rows: (await readCurve(page)).length };
   assert.deepEqual(later, before);
   assert.ok(later.rows >= 2);
-  assert.equal(await page.$$eval('svg[data-chart="cost-time"] circle[data-path]', (c) => c.length), later.rows, 'the measured points stay plotted');
+  assert.equal(await page.$$eval('svg[data-chart="cost-time"] circle:is([data-path="materialized"], [data-path="streaming"])', (c) => c.length), later.rows, 'the measured points stay plotted');
 
   // The buttons are usable again: a small run goes to the end.
   await page.selectOption('select[data-control="cost-max-n"]', '256');

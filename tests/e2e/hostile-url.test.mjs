@@ -58,6 +58,8 @@ const VALID = {
   kq: ['1,0.2', '-100,100'], kk: ['1.2,0.4,0.9,0.3,-1,0.5'], kv: ['10,5,2'], kw: ['fruit', 'chair'],
   ps: ['0', '2'], pw: ['0', '31'], pe: ['apple.0:1'], pi: ['0', '20'],
   rk: ['1', '512'], rs: ['0', '999999'], nx: ['90,100,110', '1,2'],
+  // The learn lab (heads 1, 2, 4 divide every d_model offered, so any mix of these is valid).
+  lt: ['induction', 'words'], ll: ['1', '4'], lh: ['1', '2', '4'], ld: ['16', '128', '48'], lr: ['0.0001', '0.03', '0.002'], ls: ['once upon a', 'a'],
 };
 const PARAMS = Object.keys(VALID);
 // Values every numeric, list or flag parameter must refuse (t and kw take free text: see below).
@@ -65,7 +67,7 @@ const HUGE = ['1000000000', '1e9', '9'.repeat(400), '-1', 'NaN', 'Infinity', '0x
 // The edited-cells lists: '' is a valid (empty) list there.
 const EDITS = new Set(['xe', 'wq', 'wk', 'wv', 'wo', 'pe']);
 /** Whether parameter `name` may accept `value` (t and kw take free text; the edit lists take ''). */
-const mayAccept = (name, value) => (name === 't' && value.length <= 240 && !/\p{Cc}/u.test(value))
+const mayAccept = (name, value) => ((name === 't' || name === 'ls') && value.length <= 240 && !/\p{Cc}/u.test(value))
   || (name === 'kw' && /^[\p{L}\p{N}' -]{0,24}$/u.test(value)) || (EDITS.has(name) && value === '');
 
 function invalidValue(r, name) {
@@ -297,8 +299,10 @@ function assertSelfOnly(policy, where) {
   assert.deepEqual(directives.get('default-src'), ["'self'"], `${where}: default-src`);
   for (const [name, values] of directives) {
     for (const v of values) {
-      // Only keywords: no host, no scheme (http:, https:, data:, blob:), no wildcard.
-      assert.ok(["'self'", "'none'", "'wasm-unsafe-eval'"].includes(v), `${where}: ${name} allows ${v}`);
+      // Only keywords: no host, no scheme (http:, https:, data:, blob:), no wildcard; except blob: for workers (the
+      // package's worker pool starts from Blob URLs made by the page's own script: no other origin can make one).
+      const ok = ["'self'", "'none'", "'wasm-unsafe-eval'"].includes(v) || (name === 'worker-src' && v === 'blob:');
+      assert.ok(ok, `${where}: ${name} allows ${v}`);
     }
   }
   for (const name of ['object-src', 'base-uri', 'form-action']) assert.deepEqual(directives.get(name), ["'none'"], `${where}: ${name}`);

@@ -94,6 +94,12 @@ test('from file:// the labs’ workers run too (inline, started from blob: URLs)
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
   const points = await page.$$eval('table[data-table="cost-curve"] tbody tr', (trs) => trs.length);
   assert.equal(points, 6, 'n = 64, 128, 256 on both paths, measured offline');
+  // The package's worker pool starts inside the curve's worker here too (workers from blob: URLs inside a worker).
+  const threads = await page.evaluate(() => Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1)));
+  if (threads >= 2) {
+    assert.match(await page.textContent('[data-figure="cost-threads"]'), new RegExp(`^${threads} threads ran the async calls`));
+    assert.equal(await page.$$eval('table[data-table="cost-curve"] td[data-col="ms-threads"][data-value]', (c) => c.length), 6, 'every point timed on the pool too');
+  }
 
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   await page.click('button[data-control="speed-run"]');
@@ -101,6 +107,7 @@ test('from file:// the labs’ workers run too (inline, started from blob: URLs)
   assert.equal(await page.getAttribute('section#speed', 'data-state'), 'done', await page.textContent('.bench-progress-text'));
   const simdCells = await page.$$eval('table[data-table="speed"] [data-simd="true"]', (c) => c.length);
   assert.ok(simdCells > 0, 'the worker ran the SIMD engine offline');
+  if (threads >= 2) assert.equal(await page.getAttribute('.bench-env [data-impl="threads"]', 'data-threads'), String(threads), 'the speed lab’s pool ran offline');
   const elsewhere = log.requests.filter((u) => !(u.startsWith(fileUrl) || u.startsWith('data:') || u.startsWith('blob:')));
   assert.deepEqual(elsewhere, []);
   assert.deepEqual(log.errors, []);

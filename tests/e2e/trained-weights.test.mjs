@@ -98,3 +98,58 @@ test('random weights: each multi-head caption states what the weights on screen 
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+test('multi-head on trained weights: a head that follows content words is named with its count, computed here from the model', async () => {
+  // The default view: "I ate a banana and an apple" on the trained weights with the causal mask.
+  const { page, context, log } = await openPage(env, '#multihead');
+  await settle(page);
+  const words = ['i', 'ate', 'a', 'banana', 'and', 'an', 'apple'];
+  const n = words.length;
+  const vocab = await page.$eval('.learn-vocab', (p) => p.textContent.split(' · '));
+  const all = [...vocab, '<unk>'];
+  const f = gpt.forward(Int32Array.from(words.map((w) => all.indexOf(w))), { returnAttention: true });
+  // The rule, written again here: content words are all but the closed list of function words; a row with a content
+  // word before it counts when its largest weight (keys 0…i) is on the nearest such word.
+  const FUNCTION = new Set(['a', 'an', 'the', 'i', 'and']);
+  const captions = [];
+  for (const head of [0, 1]) {
+    const W = (i, j) => f.attention[0][(head * n + i) * n + j];
+    let rows = 0, previous = 0, nearest = -1;
+    const hits = [];
+    for (let i = 0; i < n; i++) {
+      if (nearest >= 0) {
+        rows++;
+        let top = 0;
+        for (let j = 1; j <= i; j++) if (W(i, j) > W(i, top)) top = j;
+        // The page reads float32 weights close to these: a near-tie could flip the top key, and the test would be moot.
+        const second = Math.max(...Array.from({ length: i + 1 }, (_, j) => (j === top ? -1 : W(i, j))));
+        assert.ok(W(i, top) - second > 10 * TOL, `row ${i}: a clear largest weight`);
+        if (top === nearest) hits.push({ i, j: top, w: W(i, top) });
+        if (top === i - 1) previous++;
+      }
+      if (!FUNCTION.has(words[i])) nearest = i;
+    }
+    const caption = await page.$eval(`[data-figure="mh-head${head + 1}-pattern"]`, (p) => p.textContent);
+    captions.push(caption);
+    const named = rows >= 3 && hits.length >= 0.75 * rows && hits.length > previous;
+    console.log(`head ${head + 1}: ${hits.length} of ${rows} rows on the nearest earlier content word (previous word: ${previous}); ${named ? 'named' : 'not named'}\n  ${caption}`);
+    if (!named) {
+      assert.doesNotMatch(caption, /content/, `head ${head + 1} says nothing of content`);
+      continue;
+    }
+    assert.ok(caption.includes(`Follows content words: in ${hits.length} of the ${rows} rows that have a content word before them, its largest weight is on the nearest one`), caption);
+    // Each quoted link is one of the counted rows, with the model's weight to 2 decimals.
+    const quoted = [...caption.matchAll(/“([^”]+)” → “([^”]+)” (\d\.\d+)/g)];
+    assert.ok(quoted.length >= 2, caption);
+    for (const [, from, to, w] of quoted.filter((m) => caption.indexOf(m[0]) > caption.indexOf('Follows content'))) {
+      const hit = hits.find((h) => words[h.i] === from && words[h.j] === to);
+      assert.ok(hit, `${from} → ${to} is a counted row`);
+      assert.ok(Math.abs(Number(w) - hit.w) <= 0.005 + TOL, `${from} → ${to}: ${w} vs the model's ${hit.w}`);
+    }
+  }
+  // On this sentence the model's head 2 follows content words (a → ate, and → banana) and head 1 does not.
+  assert.match(captions[1], /Follows content words: in 4 of the 5 rows/);
+  assert.doesNotMatch(captions[0], /content/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -130,3 +130,59 @@ test('a malformed URL falls back without breaking the page', async () => {
   assert.deepEqual(log.errors, []);
   await context.close();
 });
+
+/** The learn lab's controls as the page shows them. */
+const learnControls = (page) => page.evaluate(() => ({
+  words: document.querySelector('button[data-control="task-words"]').getAttribute('aria-pressed'),
+  layers: document.querySelector('select[data-control="learn-layers"]').value,
+  heads: document.querySelector('select[data-control="learn-heads"]').value,
+  dModel: document.querySelector('select[data-control="learn-dmodel"]').value,
+  lr: document.querySelector('input[data-control="learn-lr"]').getAttribute('aria-valuetext'),
+  sentence: document.querySelector('input[data-control="learn-sentence"]').value,
+}));
+
+test('the learn lab’s task, model size, learning rate and sentence round-trip through the URL; bad values fall back', async () => {
+  const { page, context, log } = await openPage(env, '#learn');
+  await page.click('button[data-control="task-words"]');
+  await page.selectOption('select[data-control="learn-layers"]', '3');
+  await page.selectOption('select[data-control="learn-heads"]', '2');
+  await page.selectOption('select[data-control="learn-dmodel"]', '96');
+  // The learning-rate slider is logarithmic: 10^-3.3 ≈ 0.000501 (three significant digits).
+  await page.$eval('input[data-control="learn-lr"]', (s) => { s.value = '-3.3'; s.dispatchEvent(new Event('input', { bubbles: true })); });
+  await page.fill('input[data-control="learn-sentence"]', 'I ate a banana and');
+  await settle(page);
+  const url = page.url();
+  const params = new URL(url).searchParams;
+  assert.deepEqual(['lt', 'll', 'lh', 'ld', 'lr', 'ls'].map((p) => params.get(p)), ['words', '3', '2', '96', '0.000501', 'I ate a banana and']);
+  const before = await learnControls(page);
+  assert.deepEqual(before, { words: 'true', layers: '3', heads: '2', dModel: '96', lr: '0.00050', sentence: 'I ate a banana and' });
+  const again = await openPage(env, url.slice(env.url.length));
+  assert.deepEqual(await learnControls(again.page), before);
+  assert.equal(await again.page.isHidden('#notice'), true, 'a valid URL raises no notice');
+  await settle(again.page);
+  assert.equal(again.page.url(), url, 'the restored page writes the same URL');
+  // Back to a task's defaults: nothing of the lab is written.
+  await again.page.selectOption('select[data-control="learn-layers"]', '2');
+  await again.page.selectOption('select[data-control="learn-heads"]', '4');
+  await again.page.selectOption('select[data-control="learn-dmodel"]', '48');
+  await again.page.$eval('input[data-control="learn-lr"]', (s) => { s.value = String(Math.log10(3e-3)); s.dispatchEvent(new Event('input', { bubbles: true })); });
+  await again.page.fill('input[data-control="learn-sentence"]', 'the capital of Spain is'); // shown with the words task only
+  await again.page.click('button[data-control="task-induction"]');
+  await settle(again.page);
+  assert.equal(new URL(again.page.url()).search, '', 'defaults write no parameter');
+  await again.context.close();
+
+  // Each bad value falls back to its default, named in the notice; heads that do not divide d_model are bad too.
+  const bad = await openPage(env, `?lt=chess&ll=9&ld=50&lr=1&ls=${encodeURIComponent('a\u0000b')}#learn`);
+  const named = (await bad.page.textContent('#notice')).match(/defaults: ([^.]*)\./)?.[1].split(', ').sort();
+  assert.deepEqual(named, ['ld', 'll', 'lr', 'ls', 'lt']);
+  assert.deepEqual(await learnControls(bad.page), { words: 'false', layers: '2', heads: '1', dModel: '64', lr: '0.0010', sentence: 'the capital of Spain is' });
+  await settle(bad.page);
+  assert.equal(new URL(bad.page.url()).search, '', 'the address bar is rewritten to the cleaned state');
+  const split = await openPage(env, '?lt=words&lh=5#learn'); // 48 / 5 is not whole
+  assert.match(await split.page.textContent('#notice'), /defaults: lh\./);
+  assert.deepEqual(await learnControls(split.page), { words: 'true', layers: '2', heads: '4', dModel: '48', lr: '0.0030', sentence: 'the capital of Spain is' });
+  for (const p of [bad, split]) { assert.deepEqual(p.log.errors, []); await p.context.close(); }
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -6,6 +6,7 @@
 
 #include "../native/reference.h"
 #include "attention.h"
+#include "fuzz_checks.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -33,9 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto mask = mask_flag ? in.values(fuzz::adjust(nq * nk, dm)) : std::vector<float>{};
   const bool has_mask = !mask.empty();  // an empty span means no mask
   for (auto& m : mask) m = in.flag() ? -INFINITY : m;  // masks are mostly about -inf
-  std::vector<float> out(fuzz::adjust(nq * dv, dout), 4242.0f);
-  std::vector<float> weights(want_matrix ? fuzz::adjust(nq * nk, dw) : 0, 4242.0f);
-  std::vector<float> scores(want_matrix ? nq * nk : 0, 4242.0f), raw(want_matrix ? nq * nk : 0, 4242.0f);
+  std::vector<float> out(fuzz::adjust(nq * dv, dout), fuzz::kUntouched);
+  std::vector<float> weights(want_matrix ? fuzz::adjust(nq * nk, dw) : 0, fuzz::kUntouched);
+  std::vector<float> scores(want_matrix ? nq * nk : 0, fuzz::kUntouched), raw(want_matrix ? nq * nk : 0, fuzz::kUntouched);
 
   const auto st = attnlab::attention({q, k, v, nq, nk, dk, dv, scale, causal, mask, path}, {out, raw, scores, weights});
 
@@ -49,15 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const double bound = max_row_norm(q, nq, dk) * max_row_norm(k, nk, dk);
     valid = bound <= 1e37 && bound * s <= 1e37;
   }
-  auto untouched = [](const std::vector<float>& b) {
-    for (float x : b)
-      if (x != 4242.0f) return false;
-    return true;
-  };
   if (!valid) {
     FUZZ_REQUIRE(!st.ok() && st.kind == attnlab::ErrorKind::range && !st.arg.empty());
     FUZZ_REQUIRE(st.message.find(st.arg) != std::string::npos);
-    FUZZ_REQUIRE(untouched(out) && untouched(weights) && untouched(scores) && untouched(raw));
+    FUZZ_REQUIRE(fuzz::untouched(out) && fuzz::untouched(weights) && fuzz::untouched(scores) && fuzz::untouched(raw));
     return 0;
   }
   FUZZ_REQUIRE(st.ok());
@@ -66,14 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto want = ref::attention(ref::widen(q), ref::zeros(q.size()), ref::widen(k), ref::zeros(k.size()), ref::widen(v),
                                    ref::zeros(v.size()), nq, nk, dk, dv, double(s), causal, has_mask ? &mask : nullptr,
                                    streaming);
-  auto check = [](const char* name, const std::vector<float>& got, const ref::Bounded& r) {
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (!ref::within(got[i], r.value[i], r.bound[i])) {
-        std::fprintf(stderr, "%s[%zu] = %.9g, want %.9g ± %.3g\n", name, i, double(got[i]), r.value[i], r.bound[i]);
-        fuzz::fail("result outside the reference bound");
-      }
-  };
-  check("out", out, want.out);
-  if (want_matrix) check("weights", weights, want.weights), check("scores", scores, want.scores), check("raw", raw, want.raw);
+  fuzz::check_bounded("out", out, want.out);
+  if (want_matrix) {
+    fuzz::check_bounded("weights", weights, want.weights);
+    fuzz::check_bounded("scores", scores, want.scores);
+    fuzz::check_bounded("raw", raw, want.raw);
+  }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "attention.h"
 #include "attention_backward.h"
 #include "attention_impl.h"
+#include "fuzz_checks.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -34,19 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (perturb) lse[in.size(nq - 1)] += in.value();  // an lse that may not match (or be NaN / ±inf)
   if (cut) lse.pop_back();
 
-  std::vector<float> dq(nq * dk, 4242.0f), dkk(nk * dk, 4242.0f), dvv(nk * dv, 4242.0f);
+  std::vector<float> dq(nq * dk, fuzz::kUntouched), dkk(nk * dk, fuzz::kUntouched), dvv(nk * dv, fuzz::kUntouched);
   attnlab::AttentionBackwardArgs a{q, k, v, out, lse, d_o, nq, nk, dk, dv};
   a.scale = scale, a.causal = causal, a.mask = mask;
   const auto st = attnlab::attention_backward(a, {dq, dkk, dvv});
-  auto untouched = [](const std::vector<float>& b) {
-    for (float x : b)
-      if (x != 4242.0f) return false;
-    return true;
-  };
   if (!st.ok()) {
     FUZZ_REQUIRE(st.kind == attnlab::ErrorKind::range && !st.arg.empty());
     FUZZ_REQUIRE(st.message.find(st.arg) != std::string::npos);
-    FUZZ_REQUIRE(untouched(dq) && untouched(dkk) && untouched(dvv));
+    FUZZ_REQUIRE(fuzz::untouched(dq) && fuzz::untouched(dkk) && fuzz::untouched(dvv));
     // Refusals must have a reason: a cut or perturbed lse, a bad dOutput, or gradients beyond float32.
     FUZZ_REQUIRE(cut || perturb || !fuzz::all_finite(d_o, false) || st.arg == "dOutput");
     return 0;
@@ -57,20 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                       bnd::inputs(d_o), nq, nk, dk, dv, bnd::in(s), causal, masked ? &mask : nullptr, true);
   const auto g2 = ref::attention_grad(bnd::inputs(q), bnd::inputs(k), bnd::inputs(v), bnd::inputs(out), bnd::inputs(lse),
                                       bnd::inputs(d_o), nq, nk, dk, dv, bnd::in(s), causal, masked ? &mask : nullptr, false);
-  auto check = [](const char* name, const std::vector<float>& got, const std::vector<bnd::B>& w1, const std::vector<bnd::B>& w2) {
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      FUZZ_REQUIRE(std::isfinite(got[i]));  // a success holds finite gradients only
-      // Where the double formula itself overflows (inputs near 1e30), there is nothing to compare against.
-      if (!std::isfinite(w1[i].v)) continue;
-      const double e = std::fmax(w1[i].e, w2[i].e);
-      if (!(std::fabs(double(got[i]) - w1[i].v) <= e)) {
-        std::fprintf(stderr, "%s[%zu] = %.9g, want %.9g ± %.3g\n", name, i, double(got[i]), w1[i].v, e);
-        fuzz::fail("gradient outside the reference bound");
-      }
-    }
-  };
-  check("dq", dq, g1.dq, g2.dq);
-  check("dk", dkk, g1.dk, g2.dk);
-  check("dv", dvv, g1.dv, g2.dv);
+  fuzz::check_gradient("dq", dq, g1.dq, g2.dq);
+  fuzz::check_gradient("dk", dkk, g1.dk, g2.dk);
+  fuzz::check_gradient("dv", dvv, g1.dv, g2.dv);
   return 0;
 }

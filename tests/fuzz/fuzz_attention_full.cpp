@@ -9,6 +9,8 @@
 
 #include "../native/attention_reference.h"
 #include "attention.h"
+#include "fuzz_attention_options.h"
+#include "fuzz_checks.h"
 #include "fuzz_input.h"
 #include "kv_cache.h"
 #include "rope.h"
@@ -29,71 +31,32 @@ double max_row_norm(const std::vector<float>& x, bool bshd, std::size_t b, std::
   return std::sqrt(best);
 }
 
-bool untouched(const std::vector<float>& b) {
-  for (float x : b)
-    if (x != 4242.0f) return false;
-  return true;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
-  const std::size_t batch = in.size(3), kv_heads = in.size(3), group = in.size(3), nq = in.size(9), nk = in.size(140),
-                    dk = in.size(6), dv = in.size(6);
-  const std::size_t heads = kv_heads * (group ? group : 1) + (in.byte() % 16 == 0);  // now and then not a multiple
+  fuzz::AttentionOptions o;
+  const std::size_t batch = o.batch = in.size(3), kv_heads = in.size(3), group = in.size(3), nq = o.nq = in.size(9),
+                    nk = o.nk = in.size(140), dk = o.dk = in.size(6), dv = o.dv = in.size(6);
+  o.heads = kv_heads * (group ? group : 1) + (in.byte() % 16 == 0);  // now and then not a multiple
+  o.kv_heads = kv_heads;
   const std::uint8_t f1 = in.byte(), f2 = in.byte();
-  const bool bshd = f1 & 1, use_cache = f1 & 2, want_matrix = f1 & 4, want_lse = f1 & 8, has_scale = f1 & 16,
-             has_softcap = f1 & 32, has_alibi = f1 & 64, has_lengths = f1 & 128;
-  const int causal = f2 % 3, mask_kind = (f2 / 3) % 3;  // mask: none, additive, boolean
+  const bool use_cache = f1 & 2, want_matrix = f1 & 4, want_lse = f1 & 8, has_scale = f1 & 16, has_softcap = f1 & 32,
+             has_alibi = f1 & 64, has_lengths = f1 & 128;
+  o.bshd = f1 & 1, o.causal = f2 % 3, o.mask_kind = (f2 / 3) % 3;  // mask: none, additive, boolean
   const auto path = attnlab::AttentionPath((f2 / 9) % 3);
-  const std::int64_t wl = std::int64_t(in.byte() % 12) - 2, wr = std::int64_t(in.byte() % 12) - 2;  // -2: invalid
-  const bool windowed = in.flag();
+  o.window_left = std::int64_t(in.byte() % 12) - 2, o.window_right = std::int64_t(in.byte() % 12) - 2;  // -2: invalid
+  o.windowed = in.flag();
   const long dq = in.delta(), dkk = in.delta(), dvv = in.delta(), dm = in.delta(), dout = in.delta();
-  const std::optional<double> scale = has_scale ? std::optional<double>(in.value()) : std::nullopt;
-  const std::optional<double> softcap = has_softcap ? std::optional<double>(in.value()) : std::nullopt;
-  const std::size_t H = heads, G = kv_heads;
+  if (has_scale) o.scale = in.value();
+  if (has_softcap) o.softcap = in.value();
+  const bool bshd = o.bshd;
+  const std::size_t H = o.heads, G = kv_heads;
   const auto q = in.values(fuzz::adjust(batch * H * nq * dk, dq));
   const auto k = in.values(fuzz::adjust(batch * G * nk * dk, dkk)), v = in.values(fuzz::adjust(batch * G * nk * dv, dvv));
-
-  // The mask: dims 1…4 right-aligned to [batch, heads, nq, nk], each 1 or full (the key dim sometimes shorter).
-  ref::FullCase c;
-  c.batch = batch, c.heads = H, c.kv_heads = G, c.nq = nq, c.nk = nk, c.dk = dk, c.dv = dv, c.bshd = bshd, c.causal = causal;
-  std::vector<std::int64_t> shape;
-  std::vector<float> mask;
-  std::vector<std::uint8_t> keep;
-  if (mask_kind) {
-    const std::size_t target[4] = {batch, H, nq, nk};
-    const std::size_t dims = 1 + in.byte() % 4;
-    const std::uint8_t pick = in.byte();
-    for (std::size_t d = 4 - dims; d < 4; ++d) {
-      std::size_t m = (pick >> d) & 1 ? target[d] : 1;
-      if (d == 3 && (pick & 0x80) && nk > 2) m = 2 + in.byte() % (nk - 2);  // shorter than nk
-      if (d < 3 && (pick & 0x40) && d == 4 - dims) m = target[d] + 1;       // does not broadcast
-      shape.push_back(std::int64_t(m));
-      c.mask_shape[d] = m;
-    }
-    std::size_t count = 1;
-    for (auto m : shape) count *= std::size_t(m);
-    count = fuzz::adjust(count, dm);
-    if (mask_kind == 1) {
-      mask = in.values(count);
-      for (auto& x : mask) x = in.flag() ? -INFINITY : x;
-    } else {
-      keep.resize(count);
-      for (auto& x : keep) x = in.byte() % 4 != 0;
-    }
-  }
-  std::vector<std::int32_t> lengths;
-  if (has_lengths) {
-    const std::size_t count = batch + (in.byte() % 32 == 0);  // now and then one too many
-    for (std::size_t b = 0; b < count; ++b) {
-      const std::int32_t len = std::int32_t(in.byte() % (nk + 2));  // nk + 1: past the end
-      lengths.push_back(in.byte() % 64 == 0 ? -1 : len);
-    }
-  }
-  std::vector<float> slopes;
-  if (has_alibi) slopes = in.values(H + (in.byte() % 32 == 0));
+  o.decode_mask(in, true, dm);  // sometimes a shape that does not broadcast, or one element short or long
+  if (has_lengths) o.decode_key_lengths(in, true);
+  if (has_alibi) o.decode_slopes(in, true);
 
   // K/V directly, or through a cache filled in appends of either layout, the keys rotated on the way in (RoPE at
   // their cache positions) when `rotate`: the reference then attends to the whole K rotated by rope() in one call.
@@ -153,35 +116,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   const std::size_t rows = batch * H * nq;
-  std::vector<float> out(fuzz::adjust(rows * dv, dout), 4242.0f), lse(want_lse ? rows : 0, 4242.0f);
-  std::vector<float> weights(want_matrix ? rows * nk : 0, 4242.0f), scores(weights.size(), 4242.0f), raw(weights.size(), 4242.0f);
+  std::vector<float> out(fuzz::adjust(rows * dv, dout), fuzz::kUntouched), lse(want_lse ? rows : 0, fuzz::kUntouched);
+  std::vector<float> weights(want_matrix ? rows * nk : 0, fuzz::kUntouched), scores(weights.size(), fuzz::kUntouched), raw(weights.size(), fuzz::kUntouched);
   attnlab::AttentionArgs a;
+  o.apply(a);
   a.q = q;
   if (!use_cache) a.k = k, a.v = v, a.nk = nk, a.dk = dk, a.dv = dv;
-  a.nq = nq, a.batch = batch, a.heads = H, a.kv_heads = G;
-  a.scale = scale, a.softcap = softcap;
-  a.causal = causal == 0 ? attnlab::Causal() : causal == 1 ? attnlab::Causal(attnlab::Causal::bottom_right) : attnlab::Causal(attnlab::Causal::top_left);
-  a.layout = bshd ? attnlab::Layout::bshd : attnlab::Layout::bhsd;
-  if (windowed) a.window = {wl, wr};
-  a.mask = mask, a.bool_mask = keep, a.mask_shape = shape;
-  a.key_lengths = lengths, a.alibi_slopes = slopes;
   a.path = path;
   a.cache = cache.get();
   const auto st = attnlab::attention(a, {out, raw, scores, weights, lse});
 
   // The contract, written out independently.
-  const float s = scale ? float(*scale) : 1.0f / std::sqrt(float(dk ? dk : 1));
+  const float s = o.scale_used();
   bool valid = batch && H && nq && nk && dk && dv && G && H % G == 0 && q.size() == batch * H * nq * dk &&
                (use_cache || (k.size() == batch * G * nk * dk && v.size() == batch * G * nk * dv)) && out.size() == rows * dv &&
                !(path == attnlab::AttentionPath::streaming && want_matrix) && fuzz::all_finite(q, false) &&
                fuzz::all_finite(k, false) && fuzz::all_finite(v, false);
-  if (scale) valid = valid && std::isfinite(*scale) && *scale > 0 && float(*scale) > 0 && std::isfinite(float(*scale));
-  if (softcap) {
+  if (const auto scale = o.scale) valid = valid && std::isfinite(*scale) && *scale > 0 && float(*scale) > 0 && std::isfinite(float(*scale));
+  if (const auto softcap = o.softcap) {
     const float cap = float(*softcap);
     valid = valid && std::isfinite(*softcap) && *softcap > 0 && cap > 0 && std::isfinite(cap) && std::isfinite(1.0f / cap);
   }
-  if (windowed) valid = valid && wl >= -1 && wr >= -1;
-  if (mask_kind && valid) {
+  if (o.windowed) valid = valid && o.window_left >= -1 && o.window_right >= -1;
+  if (o.mask_kind && valid) {
+    const auto& shape = o.mask_shape;
     const std::size_t target[4] = {batch, H, nq, nk};
     std::size_t count = 1;
     for (std::size_t d = 4 - shape.size(); d < 4; ++d) {
@@ -189,15 +147,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       valid = valid && (m == 1 || m == target[d] || (d == 3 && m < nk));
       count *= m;
     }
-    valid = valid && (mask_kind == 1 ? mask.size() : keep.size()) == count && fuzz::all_finite(mask, true);
+    valid = valid && (o.mask_kind == 1 ? o.mask.size() : o.keep.size()) == count && fuzz::all_finite(o.mask, true);
   }
   if (has_lengths) {
-    valid = valid && lengths.size() == batch;
-    for (auto l : lengths) valid = valid && l >= 0 && std::size_t(l) <= nk;
+    valid = valid && o.key_lengths.size() == batch;
+    for (auto l : o.key_lengths) valid = valid && l >= 0 && std::size_t(l) <= nk;
   }
   if (has_alibi) {
-    valid = valid && slopes.size() == H && fuzz::all_finite(slopes, false);
-    for (float x : slopes) valid = valid && std::fabs(double(x)) * double(nq + nk) <= 1e37;
+    valid = valid && o.slopes.size() == H && fuzz::all_finite(o.slopes, false);
+    for (float x : o.slopes) valid = valid && std::fabs(double(x)) * double(nq + nk) <= 1e37;
   }
   if (valid) {  // scores that could overflow float32 are refused
     for (std::size_t b = 0; b < batch; ++b)
@@ -210,29 +168,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!valid) {
     FUZZ_REQUIRE(!st.ok() && st.kind == attnlab::ErrorKind::range && !st.arg.empty());
     FUZZ_REQUIRE(st.message.find(st.arg) != std::string::npos);
-    FUZZ_REQUIRE(untouched(out) && untouched(lse) && untouched(weights) && untouched(scores) && untouched(raw));
+    FUZZ_REQUIRE(fuzz::untouched(out) && fuzz::untouched(lse) && fuzz::untouched(weights) && fuzz::untouched(scores) && fuzz::untouched(raw));
     return 0;
   }
   if (!st.ok()) std::fprintf(stderr, "unexpected error: %s\n", st.message.c_str());
   FUZZ_REQUIRE(st.ok());
 
-  c.scale = double(s);
-  c.softcap = softcap ? double(float(*softcap)) : 0.0;
-  if (windowed) c.window_left = wl, c.window_right = wr;
-  if (mask_kind == 1) c.mask = &mask;
-  if (mask_kind == 2) c.keep = &keep;
-  c.key_lengths = lengths, c.alibi = slopes;
-  c.streaming = path == attnlab::AttentionPath::streaming || (path == attnlab::AttentionPath::automatic && !want_matrix);
-  const auto want = ref::attention_full(q, rotate ? k_rotated : k, v, c);
-  auto check = [](const char* name, const std::vector<float>& got, const ref::Bounded& r) {
-    for (std::size_t i = 0; i < got.size(); ++i)
-      if (!ref::within(got[i], r.value[i], r.bound[i])) {
-        std::fprintf(stderr, "%s[%zu] = %.9g, want %.9g ± %.3g\n", name, i, double(got[i]), r.value[i], r.bound[i]);
-        fuzz::fail("result outside the reference bound");
-      }
-  };
-  check("out", out, want.out);
-  if (want_lse) check("lse", lse, want.lse);
-  if (want_matrix) check("weights", weights, want.weights), check("scores", scores, want.scores), check("raw", raw, want.raw);
+  const bool streaming = path == attnlab::AttentionPath::streaming || (path == attnlab::AttentionPath::automatic && !want_matrix);
+  const auto want = ref::attention_full(q, rotate ? k_rotated : k, v, o.reference_case(streaming));
+  fuzz::check_bounded("out", out, want.out);
+  if (want_lse) fuzz::check_bounded("lse", lse, want.lse);
+  if (want_matrix) {
+    fuzz::check_bounded("weights", weights, want.weights);
+    fuzz::check_bounded("scores", scores, want.scores);
+    fuzz::check_bounded("raw", raw, want.raw);
+  }
   return 0;
 }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
+import { caseLabel, randomAttentionCase } from './support/attention-cases.mjs';
 import { attentionGradRef } from './support/attention-grad-ref.mjs';
 import { loadLabs } from './support/load.mjs';
 import { rng } from './support/random.mjs';
@@ -28,42 +29,13 @@ function check(lab, c, label, seed) {
   return grads;
 }
 
-function randomCase(r, { maxNq = 10, maxNk = 40 } = {}) {
-  const kvHeads = r.pick([1, 1, 2, 3]), heads = kvHeads * r.pick([1, 1, 2, 4]);
-  const batch = heads > 6 ? 1 : r.int(1, 3);
-  const nq = r.int(1, maxNq), nk = r.int(1, maxNk), dk = r.int(1, 12), dv = r.int(1, 12);
-  const c = {
-    q: r.array(batch * heads * nq * dk, -2, 2), k: r.array(batch * kvHeads * nk * dk, -2, 2), v: r.array(batch * kvHeads * nk * dv),
-    batch, heads, kvHeads, nq, nk, dk, dv, layout: r.pick(['bhsd', 'bshd']),
-  };
-  if (r.bool(0.7)) c.causal = r.pick([false, true, 'bottom-right', 'top-left']);
-  if (r.bool(0.3)) c.window = [r.pick([-1, Infinity, 0, 1, 3, 7]), r.pick([-1, Infinity, 0, 2, 5])];
-  if (r.bool(0.3)) c.scale = r.pick([0.1, 0.5, 2]);
-  if (r.bool(0.3)) c.softcap = r.pick([0.5, 3, 30]);
-  if (r.bool(0.3)) c.keyLengths = Array.from({ length: batch }, () => r.int(0, nk));
-  if (r.bool(0.3)) c.alibiSlopes = r.array(heads, 0, 0.5);
-  if (r.bool(0.4)) {
-    const target = [batch, heads, nq, nk];
-    const dims = r.int(1, 4);
-    const shape = target.slice(4 - dims).map((t) => (r.bool() ? t : 1));
-    if (r.bool(0.25) && nk > 2) shape[shape.length - 1] = r.int(2, nk - 1);
-    const count = shape.reduce((a, b) => a * b, 1);
-    c.mask = r.bool() ? Uint8Array.from({ length: count }, () => (r.bool(0.75) ? 1 : 0))
-      : Float32Array.from({ length: count }, () => (r.bool(0.25) ? -Infinity : r.next() * 4 - 2));
-    c.maskShape = shape;
-  }
-  return c;
-}
-
-const label = (c) => JSON.stringify(c, (k, v) => (ArrayBuffer.isView(v) ? `${v.constructor.name}(${v.length})` : v === Infinity ? 'Infinity' : v));
-
 for (const { name, lab } of labs) {
   describe(`attentionBackward (${name})`, () => {
     test('random combinations of every option against the float64 reference', () => {
       const r = rng(2026);
       for (let n = 0; n < 40; ++n) {
-        const c = randomCase(r, n % 8 === 0 ? { maxNq: 40, maxNk: 150 } : undefined);
-        check(lab, c, `case ${n} ${label(c)}`, n + 1);
+        const c = randomAttentionCase(r, n % 8 === 0 ? { maxNq: 40, maxNk: 150, maxD: 12 } : { maxNq: 10, maxD: 12 });
+        check(lab, c, `case ${n} ${caseLabel(c)}`, n + 1);
       }
     });
 
@@ -79,7 +51,7 @@ for (const { name, lab } of labs) {
       ];
       cases.forEach((extra, n) => {
         const c = tensors({ ...base(), ...extra });
-        check(lab, c, `family ${n} ${label(c)}`, 100 + n);
+        check(lab, c, `family ${n} ${caseLabel(c)}`, 100 + n);
       });
     });
 
@@ -187,7 +159,7 @@ for (const { name, lab } of labs) {
         const out = { dq: new Float32Array(24).fill(9), dk: new Float32Array(20).fill(9), dv: new Float32Array(10).fill(9) };
         const withOut = opts.out === undefined ? { ...opts, out } : opts;
         assert.throws(() => lab.attentionBackward(withOut), (e) => e instanceof type && message.test(e.message) && e.message.startsWith('attentionBackward: '),
-          `${label(opts)} should throw ${type.name} ${message}`);
+          `${caseLabel(opts)} should throw ${type.name} ${message}`);
         if (opts.out === undefined) for (const b of Object.values(out)) assert.ok(b.every((x) => x === 9), `${message}: an out buffer was written`);
         const again = lab.attentionBackward(ok);
         assert.deepEqual(again, good);

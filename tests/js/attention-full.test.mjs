@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
+import { caseLabel, randomAttentionCase } from './support/attention-cases.mjs';
 import { at, attentionFullRef } from './support/attention-full-ref.mjs';
 import { loadLabs } from './support/load.mjs';
 import { rng } from './support/random.mjs';
@@ -24,37 +25,12 @@ function check(lab, c, label) {
   return got;
 }
 
-// Every option drawn independently.
-function randomCase(r, { maxNq = 12, maxNk = 40 } = {}) {
-  const kvHeads = r.pick([1, 1, 2, 3]), heads = kvHeads * r.pick([1, 1, 2, 4]);
-  const batch = heads > 6 ? 1 : r.int(1, 3);
-  const nq = r.int(1, maxNq), nk = r.int(1, maxNk), dk = r.int(1, 16), dv = r.int(1, 16);
-  const layout = r.pick(['bhsd', 'bshd']);
-  const c = {
-    q: r.array(batch * heads * nq * dk, -2, 2), k: r.array(batch * kvHeads * nk * dk, -2, 2), v: r.array(batch * kvHeads * nk * dv),
-    batch, heads, kvHeads, nq, nk, dk, dv, layout,
-  };
-  if (r.bool(0.7)) c.causal = r.pick([false, true, 'bottom-right', 'top-left']);
-  if (r.bool(0.3)) c.window = [r.pick([-1, Infinity, 0, 1, 3, 7]), r.pick([-1, Infinity, 0, 2, 5])];
-  if (r.bool(0.3)) c.scale = r.pick([0.1, 0.5, 2]);
-  if (r.bool(0.3)) c.softcap = r.pick([0.5, 3, 30]);
-  if (r.bool(0.3)) c.keyLengths = Array.from({ length: batch }, () => r.int(0, nk));
-  if (r.bool(0.3)) c.alibiSlopes = r.array(heads, 0, 0.5);
-  if (r.bool(0.4)) {
-    const target = [batch, heads, nq, nk];
-    const dims = r.int(1, 4);
-    const shape = target.slice(4 - dims).map((t) => (r.bool() ? t : 1));
-    if (r.bool(0.25) && nk > 2) shape[shape.length - 1] = r.int(2, nk - 1); // shorter than nk: the rest masked
-    const count = shape.reduce((a, b) => a * b, 1);
-    c.mask = r.bool() ? Uint8Array.from({ length: count }, () => (r.bool(0.75) ? 1 : 0))
-      : Float32Array.from({ length: count }, () => (r.bool(0.25) ? -Infinity : r.next() * 4 - 2));
-    if (r.bool(0.8) || dims !== 2 || shape[0] !== nq || shape[1] !== nk) c.maskShape = shape;
-  }
+// Every option drawn independently (support/attention-cases.mjs), and the forward's own: which matrices to return.
+function randomCase(r, sizes) {
+  const c = randomAttentionCase(r, sizes);
   for (const flag of ['returnScores', 'returnWeights', 'returnRawScores', 'returnLse']) if (r.bool(0.3)) c[flag] = true;
   return c;
 }
-
-const label = (c) => JSON.stringify(c, (k, v) => (ArrayBuffer.isView(v) ? `${v.constructor.name}(${v.length})` : v === Infinity ? 'Infinity' : v));
 
 for (const { name, lab } of labs) {
   describe(`attention, whole operator (${name})`, () => {
@@ -62,7 +38,7 @@ for (const { name, lab } of labs) {
       const r = rng(60);
       for (let i = 0; i < 120; ++i) {
         const c = randomCase(r, i % 6 === 0 ? { maxNq: 40, maxNk: 200 } : undefined);
-        check(lab, c, `case ${i} ${label(c)}`);
+        check(lab, c, `case ${i} ${caseLabel(c)}`);
         if (!c.returnLse) check(lab, { ...c, returnLse: true, returnWeights: true }, `case ${i} materialized`);
       }
     });

@@ -2,12 +2,10 @@
 // pick the SIMD module, stream the .wasm beside it, run under a CSP without 'unsafe-eval', and produce exactly
 // the numbers the same module produces in Node.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 
-import { dist, init } from './support/load.mjs';
+import { pageResults, startPackagePage } from './support/browser-page.mjs';
+import { init } from './support/load.mjs';
 import { rng } from './support/random.mjs';
 
 const r = rng(50);
@@ -47,51 +45,18 @@ try {
 const page = `<!doctype html><html><head><meta charset="utf-8"><title>attnlab package test</title>
 <script type="module" src="./test.js"></script></head><body></body></html>`;
 
-const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
-let server, origin, browser;
-
+let env;
 before(async () => {
-  server = createServer(async (req, res) => {
-    const path = new URL(req.url, 'http://x').pathname;
-    const headers = { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'", 'Cache-Control': 'no-store' };
-    let body, type;
-    if (path === '/favicon.ico') return res.writeHead(204).end();
-    if (path === '/') (body = page), (type = types['.html']);
-    else if (path === '/test.js') (body = pageScript), (type = types['.js']);
-    else if (/^\/dist\/[\w.-]+$/.test(path)) {
-      body = await readFile(dist + path.slice('/dist/'.length)).catch(() => null);
-      type = types[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream';
-    }
-    if (body == null) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { ...headers, 'Content-Type': type }).end(body);
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  env = await startPackagePage({
+    csp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'",
+    pages: (path) => (path === '/' ? { body: page, type: '.html' } : path === '/test.js' ? { body: pageScript, type: '.js' } : null),
   });
 });
-
-after(async () => {
-  await browser?.close();
-  await new Promise((ok) => (server ? server.close(ok) : ok()));
-});
+after(() => env?.close());
 
 test('headless Chromium: SIMD backend chosen, same results as Node, errors are RangeErrors, strict CSP holds', async () => {
-  const context = await browser.newContext();
-  const tab = await context.newPage();
-  const problems = [], requests = [];
-  tab.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
-  tab.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  tab.on('request', (q) => requests.push(new URL(q.url()).pathname));
-  await tab.goto(`${origin}/`);
-  await tab.waitForFunction(() => window.__results !== undefined, null, { timeout: 30000 });
-  const got = await tab.evaluate(() => window.__results);
+  const context = await env.browser.newContext();
+  const { got, problems, requests } = await pageResults(context, `${env.origin}/`);
   await context.close();
 
   assert.equal(got.failed, undefined, got.failed);

@@ -4,12 +4,9 @@
 // page), an error comes back as a RangeError with the same message, the pool works after it, and dispose() ends
 // the workers.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 
-import { dist } from './support/load.mjs';
+import { pageResults, startPackagePage } from './support/browser-page.mjs';
 
 const pageScript = (entry) => `
 import { init } from './dist/${entry}';
@@ -41,49 +38,23 @@ document.addEventListener('securitypolicyviolation', (e) => violations.push(e.vi
 try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
 `;
 
-const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
-let server, origin, browser;
-
+let env;
 before(async () => {
-  server = createServer(async (req, res) => {
-    const path = new URL(req.url, 'http://x').pathname;
-    const headers = { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:", 'Cache-Control': 'no-store' };
-    let body, type;
-    if (path === '/favicon.ico') return res.writeHead(204).end();
-    const entry = path.match(/^\/(index|inline)\.html$/)?.[1];
-    if (entry) (body = `<!doctype html><meta charset="utf-8"><title>threads</title><script type="module" src="./${entry}.test.js"></script>`), (type = 'text/html');
-    else if (path === '/index.test.js' || path === '/inline.test.js') (body = pageScript(path.slice(1, -8) + '.js')), (type = types['.js']);
-    else if (/^\/dist\/[\w.-]+$/.test(path)) {
-      body = await readFile(dist + path.slice('/dist/'.length)).catch(() => null);
-      type = types[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream';
-    }
-    if (body == null) return res.writeHead(404).end();
-    res.writeHead(200, { ...headers, 'Content-Type': type }).end(body);
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  env = await startPackagePage({
+    csp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:",
+    pages: (path) => {
+      const entry = path.match(/^\/(index|inline)\.html$/)?.[1];
+      if (entry) return { body: `<!doctype html><meta charset="utf-8"><title>threads</title><script type="module" src="./${entry}.test.js"></script>`, type: '.html' };
+      if (path === '/index.test.js' || path === '/inline.test.js') return { body: pageScript(path.slice(1, -8) + '.js'), type: '.js' };
+      return null;
+    },
   });
 });
-
-after(async () => {
-  await browser?.close();
-  await new Promise((ok) => (server ? server.close(ok) : ok()));
-});
+after(() => env?.close());
 
 for (const entry of ['index', 'inline']) {
   test(`threads: 3 in Chromium without cross-origin isolation (${entry === 'index' ? 'attnlab' : 'attnlab/inline'})`, async () => {
-    const tab = await browser.newPage();
-    const problems = [];
-    tab.on('console', (m) => ['error', 'warning'].includes(m.type()) && problems.push(`${m.type()}: ${m.text()}`));
-    tab.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    await tab.goto(`${origin}/${entry}.html`);
-    await tab.waitForFunction(() => window.__results !== undefined, null, { timeout: 60000 });
-    const got = await tab.evaluate(() => window.__results);
-    await tab.close();
+    const { got, problems } = await pageResults(env.browser, `${env.origin}/${entry}.html`, { timeout: 60000 });
     assert.equal(got.failed, undefined, got.failed);
     assert.deepEqual(got.violations, []);
     assert.deepEqual(problems, []);

@@ -11,65 +11,30 @@
 
 #include "attention.h"
 #include "attention_backward.h"
+#include "attention_cases.h"
 #include "attention_full_grad_reference.h"
 #include "kv_cache.h"
 #include "testing.h"
 
 using attnlab::AttentionArgs;
 using attnlab::Causal;
-using attnlab::Layout;
 using bnd::B;
 
 namespace {
 
-struct Data {
-  std::vector<float> q, k, v, mask;
-  std::vector<std::uint8_t> keep;
-  std::vector<std::int64_t> shape;
+struct Data : attncase::Inputs {
   std::vector<float> o, lse, d_o;  // the forward's output and lse, and a random dL/d output
 };
 
-std::size_t volume(const ref::FullCase& c) { return c.mask_shape[0] * c.mask_shape[1] * c.mask_shape[2] * c.mask_shape[3]; }
+using attncase::args_of;
 
-AttentionArgs args_of(const ref::FullCase& c, const Data& d) {
-  AttentionArgs a{d.q, d.k, d.v, c.nq, c.nk, c.dk, c.dv};
-  a.scale = c.scale;
-  a.causal = c.causal == 0 ? Causal() : c.causal == 1 ? Causal(Causal::bottom_right) : Causal(Causal::top_left);
-  a.batch = c.batch, a.heads = c.heads, a.kv_heads = c.kv_heads;
-  a.layout = c.bshd ? Layout::bshd : Layout::bhsd;
-  a.window = {c.window_left, c.window_right};
-  if (c.softcap > 0) a.softcap = c.softcap;
-  if (c.mask) a.mask = d.mask;
-  if (c.keep) a.bool_mask = d.keep;
-  a.mask_shape = d.shape;
-  a.key_lengths = c.key_lengths;
-  a.alibi_slopes = c.alibi;
-  return a;
-}
-
-// Inputs (and the mask `mask_kind`: 0 none, 1 additive, 2 boolean, over c.mask_shape's trailing `dims`), then the
-// engine's forward (streaming, with lse). Points c.mask / c.keep at d's mask.
-void make(ref::FullCase& c, Data& d, unsigned seed, int mask_kind = 0, std::size_t dims = 4) {
+// Inputs (and a mask of `kind` over c.mask_shape's trailing `dims`), then the engine's forward (streaming, with
+// lse). Points c.mask / c.keep at d's mask.
+void make(ref::FullCase& c, Data& d, unsigned seed, attncase::MaskKind kind = attncase::no_mask, std::size_t dims = 4) {
   const std::size_t nq_all = c.batch * c.heads * c.nq;
-  d.q = testing::normal(nq_all * c.dk, seed);
-  d.k = testing::normal(c.batch * c.kv_heads * c.nk * c.dk, seed + 1);
-  d.v = testing::normal(c.batch * c.kv_heads * c.nk * c.dv, seed + 2);
+  attncase::fill_qkv(c, d, seed);
   d.d_o = testing::normal(nq_all * c.dv, seed + 3);
-  c.mask = nullptr, c.keep = nullptr;
-  if (mask_kind) {
-    std::mt19937 rng(seed + 4);
-    std::uniform_real_distribution<float> val(-2.0f, 2.0f);
-    if (mask_kind == 2) {
-      d.keep.resize(volume(c));
-      for (auto& x : d.keep) x = rng() % 4 != 0;
-      c.keep = &d.keep;
-    } else {
-      d.mask.resize(volume(c));
-      for (auto& x : d.mask) x = rng() % 4 == 0 ? -INFINITY : val(rng);
-      c.mask = &d.mask;
-    }
-    d.shape.assign(c.mask_shape.end() - long(dims), c.mask_shape.end());
-  }
+  attncase::fill_mask(c, d, kind, dims, seed + 4);
   d.o.assign(nq_all * c.dv, 0.0f), d.lse.assign(nq_all, 0.0f);
   AttentionArgs a = args_of(c, d);
   a.path = attnlab::AttentionPath::streaming;
@@ -90,17 +55,6 @@ Grads run(const ref::FullCase& c, const Data& d) {
   return g;
 }
 
-std::string describe(const ref::FullCase& c) {
-  std::ostringstream s;
-  s << "batch=" << c.batch << " heads=" << c.heads << " kvHeads=" << c.kv_heads << " nq=" << c.nq << " nk=" << c.nk
-    << " dk=" << c.dk << " dv=" << c.dv << " layout=" << (c.bshd ? "bshd" : "bhsd") << " causal=" << c.causal
-    << " window=[" << c.window_left << "," << c.window_right << "] softcap=" << c.softcap << " scale=" << c.scale
-    << " mask=" << (c.mask ? "additive" : c.keep ? "boolean" : "none") << " shape=[" << c.mask_shape[0] << ","
-    << c.mask_shape[1] << "," << c.mask_shape[2] << "," << c.mask_shape[3] << "] keyLengths=" << c.key_lengths.size()
-    << " alibi=" << c.alibi.size();
-  return s.str();
-}
-
 // Largest |got − want| over a tensor, for the report.
 double max_error(const std::vector<float>& got, const std::vector<B>& want) {
   double m = 0;
@@ -111,7 +65,7 @@ double max_error(const std::vector<float>& got, const std::vector<B>& want) {
 double worst_error = 0;  // over every case of the run (printed by the sweep)
 
 void check_case(const ref::FullCase& c, const Data& d) {
-  INFO(describe(c));
+  INFO(attncase::describe(c));
   const auto want = ref::attention_full_grad(bnd::inputs(d.q), bnd::inputs(d.k), bnd::inputs(d.v), bnd::inputs(d.o),
                                              bnd::inputs(d.lse), bnd::inputs(d.d_o), c);
   const Grads got = run(c, d);
@@ -121,39 +75,11 @@ void check_case(const ref::FullCase& c, const Data& d) {
   worst_error = std::fmax(worst_error, std::fmax(max_error(got.dq, want.dq), std::fmax(max_error(got.dk, want.dk), max_error(got.dv, want.dv))));
 }
 
-// Every option drawn independently.
+// A random case (attention_cases.h, the forward's draws): every option drawn independently; its mask from seed + 4.
 ref::FullCase random_case(std::mt19937& rng, Data& d, unsigned seed, std::size_t max_nq, std::size_t max_nk) {
-  auto pick = [&](std::size_t lo, std::size_t hi) { return lo + rng() % (hi - lo + 1); };
-  ref::FullCase c;
-  c.batch = pick(1, 3);
-  const std::size_t kv_choices[] = {1, 1, 2, 3}, group_choices[] = {1, 1, 2, 4};
-  c.kv_heads = kv_choices[rng() % 4];
-  c.heads = c.kv_heads * group_choices[rng() % 4];
-  if (c.batch * c.heads > 12) c.batch = 1;
-  c.nq = pick(1, max_nq), c.nk = pick(1, max_nk), c.dk = pick(1, 20), c.dv = pick(1, 20);
-  c.bshd = rng() % 2;
-  c.causal = int(rng() % 3);
-  if (rng() % 3 == 0) c.window_left = std::int64_t(rng() % 12) - 1, c.window_right = std::int64_t(rng() % 12) - 1;
-  c.scale = rng() % 2 ? double(1.0f / std::sqrt(float(c.dk))) : double(0.3f + float(rng() % 100) / 50.0f);
-  if (rng() % 3 == 0) c.softcap = double(float(0.5 + (rng() % 300) / 10.0));
-  if (rng() % 3 == 0) {
-    c.key_lengths.resize(c.batch);
-    for (auto& l : c.key_lengths) l = std::int32_t(rng() % (c.nk + 1));
-  }
-  if (rng() % 3 == 0) {
-    c.alibi.resize(c.heads);
-    for (auto& s : c.alibi) s = float(rng() % 100) / 128.0f;
-  }
-  const int mask_kind = int(rng() % 3);
-  std::size_t dims = 4;
-  if (mask_kind) {
-    const std::size_t target[4] = {c.batch, c.heads, c.nq, c.nk};
-    dims = pick(1, 4);
-    for (std::size_t k = 0; k < 4; ++k) c.mask_shape[k] = k < 4 - dims ? 1 : (rng() % 2 ? target[k] : 1);
-    if (rng() % 4 == 0 && c.nk > 2) c.mask_shape[3] = pick(2, c.nk - 1);  // shorter than nk: the rest masked
-  }
-  make(c, d, seed, mask_kind, dims);
-  return c;
+  attncase::Draw draw = attncase::random_draw(rng, max_nq, max_nk);
+  make(draw.c, d, seed, draw.mask, draw.mask_dims);
+  return draw.c;
 }
 
 }  // namespace
@@ -195,7 +121,7 @@ TEST_CASE("attention backward (whole operator): each option family against the d
     }
   }
   SECTION("additive and boolean masks, broadcast") {
-    for (int kind : {1, 2})
+    for (auto kind : {attncase::additive, attncase::boolean})
       for (std::array<std::size_t, 4> shape : {std::array<std::size_t, 4>{1, 1, 37, 70}, {2, 1, 1, 70}, {1, 4, 37, 1},
                                               {2, 4, 37, 70}, {1, 1, 1, 33}}) {
         ref::FullCase c = base();
@@ -267,8 +193,8 @@ TEST_CASE("attention backward (whole operator): the reference is the gradient (f
   for (std::size_t n = 0; n < cases.size(); ++n) {
     ref::FullCase c = cases[n];
     Data d;
-    make(c, d, 500 + unsigned(n) * 10, n == 4 || n == 6 ? 1 : n == 5 ? 2 : 0, 4);
-    INFO(describe(c));
+    make(c, d, 500 + unsigned(n) * 10, n == 4 || n == 6 ? attncase::additive : n == 5 ? attncase::boolean : attncase::no_mask, 4);
+    INFO(attncase::describe(c));
     auto q = ref::widen(d.q), k = ref::widen(d.k), v = ref::widen(d.v);
     auto loss = [&]() {
       const auto f = ref::attention_full_f64(q, k, v, c);
@@ -286,14 +212,8 @@ TEST_CASE("attention backward (whole operator): the reference is the gradient (f
     std::size_t nonzero = 0;
     auto fd_check = [&](std::vector<double>& x, const std::vector<B>& want, const char* name) {
       for (std::size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i], h = 1e-5;
-        x[i] = keep + h;
-        const double up = loss();
-        x[i] = keep - h;
-        const double down = loss();
-        x[i] = keep;
         INFO(name << "[" << i << "]");
-        CHECK(std::fabs((up - down) / (2 * h) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
+        CHECK(std::fabs(testing::central_difference(x, i, loss) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
         nonzero += want[i].v != 0;
       }
     };
@@ -331,7 +251,7 @@ TEST_CASE("attention backward (whole operator): one head per call equals the sin
   c.scale = double(1.0f / std::sqrt(8.0f));
   c.mask_shape = {1, 1, 35, 70};
   Data d;
-  make(c, d, 123, 1, 2);
+  make(c, d, 123, attncase::additive, 2);
   const Grads all = run(c, d);
   for (std::size_t b = 0; b < c.batch; ++b)
     for (std::size_t h = 0; h < c.heads; ++h) {

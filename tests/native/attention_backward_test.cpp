@@ -181,14 +181,8 @@ TEST_CASE("attention backward: the reference formula is the gradient (finite dif
     // Central differences with h = 1e-5: truncation h²/6·|L‴| ≲ 1e-10 here, rounding ≈ 1e-16·|L|/h ≈ 1e-10.
     auto fd_check = [&](std::vector<double>& x, const std::vector<B>& want, const char* name) {
       for (std::size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i], h = 1e-5;
-        x[i] = keep + h;
-        const double up = loss();
-        x[i] = keep - h;
-        const double down = loss();
-        x[i] = keep;
         INFO(name << "[" << i << "]");
-        CHECK(std::fabs((up - down) / (2 * h) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
+        CHECK(std::fabs(testing::central_difference(x, i, loss) - want[i].v) <= 1e-8 * (1 + std::fabs(want[i].v)));
       }
     };
     fd_check(q, g.dq, "dq");

@@ -7,71 +7,33 @@
 #include <vector>
 
 #include "attention.h"
+#include "attention_cases.h"
 #include "attention_reference.h"
 #include "testing.h"
 
 using attnlab::AttentionArgs;
 using attnlab::AttentionOutputs;
 using attnlab::AttentionPath;
-using attnlab::Causal;
-using attnlab::Layout;
 
 namespace {
 
-struct Inputs {
-  std::vector<float> q, k, v, mask;
-  std::vector<std::uint8_t> keep;
-  std::vector<std::int64_t> shape;  // maskShape as given (may have fewer than 4 dims)
-};
+using attncase::Inputs;
 
 Inputs make_inputs(const ref::FullCase& c, unsigned seed) {
-  return {testing::normal(c.batch * c.heads * c.nq * c.dk, seed), testing::normal(c.batch * c.kv_heads * c.nk * c.dk, seed + 1),
-          testing::normal(c.batch * c.kv_heads * c.nk * c.dv, seed + 2), {}, {}, {}};
-}
-
-// A mask of the case's shape (its given dims are the trailing `dims` of mask_shape).
-void add_mask(ref::FullCase& c, Inputs& in, bool boolean, std::size_t dims, unsigned seed) {
-  std::size_t count = 1;
-  for (auto m : c.mask_shape) count *= m;
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> val(-2.0f, 2.0f);
-  if (boolean) {
-    in.keep.resize(count);
-    for (auto& x : in.keep) x = rng() % 4 != 0;  // a quarter masked
-    c.keep = &in.keep;
-  } else {
-    in.mask.resize(count);
-    for (auto& x : in.mask) x = rng() % 4 == 0 ? -INFINITY : val(rng);
-    c.mask = &in.mask;
-  }
-  in.shape.assign(c.mask_shape.end() - long(dims), c.mask_shape.end());
+  Inputs in;
+  attncase::fill_qkv(c, in, seed);
+  return in;
 }
 
 struct Got {
   std::vector<float> out, raw, scores, weights, lse;
 };
 
-AttentionArgs args_of(const ref::FullCase& c, const Inputs& in, bool default_scale) {
-  AttentionArgs a{in.q, in.k, in.v, c.nq, c.nk, c.dk, c.dv};
-  if (!default_scale) a.scale = c.scale;
-  a.causal = c.causal == 0 ? Causal() : c.causal == 1 ? Causal(Causal::bottom_right) : Causal(Causal::top_left);
-  a.batch = c.batch, a.heads = c.heads, a.kv_heads = c.kv_heads;
-  a.layout = c.bshd ? Layout::bshd : Layout::bhsd;
-  a.window = {c.window_left, c.window_right};
-  if (c.softcap > 0) a.softcap = c.softcap;
-  if (c.mask) a.mask = in.mask;
-  if (c.keep) a.bool_mask = in.keep;
-  a.mask_shape = in.shape;
-  a.key_lengths = c.key_lengths;
-  a.alibi_slopes = c.alibi;
-  return a;
-}
-
-Got run(const ref::FullCase& c, const Inputs& in, AttentionPath path, bool matrices, bool default_scale = false) {
+Got run(const ref::FullCase& c, const Inputs& in, AttentionPath path, bool matrices) {
   const std::size_t rows = c.batch * c.heads * c.nq;
   Got g{std::vector<float>(rows * c.dv, 777.0f), {}, {}, {}, std::vector<float>(rows, 777.0f)};
   if (matrices) g.raw = g.scores = g.weights = std::vector<float>(rows * c.nk, 777.0f);
-  AttentionArgs a = args_of(c, in, default_scale);
+  AttentionArgs a = attncase::args_of(c, in);
   a.path = path;
   const auto st = attnlab::attention(a, AttentionOutputs{g.out, g.raw, g.scores, g.weights, g.lse});
   INFO(st.message);
@@ -79,19 +41,9 @@ Got run(const ref::FullCase& c, const Inputs& in, AttentionPath path, bool matri
   return g;
 }
 
-std::string describe(const ref::FullCase& c) {
-  std::ostringstream s;
-  s << "batch=" << c.batch << " heads=" << c.heads << " kvHeads=" << c.kv_heads << " nq=" << c.nq << " nk=" << c.nk
-    << " dk=" << c.dk << " dv=" << c.dv << " layout=" << (c.bshd ? "bshd" : "bhsd") << " causal=" << c.causal
-    << " window=[" << c.window_left << "," << c.window_right << "] softcap=" << c.softcap << " mask="
-    << (c.mask ? "additive" : c.keep ? "boolean" : "none") << " shape=[" << c.mask_shape[0] << "," << c.mask_shape[1]
-    << "," << c.mask_shape[2] << "," << c.mask_shape[3] << "] keyLengths=" << c.key_lengths.size() << " alibi=" << c.alibi.size();
-  return s.str();
-}
-
 // Both paths against the reference: materialized with every matrix and lse, streaming with lse.
 void check_case(ref::FullCase c, const Inputs& in) {
-  INFO(describe(c));
+  INFO(attncase::describe(c));
   c.streaming = false;
   const auto want = ref::attention_full(in.q, in.k, in.v, c);
   const auto m = run(c, in, AttentionPath::materialized, true);
@@ -107,39 +59,12 @@ void check_case(ref::FullCase c, const Inputs& in) {
   CHECK_BOUNDED(s.lse, want_s.lse);
 }
 
-// A random case: every option drawn independently; sizes from `sizes`.
+// A random case (attention_cases.h): every option drawn independently; its mask from seed + 7.
 ref::FullCase random_case(std::mt19937& rng, Inputs& in, unsigned seed, std::size_t max_nq, std::size_t max_nk) {
-  auto pick = [&](std::size_t lo, std::size_t hi) { return lo + rng() % (hi - lo + 1); };
-  ref::FullCase c;
-  c.batch = pick(1, 3);
-  const std::size_t kv_choices[] = {1, 1, 2, 3}, group_choices[] = {1, 1, 2, 4};
-  c.kv_heads = kv_choices[rng() % 4];
-  c.heads = c.kv_heads * group_choices[rng() % 4];
-  if (c.batch * c.heads > 12) c.batch = 1;
-  c.nq = pick(1, max_nq), c.nk = pick(1, max_nk), c.dk = pick(1, 20), c.dv = pick(1, 20);
-  c.bshd = rng() % 2;
-  c.causal = int(rng() % 3);
-  if (rng() % 3 == 0) c.window_left = std::int64_t(rng() % 12) - 1, c.window_right = std::int64_t(rng() % 12) - 1;
-  c.scale = rng() % 2 ? double(1.0f / std::sqrt(float(c.dk))) : double(0.3f + float(rng() % 100) / 50.0f);
-  if (rng() % 3 == 0) c.softcap = double(float(0.5 + (rng() % 300) / 10.0));
-  in = make_inputs(c, seed);
-  if (rng() % 3 == 0) {
-    c.key_lengths.resize(c.batch);
-    for (auto& l : c.key_lengths) l = std::int32_t(rng() % (c.nk + 1));
-  }
-  if (rng() % 3 == 0) {
-    c.alibi.resize(c.heads);
-    for (auto& s : c.alibi) s = float(rng() % 100) / 128.0f;
-  }
-  const int mask_kind = int(rng() % 3);  // none, additive, boolean
-  if (mask_kind) {
-    const std::size_t target[4] = {c.batch, c.heads, c.nq, c.nk};
-    const std::size_t dims = pick(1, 4);
-    for (std::size_t d = 0; d < 4; ++d) c.mask_shape[d] = d < 4 - dims ? 1 : (rng() % 2 ? target[d] : 1);
-    if (rng() % 4 == 0 && c.nk > 2) c.mask_shape[3] = pick(2, c.nk - 1);  // shorter than nk: the rest masked
-    add_mask(c, in, mask_kind == 2, dims, seed + 7);
-  }
-  return c;
+  attncase::Draw d = attncase::random_draw(rng, max_nq, max_nk);
+  attncase::fill_qkv(d.c, in, seed);
+  attncase::fill_mask(d.c, in, d.mask, d.mask_dims, seed + 7);
+  return d.c;
 }
 
 }  // namespace
@@ -179,7 +104,7 @@ TEST_CASE("attention (whole operator): a batched call equals its single-head cal
       c.alibi = {0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f, 0.015625f};
       c.mask_shape = {2, 1, 1, 150};  // key padding per item
       Inputs in = make_inputs(c, 77);
-      add_mask(c, in, true, 4, 78);
+      attncase::fill_mask(c, in, attncase::boolean, 4, 78);
       const bool matrices = path == AttentionPath::materialized;
       const Got all = run(c, in, path, matrices);
       for (std::size_t b = 0; b < c.batch; ++b)
@@ -220,7 +145,7 @@ TEST_CASE("attention (whole operator): boolean mask = additive 0/−inf mask, br
   c.batch = 2, c.heads = 3, c.kv_heads = 3, c.nq = 9, c.nk = 140, c.dk = 8, c.dv = 8, c.scale = double(0.5f);
   c.mask_shape = {2, 1, 9, 140};
   Inputs in = make_inputs(c, 9);
-  add_mask(c, in, true, 4, 10);
+  attncase::fill_mask(c, in, attncase::boolean, 4, 10);
   for (auto path : {AttentionPath::streaming, AttentionPath::materialized}) {
     const Got boolean = run(c, in, path, false);
     // additive form, and the fully expanded [batch, heads, nq, nk] form of either

@@ -104,13 +104,8 @@ TEST_CASE("gpt: the whole model's gradient equals finite differences of an indep
       std::vector<double> fd(x.size());
       double scale = 0;
       for (std::size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i], h = 1e-6;
-        x[i] = keep + h;
-        const double up = ref::gpt_loss(ref::gpt_logits(s, sd, tokens, seq), targets, c.vocab_size);
-        x[i] = keep - h;
-        const double down = ref::gpt_loss(ref::gpt_logits(s, sd, tokens, seq), targets, c.vocab_size);
-        x[i] = keep;
-        fd[i] = (up - down) / (2 * h);
+        const auto loss = [&] { return ref::gpt_loss(ref::gpt_logits(s, sd, tokens, seq), targets, c.vocab_size); };
+        fd[i] = testing::central_difference(x, i, loss, 1e-6);
         scale = std::fmax(scale, std::fabs(fd[i]));
       }
       std::size_t bad = 0, first = 0;

@@ -38,13 +38,7 @@ void check_fd(Vec& x, const std::function<double()>& loss, const Vec& analytic, 
   std::size_t bad = 0, first = 0;
   double got_first = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double keep = x[i], h = 1e-5;
-    x[i] = keep + h;
-    const double up = loss();
-    x[i] = keep - h;
-    const double down = loss();
-    x[i] = keep;
-    const double fd = (up - down) / (2 * h);
+    const double fd = testing::central_difference(x, i, loss);
     if (!(std::fabs(fd - analytic[i]) <= 1e-7 * (1 + std::fabs(analytic[i]))) && bad++ == 0) first = i, got_first = fd;
   }
   INFO(name << ": " << bad << " coordinate(s) off; first " << first << ": finite difference " << got_first << ", analytic "

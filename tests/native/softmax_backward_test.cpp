@@ -90,15 +90,8 @@ TEST_CASE("softmax_backward: the formula is the gradient (finite differences of 
         for (std::size_t j = 0; j < cols; ++j)
           g[o + j] = (log ? dy[o + j] - s * std::exp(y[o + j]) : y[o + j] * (dy[o + j] - s)) / t;
       }
-      for (std::size_t i = 0; i < xd.size(); ++i) {
-        const double keep = xd[i], h = 1e-5;
-        xd[i] = keep + h;
-        const double up = loss();
-        xd[i] = keep - h;
-        const double down = loss();
-        xd[i] = keep;
-        CHECK(std::fabs((up - down) / (2 * h) - g[i]) <= 1e-8 * (1 + std::fabs(g[i])));
-      }
+      for (std::size_t i = 0; i < xd.size(); ++i)
+        CHECK(std::fabs(testing::central_difference(xd, i, loss) - g[i]) <= 1e-8 * (1 + std::fabs(g[i])));
     }
 }
 

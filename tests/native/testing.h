@@ -29,6 +29,18 @@ inline std::vector<float> normal(std::size_t n, std::uint32_t seed, float sd = 1
   return v;
 }
 
+// ∂L/∂x[i] by central differences with step h: `loss` (which reads x) at x[i] + h and x[i] − h; x[i] restored.
+template <class Loss>
+double central_difference(std::vector<double>& x, std::size_t i, Loss&& loss, double h = 1e-5) {
+  const double keep = x[i];
+  x[i] = keep + h;
+  const double up = loss();
+  x[i] = keep - h;
+  const double down = loss();
+  x[i] = keep;
+  return (up - down) / (2 * h);
+}
+
 struct Comparison {
   std::size_t violations = 0, first_bad = 0;
   double worst_ratio = 0;  // max |got − ref| / bound

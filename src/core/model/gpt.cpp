@@ -295,36 +295,61 @@ Status GPT::run_backward(const std::int32_t* tokens, std::size_t batch, std::siz
   return Status::success();
 }
 
-Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
-                               std::size_t seq, float& loss) {
+Status GPT::check_inputs(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                         std::size_t seq) const {
   if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
   if (targets.size() != tokens.size())
     return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens.size(),
                                 targets.size());
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
-  if (auto s = check_tokens(targets, "targets", true); !s.ok()) return s;
-  if (std::none_of(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }))
+  return check_tokens(targets, "targets", true);
+}
+
+Status GPT::check_loss(double mean) {
+  if (std::isfinite(mean)) return Status::success();
+  return Status::numerical_error("loss", detail::format("the loss is %s; the step was not applied and the weights are "
+                                                        "unchanged (is lr too large?)", detail::fmt(mean).c_str()));
+}
+
+// normalizer 0: the whole batch (its own count; no counted target is an error); otherwise one part of a batch.
+Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                               std::size_t seq, std::size_t normalizer, double& loss_sum, std::size_t& count) {
+  if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
+  const auto counted = static_cast<std::size_t>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
+  if (!normalizer && counted == 0)
     return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+  if (normalizer && counted > normalizer)
+    return detail::range_errorf("normalizer", "normalizer must count at least this part's %zu targets, got %zu", counted,
+                                normalizer);
   const std::size_t batch = tokens.size() / seq, n = tokens.size();
   if (auto s = ensure_workspace(batch, seq); !s.ok()) return s;
   if (auto s = run_forward(tokens.data(), batch, seq, nullptr, false); !s.ok()) return s;
   const Workspace w{work_offsets(config_, n), work_.data(), n, config_.d_model};
-  const CrossEntropy ce = cross_entropy(w.at(w.o.logits), targets.data(), n, config_.vocab_size, true, nullptr);
-  if (!std::isfinite(ce.mean))
-    return Status::numerical_error("loss", detail::format("the loss is %s; the step was not applied and the weights are "
-                                                          "unchanged (is lr too large?)", detail::fmt(ce.mean).c_str()));
-  if (auto s = run_backward(tokens.data(), batch, seq); !s.ok()) return s;
-  loss = static_cast<float>(ce.mean);
-  return Status::success();
+  const CrossEntropy ce = cross_entropy(w.at(w.o.logits), targets.data(), n, config_.vocab_size, true, nullptr, normalizer);
+  loss_sum = ce.sum, count = ce.count;
+  if (normalizer && !std::isfinite(ce.sum)) return Status::success();  // the caller names the whole batch's loss
+  if (auto s = check_loss(ce.mean); !normalizer && !s.ok()) return s;
+  return run_backward(tokens.data(), batch, seq);
 }
 
 Status GPT::compute_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                               std::size_t seq, float& loss) {
-  return loss_and_gradients(tokens, targets, seq, loss);
+  double sum = 0.0;
+  std::size_t count = 0;
+  if (auto s = loss_and_gradients(tokens, targets, seq, 0, sum, count); !s.ok()) return s;
+  loss = static_cast<float>(sum / double(count));
+  return Status::success();
 }
 
-Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
-                       const TrainOptions& o, float& loss) {
+Status GPT::partial_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                              std::size_t seq, std::size_t normalizer, double& loss_sum) {
+  if (normalizer == 0) return Status::range_error("normalizer", "normalizer must be >= 1, got 0");
+  std::size_t count = 0;
+  return loss_and_gradients(tokens, targets, seq, normalizer, loss_sum, count);
+}
+
+namespace {
+Status check_options(const TrainOptions& o) {
   auto bad = [](const char* name, float v, const char* want) {
     return detail::range_errorf(name, "%s must be %s, got %s", name, want, detail::fmt(v).c_str());
   };
@@ -334,12 +359,38 @@ Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std
   if (!(o.beta2 >= 0.0f && o.beta2 < 1.0f)) return bad("beta2", o.beta2, "in [0, 1)");
   if (!(std::isfinite(o.eps) && o.eps > 0.0f)) return bad("eps", o.eps, "finite and > 0");
   if (!(std::isfinite(o.grad_clip) && o.grad_clip >= 0.0f)) return bad("gradClip", o.grad_clip, "finite and >= 0 (0: no clipping)");
-  float l = 0.0f;
-  if (auto s = loss_and_gradients(tokens, targets, seq, l); !s.ok()) return s;
+  return Status::success();
+}
+}  // namespace
 
+Status GPT::check_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
+                       const TrainOptions& o) const {
+  if (auto s = check_options(o); !s.ok()) return s;
+  if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
+  if (std::none_of(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }))
+    return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+  return Status::success();
+}
+
+Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
+                       const TrainOptions& o, float& loss) {
+  if (auto s = check_options(o); !s.ok()) return s;
+  float l = 0.0f;
+  if (auto s = compute_gradients(tokens, targets, seq, l); !s.ok()) return s;
+  if (auto s = update(grads_.data(), o); !s.ok()) return s;
+  loss = l;
+  return Status::success();
+}
+
+Status GPT::apply_gradients(std::span<const float> grads, const TrainOptions& o) {
+  if (auto s = check_options(o); !s.ok()) return s;
+  if (auto s = detail::check_length("gradients", grads.size(), layout_.total, "parameterCount"); !s.ok()) return s;
+  return update(grads.data(), o);
+}
+
+Status GPT::update(const float* g, const TrainOptions& o) {
   // The global gradient norm, in double (per chunk of the float kernel), both to clip and to refuse a non-finite
   // gradient before anything is updated.
-  const float* g = grads_.data();
   double sq = 0.0;
   for (std::size_t i = 0; i < layout_.total; i += 4096)
     sq += double(kern::sum_squares(g + i, std::min<std::size_t>(4096, layout_.total - i)));
@@ -357,7 +408,6 @@ Status GPT::train_step(std::span<const std::int32_t> tokens, std::span<const std
                 gscale, o.lr, o.beta1, o.beta2, bc1, bc2, o.eps, ti.decay ? o.weight_decay : 0.0f);
   }
   steps_ = t;
-  loss = l;
   return Status::success();
 }
 

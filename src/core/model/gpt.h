@@ -64,6 +64,25 @@ class GPT {
   // Forward, loss and backward without the update: gradients() then holds dL/dθ (parameter layout).
   Status compute_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                            std::size_t seq, float& loss);
+
+  // Data-parallel training: a batch cut into parts (whole sequences), each part's gradient computed by a replica
+  // of this model, the parts summed and applied once.
+  // Every check train_step makes on its arguments, computing nothing: the same errors, the same messages.
+  Status check_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
+                    const TrainOptions& options) const;
+  // One part of a batch whose counted targets (≥ 0) number `normalizer` in all: gradients() gets the gradient of
+  // (the sum of this part's per-token losses) / normalizer, so the parts' gradients sum to the whole batch's
+  // (summed in another order); loss_sum gets that sum of losses, in double. A part may have no counted target
+  // (zero gradient). A non-finite loss_sum is returned as it is, without the backward (gradients() is then
+  // stale): the caller adds the parts' sums and check_loss names the whole batch's loss.
+  Status partial_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                           std::size_t seq, std::size_t normalizer, double& loss_sum);
+  // The error train_step gives for a mean loss that is not finite (success when it is).
+  static Status check_loss(double mean);
+  // train_step's AdamW update with a gradient from elsewhere (parameter layout, e.g. partial_gradients' parts
+  // summed): grad_clip on this gradient, then one step. A bad option or length, or a non-finite gradient, changes
+  // nothing (weights, moments, step count). Given compute_gradients' gradients it is train_step, bit for bit.
+  Status apply_gradients(std::span<const float> grads, const TrainOptions& options);
   // logits [batch × seq × vocab]; attention, when not empty, [layers × batch × heads × seq × seq].
   Status forward(std::span<const std::int32_t> tokens, std::size_t seq, std::span<float> logits,
                  std::span<float> attention);
@@ -80,6 +99,7 @@ class GPT {
   std::span<const float> parameters() const noexcept { return {params_.data(), layout_.total}; }
   std::span<float> parameters() noexcept { return {params_.data(), layout_.total}; }
   std::span<const float> gradients() const noexcept { return {grads_.data(), layout_.total}; }
+  std::span<float> gradients() noexcept { return {grads_.data(), layout_.total}; }
 
  private:
   struct Workspace;  // activation buffers for a given number of tokens (gpt.cpp)
@@ -90,8 +110,11 @@ class GPT {
   Status run_forward(const std::int32_t* tokens, std::size_t batch, std::size_t seq, float* attention,
                      bool fill_cache);
   Status run_backward(const std::int32_t* tokens, std::size_t batch, std::size_t seq);
+  Status check_inputs(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
+                      std::size_t seq) const;
   Status loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
-                            std::size_t seq, float& loss);
+                            std::size_t seq, std::size_t normalizer, double& loss_sum, std::size_t& count);
+  Status update(const float* grads, const TrainOptions& options);  // the update, options already checked
   Status decode_step(std::int32_t token, std::size_t pos, float* logits, float* buf);
   void init_weights();
 

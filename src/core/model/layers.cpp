@@ -115,10 +115,11 @@ Status attention_backward(const AttentionShape& s, const float* qkv, const float
 }
 
 CrossEntropy cross_entropy(float* logits, const std::int32_t* targets, std::size_t rows, std::size_t vocab, bool grad,
-                           float* row_loss) noexcept {
+                           float* row_loss, std::size_t normalizer) noexcept {
   std::size_t count = 0;
   for (std::size_t r = 0; r < rows; ++r) count += targets[r] >= 0;
-  const float inv_count = count ? 1.0f / static_cast<float>(count) : 0.0f;
+  const std::size_t divisor = normalizer ? normalizer : count;
+  const float inv_count = divisor ? 1.0f / static_cast<float>(divisor) : 0.0f;
   double total = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
     float* row = logits + r * vocab;
@@ -138,7 +139,7 @@ CrossEntropy cross_entropy(float* logits, const std::int32_t* targets, std::size
       row[t] -= inv_count;
     }
   }
-  return {count ? total / double(count) : NAN, count};
+  return {count ? total / double(count) : NAN, count, total};
 }
 
 }  // namespace attnlab::model

@@ -69,12 +69,14 @@ Status attention_backward(const AttentionShape& s, const float* qkv, const float
 // Cross-entropy of each row's softmax(logits) against its target (a target of −1 is ignored, as nanoGPT's
 // ignore_index=-1). Returns the mean over counted rows (as a double) and their count; with `grad`, the logits
 // are replaced in place by dL/dlogits of that mean (ignored rows: 0). row_loss, when not null, gets each
-// row's loss (NaN for ignored rows).
+// row's loss (NaN for ignored rows). `normalizer` > 0 divides by that count instead of the rows' own (one part
+// of a larger batch: dL/dlogits of the whole batch's mean); `sum` is the rows' losses summed, in double.
 struct CrossEntropy {
   double mean;
   std::size_t count;
+  double sum;
 };
 CrossEntropy cross_entropy(float* logits, const std::int32_t* targets, std::size_t rows, std::size_t vocab, bool grad,
-                           float* row_loss) noexcept;
+                           float* row_loss, std::size_t normalizer = 0) noexcept;
 
 }  // namespace attnlab::model

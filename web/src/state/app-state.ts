@@ -70,7 +70,20 @@ export interface AppState {
   costHeads: number;
   costLayers: number;
   costBytes: number;
+  // the learn lab ("Watch attention learn"): the task on screen and its model's settings; null = the task's own
+  // default (model/train-tasks.ts), so a link names only what was changed
+  learnTask: LearnTask;
+  learnLayers: number | null;
+  learnHeads: number | null;
+  learnDModel: number | null;
+  learnLr: number | null;
+  /** The words task's example sentence. */
+  learnSentence: string;
 }
+
+/** The learn lab's tasks (model/train-tasks.ts names the same two). */
+export const LEARN_TASKS = ['induction', 'words'] as const;
+export type LearnTask = (typeof LEARN_TASKS)[number];
 
 export const LIMITS = {
   logits: { min: 2, max: 12, abs: 1000 },
@@ -93,6 +106,12 @@ export const LIMITS = {
     heads: { min: 1, max: 4096 },
     layers: { min: 1, max: 10_000 },
     bytes: [4, 2, 1],
+  },
+  learn: {
+    layers: { min: 1, max: 4 },
+    heads: { min: 1, max: 8 },
+    dModel: [16, 32, 48, 64, 96, 128],
+    lr: { min: 1e-4, max: 3e-2 },
   },
 } as const;
 
@@ -147,5 +166,11 @@ export function defaultState(): AppState {
     costHeads: 32,
     costLayers: 32,
     costBytes: 4,
+    learnTask: 'induction',
+    learnLayers: null,
+    learnHeads: null,
+    learnDModel: null,
+    learnLr: null,
+    learnSentence: 'the capital of Spain is',
   };
 }

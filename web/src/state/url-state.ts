@@ -1,6 +1,7 @@
 // AppState <-> URL query string. Parsing is strict: every parameter is validated on its own, and an invalid
 // one falls back to its default and is reported by name (the page shows the names with textContent only).
-import { type AppState, type Overrides, type WeightPreset, LIMITS, WEIGHT_PRESETS, defaultState } from './app-state';
+import { type AppState, type LearnTask, type Overrides, type WeightPreset, LEARN_TASKS, LIMITS, WEIGHT_PRESETS, defaultState } from './app-state';
+import { TASKS } from '../model/train-tasks';
 
 export interface ParseResult {
   state: AppState;
@@ -25,6 +26,11 @@ function int(s: string, min: number, max: number): number | undefined {
   const v = Number(s);
   return v >= min && v <= max ? v : undefined;
 }
+/** A setting that may be left to its default: '' is null (the file form writes every field, defaults as ''). */
+function orNull(parse: (s: string) => number | undefined): (s: string) => number | null | undefined {
+  return (s) => (s === '' ? null : parse(s));
+}
+const writeOrNull = (v: number | null) => (v === null ? '' : fmt(v));
 function bool(s: string): boolean | undefined {
   return s === '1' ? true : s === '0' ? false : undefined;
 }
@@ -44,6 +50,9 @@ function overrides(s: string, key: RegExp): Overrides | undefined {
 }
 
 /** A fixed- or bounded-length list of numbers, each |x| ≤ abs. */
+/** Free text of the attention lab's kind: at most the text limit, no control characters. */
+const text = (s: string) => (s.length <= LIMITS.textChars && !/\p{Cc}/u.test(s) ? s : undefined);
+
 function numList(s: string, min: number, max: number, abs: number): number[] | undefined {
   const xs = s.split(',').map((p) => num(p, -abs, abs));
   return xs.length >= min && xs.length <= max && xs.every((x) => x !== undefined) ? (xs as number[]) : undefined;
@@ -67,7 +76,7 @@ export const FIELDS: Field[] = [
     return ok ? (xs as number[]) : undefined;
   }, (v) => v.map(fmt).join(',')),
   f('st', 'smTemp', (s) => num(s, LIMITS.temp.min, LIMITS.temp.max), fmt),
-  f('t', 'text', (s) => (s.length <= LIMITS.textChars && !/\p{Cc}/u.test(s) ? s : undefined), (v) => v),
+  f('t', 'text', text, (v) => v),
   f('dm', 'dModel', (s) => {
     const v = int(s, 1, 64);
     return v !== undefined && (LIMITS.dModel as readonly number[]).includes(v) ? v : undefined;
@@ -122,6 +131,15 @@ export const FIELDS: Field[] = [
     const v = int(s, 1, 4);
     return v !== undefined && (LIMITS.cost.bytes as readonly number[]).includes(v) ? v : undefined;
   }, String),
+  f('lt', 'learnTask', (s) => ((LEARN_TASKS as readonly string[]).includes(s) ? (s as LearnTask) : undefined), (v) => v),
+  f('ll', 'learnLayers', orNull((s) => int(s, LIMITS.learn.layers.min, LIMITS.learn.layers.max)), writeOrNull),
+  f('lh', 'learnHeads', orNull((s) => int(s, LIMITS.learn.heads.min, LIMITS.learn.heads.max)), writeOrNull),
+  f('ld', 'learnDModel', orNull((s) => {
+    const v = int(s, 1, 1024);
+    return v !== undefined && (LIMITS.learn.dModel as readonly number[]).includes(v) ? v : undefined;
+  }), writeOrNull),
+  f('lr', 'learnLr', orNull((s) => num(s, LIMITS.learn.lr.min, LIMITS.learn.lr.max)), writeOrNull),
+  f('ls', 'learnSentence', text, (v) => v),
 ];
 
 export function parseQuery(search: string): ParseResult {
@@ -157,7 +175,25 @@ export function parseQuery(search: string): ParseResult {
     state.mhTrained = false;
     if (!seen.has('mc')) state.mhCausal = false;
   }
+  // The learn lab's heads must divide its d_model (each head is d_model / heads wide): heads that do not are
+  // invalid there and fall back to the task's default (which divides every d_model offered).
+  const model = learnModel(state);
+  if (model.dModel % model.heads !== 0) {
+    rejected.push('lh');
+    state.learnHeads = null;
+  }
   return { state, rejected: [...new Set(rejected)], unknown };
+}
+
+/** The learn lab's model settings as the URL state gives them: its task's defaults where the state says null. */
+export function learnModel(state: AppState): { layers: number; heads: number; dModel: number; lr: number } {
+  const d = TASKS[state.learnTask].defaults;
+  return {
+    layers: state.learnLayers ?? d.layers,
+    heads: state.learnHeads ?? d.heads,
+    dModel: state.learnDModel ?? d.dModel,
+    lr: state.learnLr ?? d.lr,
+  };
 }
 
 /** The multi-head lab's parameters of its random weights (see parseQuery: without `mt` they mean mt=0). */

@@ -1,13 +1,15 @@
 // The speed lab's benchmark, off the main thread: timing loops of up to a few hundred milliseconds would
 // freeze the page if they ran beside the UI. One run = one worker; the page cancels by terminating it.
 //
-// Three implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
-// `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances).
+// Four implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
+// `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances), and the
+// SIMD module again through the package's async calls on a pool of workers (init({ threads }), started from this
+// worker), so the page shows what the threads buy for each task.
 import { init, simdSupported, type Lab } from 'attnlab';
 import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
 import { median, uniform } from './sample';
 
-export type Impl = 'js' | 'scalar' | 'simd';
+export type Impl = 'js' | 'scalar' | 'simd' | 'threads';
 export type Sizes = 'quick' | 'full';
 
 export interface TaskSpec {
@@ -17,7 +19,9 @@ export interface TaskSpec {
   /** Query/key and value width (attention only). */
   d: number;
   causal: boolean;
-  /** Work per call: flops (attention, dense 4·n²·d) or elements (softmax, n·n). */
+  /** Attention heads in one call (q, k, v of [heads, n, d]): the package's threads split a call by head. */
+  heads: number;
+  /** Work per call: flops (attention, dense 4·n²·d per head) or elements (softmax, n·n). */
   work: number;
 }
 
@@ -31,6 +35,8 @@ export interface ImplInfo {
   backend?: string;
   simd?: boolean;
   kernels?: string;
+  /** Workers that ran the calls (the threads implementation: the pool's size). */
+  threads?: number;
 }
 
 export interface Measurement {
@@ -44,7 +50,8 @@ export interface Measurement {
   maxDiff: number;
 }
 
-export type BenchRequest = { type: 'run'; sizes: Sizes };
+/** threads: the pool's size for the threads implementation (below 2: not run). */
+export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number };
 export type BenchMessage =
   | { type: 'start'; tasks: TaskSpec[]; impls: ImplInfo[]; total: number }
   | { type: 'step'; task: string; impl: Impl; index: number; total: number }
@@ -53,14 +60,18 @@ export type BenchMessage =
   | { type: 'error'; message: string };
 
 const D = 64;
-const att = (n: number, causal = false): TaskSpec =>
-  ({ id: `attention-${n}${causal ? '-causal' : ''}`, kind: 'attention', n, d: D, causal, work: 4 * n * n * D });
-const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, work: n * n });
+const att = (n: number, causal = false, heads = 1): TaskSpec => ({
+  id: `attention-${n}${causal ? '-causal' : ''}${heads > 1 ? `-h${heads}` : ''}`, kind: 'attention', n, d: D, causal, heads, work: 4 * n * n * D * heads,
+});
+const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, heads: 1, work: n * n });
 
-/** Full: the README's shapes that run in seconds. Quick: small shapes, for a first look (and the e2e test). */
+/**
+ * Full: the README's shapes that run in seconds, and one call of 8 heads (a layer's attention: the package's
+ * threads split it by head). Quick: small shapes, for a first look (and the e2e test).
+ */
 const PLANS: Record<Sizes, TaskSpec[]> = {
-  full: [soft(256), soft(1024), att(64), att(256), att(1024), att(1024, true)],
-  quick: [soft(256), att(64), att(256, true)],
+  full: [soft(256), soft(1024), att(64), att(256), att(1024), att(1024, true), att(256, false, 8)],
+  quick: [soft(256), att(64), att(256, true), att(64, false, 4)],
 };
 
 /** Timing policy: warm up, then time batches until at least MIN_TOTAL_MS and MIN_SAMPLES batches. */
@@ -85,16 +96,28 @@ function maxAbsDiff(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-function measure(fn: () => Float32Array): { ms: number; calls: number; out: Float32Array } {
+type Call = () => Float32Array | Promise<Float32Array>;
+
+async function measure(fn: Call): Promise<{ ms: number; calls: number; out: Float32Array }> {
+  const first = fn();
+  const sync = !(first instanceof Promise);
+  // A batch of `reps` calls: a plain loop for synchronous calls (no microtask per call), each awaited before the
+  // next for async ones.
+  const batch = async (reps: number): Promise<Float32Array> => {
+    let last!: Float32Array;
+    if (sync) for (let r = 0; r < reps; r++) last = fn() as Float32Array;
+    else for (let r = 0; r < reps; r++) last = await fn();
+    return last;
+  };
   // Warm-up, adaptive: the JS JIT and V8's wasm tier-up (baseline code first, optimized code compiled in the
   // background once a function is hot) both change the speed during the first calls. Batches run until two in a
   // row are no faster than the best so far (at least WARMUP_MS, at most WARMUP_MAX_MS).
-  let out = fn();
+  let out = await first;
   let reps = 1, best = Infinity, stale = 0;
   const w0 = performance.now();
   for (;;) {
     const t0 = performance.now();
-    for (let r = 0; r < reps; r++) out = fn();
+    out = await batch(reps);
     const t1 = performance.now();
     const dt = t1 - t0;
     // Only batches long enough for the coarse timer count towards "no faster than the best".
@@ -111,7 +134,7 @@ function measure(fn: () => Float32Array): { ms: number; calls: number; out: Floa
   let total = 0;
   while (samples.length < MIN_SAMPLES || total < MIN_TOTAL_MS) {
     const t0 = performance.now();
-    for (let r = 0; r < reps; r++) out = fn();
+    out = await batch(reps);
     const dt = performance.now() - t0;
     samples.push(dt / reps);
     total += dt;
@@ -124,22 +147,37 @@ function measure(fn: () => Float32Array): { ms: number; calls: number; out: Floa
  * buffer, allocated once here: a fresh multi-megabyte array per call would time the browser's allocator and
  * page faults (several ms per 4 MB in Chromium), not the computation.
  */
-function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl, (() => Float32Array) | undefined> {
+function runners(t: TaskSpec, engines: Partial<Record<Impl, Lab>>): Record<Impl, Call | undefined> {
   const seed = 0x5eed ^ (t.n * 131 + (t.causal ? 7 : 0));
   if (t.kind === 'softmax') {
     // Logits spread over [-4, 4): rows neither flat nor one-hot.
     const x = uniform(seed, t.n * t.n, 4);
     const wasm = (lab?: Lab) => { const out = new Float32Array(x.length); return lab && (() => lab.softmax(x, { cols: t.n, out })); };
     const jsOut = new Float32Array(x.length);
-    return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+    const pooled = engines.threads, poolOut = new Float32Array(x.length);
+    return { js: () => jsSoftmax(x, t.n, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd),
+      threads: pooled && (() => pooled.softmaxAsync(x, { cols: t.n, out: poolOut })) };
   }
-  // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range.
-  const { n, d, causal } = t;
-  const q = uniform(seed, n * d, 1), k = uniform(seed + 1, n * d, 1), v = uniform(seed + 2, n * d, 1);
+  // Unit-scale inputs in [-1, 1): the e2e test derives its error bound from that range. Heads: [heads, n, d].
+  const { n, d, causal, heads } = t;
+  const size = heads * n * d;
+  const hs = heads > 1 ? heads * 7919 : 0; // one head: the inputs of the plain shapes as they always were
+  const q = uniform(seed + hs, size, 1), k = uniform(seed + 1 + hs, size, 1), v = uniform(seed + 2 + hs, size, 1);
   const scale = 1 / Math.sqrt(d);
-  const wasm = (lab?: Lab) => { const out = new Float32Array(n * d); return lab && (() => lab.attention({ q, k, v, nq: n, nk: n, dk: d, dv: d, causal, scale, out }).output); };
-  const jsOut = new Float32Array(n * d);
-  return { js: () => jsAttention(q, k, v, n, n, d, d, causal, scale, jsOut), scalar: wasm(engines.scalar), simd: wasm(engines.simd) };
+  const opts = { q, k, v, heads, nq: n, nk: n, dk: d, dv: d, causal, scale };
+  const wasm = (lab?: Lab) => { const out = new Float32Array(size); return lab && (() => lab.attention({ ...opts, out }).output); };
+  const jsOut = new Float32Array(size);
+  // Plain JS: one head at a time (each head's rows are contiguous in [heads, n, d]).
+  const js = () => {
+    for (let h = 0; h < heads; h++) {
+      const at = h * n * d, end = at + n * d;
+      jsAttention(q.subarray(at, end), k.subarray(at, end), v.subarray(at, end), n, n, d, d, causal, scale, jsOut.subarray(at, end));
+    }
+    return jsOut;
+  };
+  const pooled = engines.threads, poolOut = new Float32Array(size);
+  return { js, scalar: wasm(engines.scalar), simd: wasm(engines.simd),
+    threads: pooled && (async () => (await pooled.attentionAsync({ ...opts, out: poolOut })).output) };
 }
 
 function info(id: Impl, lab: Lab): ImplInfo {
@@ -147,7 +185,7 @@ function info(id: Impl, lab: Lab): ImplInfo {
   return { id, available: true, version: b.version, backend: b.backend, simd: b.simd, kernels: b.kernels };
 }
 
-async function run(sizes: Sizes): Promise<void> {
+async function run(sizes: Sizes, threads: number): Promise<void> {
   const t0 = performance.now();
   const engines: Partial<Record<Impl, Lab>> = {};
   const impls: ImplInfo[] = [{ id: 'js', available: true }];
@@ -164,6 +202,17 @@ async function run(sizes: Sizes): Promise<void> {
   } else {
     impls.push({ id: 'simd', available: false, note: 'this browser does not support WebAssembly SIMD128' });
   }
+  // The pool: the SIMD module where there is one (init picks it), on `threads` workers.
+  if (threads < 2) {
+    impls.push({ id: 'threads', available: false, threads: 1, note: 'this browser reports one logical core' });
+  } else {
+    try {
+      engines.threads = await init({ threads });
+      impls.push({ ...info('threads', engines.threads), threads: engines.threads.threads });
+    } catch (err) {
+      impls.push({ id: 'threads', available: false, threads, note: err instanceof Error ? err.message : String(err) });
+    }
+  }
 
   const tasks = PLANS[sizes];
   const live = impls.filter((i) => i.available).map((i) => i.id);
@@ -175,17 +224,19 @@ async function run(sizes: Sizes): Promise<void> {
     let reference: Float32Array | undefined;
     for (const impl of live) {
       post({ type: 'step', task: t.id, impl, index: done + 1, total });
-      const r = measure(fns[impl]!);
+      const r = await measure(fns[impl]!);
       reference ??= r.out; // plain JS runs first and is the reference
       post({ type: 'result', m: { task: t.id, impl, ms: r.ms, calls: r.calls, maxDiff: maxAbsDiff(r.out, reference) }, done: ++done, total });
     }
   }
+  engines.threads?.dispose();
   post({ type: 'done', elapsedMs: performance.now() - t0 });
 }
 
 self.addEventListener('message', (e: MessageEvent<BenchRequest>) => {
   if (e.data?.type !== 'run') return;
-  run(e.data.sizes === 'quick' ? 'quick' : 'full').catch((err) => {
+  const threads = Number.isInteger(e.data.threads) ? Math.max(1, Math.min(e.data.threads, 64)) : 1;
+  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads).catch((err) => {
     post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
   });
 });

@@ -1,7 +1,10 @@
 // What one head picked up, in words, read off its weights on screen: its average weight on the previous word, on
-// itself and on the first word, each next to what spreading evenly would give, and its strongest link to an earlier
-// word. The sentence is built from these numbers only, so it holds for whatever weights are shown.
+// itself and on the first word, each next to what spreading evenly would give, whether it follows content words
+// (its largest weight on the nearest earlier content word, skipping the function words between), and its strongest
+// link to an earlier word. The sentences are built from these numbers only, so they hold for whatever weights are
+// shown.
 import { fmt } from '../../ui/format';
+import { isContentWord } from '../../text/word-class';
 
 export interface PatternScores { previous: number; self: number; first: number; even: number; link?: { i: number; j: number; w: number } }
 
@@ -20,6 +23,58 @@ export function patternScores(weights: ArrayLike<number>, n: number, causal: boo
   return { previous: previous / rows, self: self / rows, first: first / rows, even: even / rows, link };
 }
 
+/** A row's largest weight on its nearest earlier content word. */
+export interface ContentHit { i: number; j: number; w: number }
+
+export interface ContentScores {
+  /** Rows (queries) with a content word before them: the rows the rule can be read on. */
+  rows: number;
+  /** Of those, the rows whose largest weight (over the keys it sees) is on the nearest earlier content word. */
+  hits: ContentHit[];
+  /** Of those rows, the ones whose largest weight is on the word just before (the positional rule, for contrast). */
+  previous: number;
+}
+
+/** The content rule needs this share of the rows, at least CONTENT_MIN_ROWS of them, and to beat the previous word. */
+export const CONTENT_SHARE = 0.75;
+export const CONTENT_MIN_ROWS = 3;
+
+/**
+ * For each query i that has a content word before it, c(i) = the nearest j < i with a content word; a hit when the
+ * row's largest weight (over keys 0…i with the causal mask, all keys without; ties to the earlier key) is on c(i).
+ */
+export function contentScores(weights: ArrayLike<number>, n: number, words: string[], causal: boolean): ContentScores {
+  const hits: ContentHit[] = [];
+  let rows = 0, previous = 0, nearest = -1;
+  for (let i = 0; i < n; i++) {
+    if (nearest >= 0) {
+      rows++;
+      let top = 0;
+      for (let j = 1; j < (causal ? i + 1 : n); j++) if (weights[i * n + j] > weights[i * n + top]) top = j;
+      if (top === nearest) hits.push({ i, j: top, w: weights[i * n + top] });
+      if (top === i - 1) previous++;
+    }
+    if (isContentWord(words[i])) nearest = i;
+  }
+  return { rows, hits, previous };
+}
+
+/** The content sentence and the rows it quotes, or '' when the head does not follow content words by the rule above. */
+export function contentPattern(c: ContentScores, words: string[]): { text: string; shown: ContentHit[] } {
+  if (c.rows < CONTENT_MIN_ROWS || c.hits.length < CONTENT_SHARE * c.rows || c.hits.length <= c.previous) return { text: '', shown: [] };
+  const q = (i: number) => `“${words[i]}”`;
+  const strongest = [...c.hits].sort((a, b) => b.w - a.w || a.i - b.i);
+  // Examples: the two strongest rows, and the strongest that skips words if neither does.
+  const shown = strongest.slice(0, 2);
+  const skip = strongest.find((h) => h.j < h.i - 1);
+  if (skip && !shown.some((h) => h.j < h.i - 1)) shown.push(skip);
+  const example = (h: ContentHit) => `${q(h.i)} → ${q(h.j)} ${fmt(h.w, 2)}${h.j < h.i - 1 ? ` (over ${words.slice(h.j + 1, h.i).map((w) => `“${w}”`).join(' ')})` : ''}`;
+  return {
+    text: `Follows content words: in ${c.hits.length} of the ${c.rows} rows that have a content word before them, its largest weight is on the nearest one, skipping function words (a, an, the, and, of, is, pronouns…): ${shown.map(example).join(', ')}.`,
+    shown,
+  };
+}
+
 export function headPattern(weights: ArrayLike<number>, n: number, words: string[], causal: boolean, random: boolean): string {
   if (n < 3) return 'Too few words to tell a pattern.';
   const p = patternScores(weights, n, causal);
@@ -31,6 +86,11 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
     : score >= 1.5 * p.even // above even, but under 0.4: a lean, not "near even"
       ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
       : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
-  if (p.link && p.link.w >= 0.4) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
+  const content = contentScores(weights, n, words, causal);
+  const follows = contentPattern(content, words);
+  if (follows.text) parts.push(follows.text);
+  // The strongest longer link, unless the content sentence already quotes it.
+  const quoted = p.link && follows.shown.some((h) => h.i === p.link!.i && h.j === p.link!.j);
+  if (p.link && p.link.w >= 0.4 && !quoted) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
   return parts.join(' ');
 }

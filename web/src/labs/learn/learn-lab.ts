@@ -2,7 +2,8 @@
 // two tasks while the page draws the loss and every layer × head attention pattern on one example. Induction heads:
 // random blocks repeated once, a 2-layer attention-only model; the page measures each head's previous-token and
 // induction scores live and names the heads that have them. Words in context: a corpus from a grammar written for
-// this page (web/src/text/corpus.ts), in which the articles' sentences recur.
+// this page (web/src/text/corpus.ts), in which the articles' sentences recur. The task on screen, its model's
+// settings and the words task's sentence live in the URL (web/URL_STATE.md: lt, ll, lh, ld, lr, ls).
 import '../../styles/learn.css';
 import type { Lab, LabContext } from '../lab';
 import { el, clear, reducedMotion } from '../../ui/dom';
@@ -17,10 +18,14 @@ import { INDUCTION, TASKS, taskSpec, wordsCorpus, inductionExample, type ModelCh
 import type { TrainMessage, TrainRequest } from '../../workers/train-worker';
 import TrainWorker from '../../workers/train-worker.ts?worker';
 import { useTrained } from '../../model/trained';
+import type { AppState } from '../../state/app-state';
+import { learnModel } from '../../state/url-state';
 
 /** A head "has" a pattern when, on average over the held-out batch, at least this much of its weight sits on it. */
 export const PATTERN_THRESHOLD = 0.4;
 const D_MODELS = [16, 32, 48, 64, 96, 128];
+/** The URL state's keys of this lab. */
+const KEYS: (keyof AppState)[] = ['learnTask', 'learnLayers', 'learnHeads', 'learnDModel', 'learnLr', 'learnSentence'];
 const SENTENCES = ['the capital of Spain is', 'I ate a banana and an apple', 'I got a new phone from apple', 'once upon a', 'the dog chased the cat', 'Houston we have a problem'];
 
 type Eval = Extract<TrainMessage, { type: 'eval' }>;
@@ -33,11 +38,13 @@ export const learnLab: Lab = {
   nav: 'Watch it learn',
   mount(section: HTMLElement, ctx: LabContext) {
     const models: Record<TaskName, ModelChoice> = { induction: { ...TASKS.induction.defaults }, words: { ...TASKS.words.defaults } };
-    let task: TaskName = 'induction';
+    const s0 = ctx.store.state;
+    let task: TaskName = s0.learnTask;
+    Object.assign(models[task], learnModel(s0)); // the URL's settings for its task (defaults where it names none)
     let worker: Worker | undefined;
     let running = false;
     let ready = false;
-    let sentence = SENTENCES[0];
+    let sentence = s0.learnSentence;
     let trainLoss: [number, number][] = [];
     let evalPoints: { step: number; loss: number; first?: number; repeat?: number }[] = [];
     let latest: Eval | undefined;
@@ -54,7 +61,7 @@ export const learnLab: Lab = {
     const taskButtons = el('div', { class: 'button-group', role: 'group', 'aria-label': 'Task' });
     const taskBtn = (name: TaskName, label: string) => {
       const b = el('button', { type: 'button', class: 'chip', 'data-control': `task-${name}`, 'aria-pressed': String(name === task), text: label });
-      b.addEventListener('click', () => { if (task !== name) { task = name; taskChanged(); } });
+      b.addEventListener('click', () => { if (task !== name) { task = name; taskChanged(); saveState(); } });
       taskButtons.appendChild(b);
       return b;
     };
@@ -62,10 +69,10 @@ export const learnLab: Lab = {
     const taskText = el('div', { class: 'learn-task-text' });
 
     const opts = (xs: number[]) => xs.map((x) => ({ value: String(x), label: String(x) }));
-    const layersSel = select(opts([1, 2, 3, 4]), '2', (v) => sizeChanged({ layers: Number(v) }), 'learn-layers');
-    const headsSel = select(opts([1, 2, 3, 4, 5, 6, 7, 8]), '1', (v) => sizeChanged({ heads: Number(v) }), 'learn-heads');
-    const dSel = select(opts(D_MODELS), '64', (v) => sizeChanged({ dModel: Number(v) }), 'learn-dmodel');
-    const lrSlider = logSlider(1e-4, 3e-2, models[task].lr, (v) => { models[task].lr = v; post({ type: 'lr', lr: v }); }, 'learn-lr', 'Learning rate');
+    const layersSel = select(opts([1, 2, 3, 4]), String(models[task].layers), (v) => sizeChanged({ layers: Number(v) }), 'learn-layers');
+    const headsSel = select(opts([1, 2, 3, 4, 5, 6, 7, 8]), String(models[task].heads), (v) => sizeChanged({ heads: Number(v) }), 'learn-heads');
+    const dSel = select(opts(D_MODELS), String(models[task].dModel), (v) => sizeChanged({ dModel: Number(v) }), 'learn-dmodel');
+    const lrSlider = logSlider(1e-4, 3e-2, models[task].lr, (v) => { models[task].lr = v; post({ type: 'lr', lr: v }); saveState(); }, 'learn-lr', 'Learning rate');
     const sizeError = el('p', { class: 'warn-text learn-size-error', role: 'status' });
 
     const button = (label: string, name: string, onClick: () => void, title?: string) => {
@@ -115,9 +122,9 @@ export const learnLab: Lab = {
     // The example: induction's fixed repeat, or a sentence typed from the vocabulary.
     const corpus = wordsCorpus();
     const sentenceInput = el('input', { type: 'text', 'data-control': 'learn-sentence', value: sentence, autocomplete: 'off', spellcheck: 'false' });
-    sentenceInput.addEventListener('input', () => { sentence = sentenceInput.value; sendProbe(); });
+    sentenceInput.addEventListener('input', () => { sentence = sentenceInput.value; sendProbe(); saveState(); });
     const presets = el('div', { class: 'button-group', role: 'group', 'aria-label': 'Example sentences' },
-      ...SENTENCES.map((s) => { const b = el('button', { type: 'button', class: 'chip', text: s }); b.addEventListener('click', () => { sentence = s; sentenceInput.value = s; sendProbe(); }); return b; }));
+      ...SENTENCES.map((s) => { const b = el('button', { type: 'button', class: 'chip', text: s }); b.addEventListener('click', () => { sentence = s; sentenceInput.value = s; sendProbe(); saveState(); }); return b; }));
     const unknownNote = el('p', { class: 'learn-unknown', role: 'status' });
     const nextLine = el('p', { class: 'learn-next', 'data-figure': 'learn-next' });
     const vocabList = el('p', { class: 'learn-vocab', text: corpus.vocab.filter((w) => w !== UNKNOWN).join(' · ') });
@@ -136,7 +143,7 @@ export const learnLab: Lab = {
       disclosure('The corpus: where these sentences come from', corpusText, 'learn-corpus'));
     const exampleNote = el('p', { class: 'help learn-example-note' });
     const grid = new HeadGrid(() => draw(true));
-    const bigCaption = el('h4', { class: 'learn-big-caption' });
+    const bigCaption = el('h4', { class: 'learn-big-caption', hidden: true }); // shown with its first text (an empty heading is no heading)
     const big = new Heatmap({ name: 'learn-head', label: 'attention weights', n: 0, m: 0, values: [], rowLabels: [], colLabels: [], maxCell: 22 });
     section.append(
       el('h3', { text: 'Every layer and head, on one example' }),
@@ -297,6 +304,7 @@ export const learnLab: Lab = {
       const values = e.probe.attention[sy].subarray(sh * t * t, (sh + 1) * t * t);
       const masked = Array.from({ length: t * t }, (_, k) => (k % t) > Math.floor(k / t));
       big.update({ name: 'learn-head', label: `Layer ${sy + 1}, head ${sh + 1}: attention weights at step ${e.step}`, n: t, m: t, values, rowLabels: labels, colLabels: labels, masked, maxCell: 22 });
+      bigCaption.hidden = false;
       bigCaption.textContent = `Layer ${sy + 1}, head ${sh + 1} at step ${e.step} (rows: queries, columns: keys; hatched: the causal mask)`;
       if (task === 'induction') inductionFindings(e); else wordsFindings(e, words);
     }
@@ -359,8 +367,47 @@ export const learnLab: Lab = {
       if (c.dModel % c.heads !== 0) return `d_model must be a multiple of the number of heads: ${c.dModel} / ${c.heads} is not whole.`;
       return '';
     }
+    // --- the URL state -------------------------------------------------------------------------------------------
+    /**
+     * What this lab shows, as URL state: each setting null where it is the task's default (a link names only
+     * changes). A size whose heads do not divide d_model is no model: the state keeps the last size of this task
+     * that was one (or, just switched to this task, its defaults).
+     */
+    function stateOf(): Partial<AppState> {
+      const c = models[task], d = TASKS[task].defaults;
+      const or = (v: number, def: number) => (v === def ? null : v);
+      const size = !sizeProblem() ? { learnLayers: or(c.layers, d.layers), learnHeads: or(c.heads, d.heads), learnDModel: or(c.dModel, d.dModel) }
+        : ctx.store.state.learnTask === task ? {} : { learnLayers: null, learnHeads: null, learnDModel: null };
+      return { learnTask: task, ...size, learnLr: or(c.lr, d.lr), learnSentence: sentence };
+    }
+    let saving = false;
+    function saveState(): void {
+      const next = stateOf(), now = ctx.store.state as unknown as Record<string, unknown>;
+      if (!Object.entries(next).some(([k, v]) => now[k] !== v)) return;
+      saving = true;
+      try { ctx.store.update(next); } finally { saving = false; }
+    }
+    // A state from elsewhere (a loaded state file): show it, as a new model if the task or its size changed.
+    ctx.store.subscribe((st, changed) => {
+      if (saving || !KEYS.some((k) => changed.has(k))) return;
+      const want = learnModel(st);
+      const c = models[st.learnTask];
+      const sized = st.learnTask !== task || c.layers !== want.layers || c.heads !== want.heads || c.dModel !== want.dModel;
+      if (!sized && c.lr === want.lr && st.learnSentence === sentence) return; // this lab's own update
+      Object.assign(c, { layers: want.layers, heads: want.heads, dModel: want.dModel, lr: want.lr });
+      if (st.learnSentence !== sentence) { sentence = st.learnSentence; sentenceInput.value = sentence; }
+      if (st.learnTask !== task) { task = st.learnTask; taskChanged(); return; } // taskChanged resets a running worker
+      layersSel.value = String(c.layers); headsSel.value = String(c.heads); dSel.value = String(c.dModel); lrSlider.set(c.lr);
+      post({ type: 'lr', lr: c.lr });
+      sizeError.textContent = sizeProblem();
+      buttons();
+      if (sized && !sizeProblem() && worker) reset();
+      else sendProbe();
+    });
+
     function sizeChanged(change: Partial<ModelChoice>): void {
       Object.assign(models[task], change);
+      saveState();
       sizeError.textContent = sizeProblem();
       buttons();
       if (!sizeProblem() && worker) reset();
