@@ -124,14 +124,23 @@ export function planAttention(opts, parts, minWork) {
   const bytes = 4 * (o.q.length + o.k.length + o.v.length + batch * heads * nq * (dv + matrices * nk + 1)) + (o.mask?.byteLength ?? 0);
   if (bytes > 2 ** 31 - 2 ** 20) return null;
 
-  // The keys each row sees (as the engine's key_span), for the work per row; per batch item (key lengths).
+  // The work of each block of rows (cuts fall between blocks): the keys a row sees (as the engine's key_span, taken
+  // at the block's middle row: exact for the straight edges of causal masks and windows), plus its fixed cost. Per
+  // batch item, shared by items with the same key count.
+  const align = BLOCK / gcd(BLOCK, group), blocks = Math.ceil(nq / align);
   const [wl, wr] = o.window;
   const causal = o.causal !== 0, topLeft = o.causal === 2;
-  const itemRows = [];  // per batch item: prefix sums of the row costs, [nq + 1]
+  const itemRows = [];  // per batch item: prefix sums of the block costs, [blocks + 1]
+  const byKeys = new Map();
   for (let b = 0; b < batch; ++b) {
     const keys = Math.min(nk, o.keyLengths ? Math.max(0, o.keyLengths[b]) : nk), end = Math.min(keys, m[3]);
-    const prefix = new Float64Array(nq + 1);
-    for (let i = 0; i < nq; ++i) {
+    if (byKeys.has(keys)) {
+      itemRows.push(byKeys.get(keys));
+      continue;
+    }
+    const prefix = new Float64Array(blocks + 1);
+    for (let j = 0; j < blocks; ++j) {
+      const r0 = j * align, r1 = Math.min(nq, r0 + align), i = (r0 + r1 - 1) / 2;
       let lo = 0, hi = end;
       if (causal || wl >= 0 || wr >= 0) {
         const d = i + (topLeft ? 0 : keys - nq);
@@ -139,19 +148,19 @@ export function planAttention(opts, parts, minWork) {
         if (wr >= 0) hi = Math.min(hi, d + wr + 1);
         if (wl >= 0) lo = Math.max(lo, d - wl);
       }
-      prefix[i + 1] = prefix[i] + Math.max(0, hi - lo) + ROW_COST;
+      prefix[j + 1] = prefix[j] + (r1 - r0) * (Math.max(0, hi - lo) + ROW_COST);
     }
+    byKeys.set(keys, prefix);
     itemRows.push(prefix);
   }
   const items = batch * kvHeads;
-  const itemCost = (item) => itemRows[Math.floor(item / kvHeads)][nq];
+  const itemCost = (item) => itemRows[Math.floor(item / kvHeads)][blocks];
   let total = 0;
   for (let item = 0; item < items; ++item) total += itemCost(item);
   const work = total * group * (dk + dv);
   const count = Math.max(1, Math.min(parts, Math.floor(work / minWork)));
 
-  // Cut points along (item, row), at equal shares of the cost; rows snapped to whole blocks.
-  const align = BLOCK / gcd(BLOCK, group);
+  // Cut points along (item, row), at equal shares of the cost, between blocks.
   const cuts = [[0, 0]];
   let item = 0, before = 0;  // cost of the items before `item`
   for (let p = 1; p < count; ++p) {
@@ -159,14 +168,14 @@ export function planAttention(opts, parts, minWork) {
     while (item < items && before + itemCost(item) <= target) before += itemCost(item++);
     if (item >= items) break;
     const prefix = itemRows[Math.floor(item / kvHeads)];
-    let lo = 0, hi = nq;  // first row whose prefix passes the target
+    let lo = 0, hi = blocks;  // first block boundary whose prefix reaches the target
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (before + prefix[mid] < target) lo = mid + 1;
       else hi = mid;
     }
-    let row = Math.round(lo / align) * align;
-    if (row >= nq) row = nq;
+    if (lo > 0 && target - (before + prefix[lo - 1]) < before + prefix[lo] - target) --lo;  // the nearer boundary
+    const row = Math.min(nq, lo * align);
     const cut = row >= nq ? [item + 1, 0] : [item, row];
     const last = cuts[cuts.length - 1];
     if (cut[0] > last[0] || (cut[0] === last[0] && cut[1] > last[1])) cuts.push(cut);
