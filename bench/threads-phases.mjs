@@ -1,6 +1,6 @@
 // Where the time of a split attentionAsync call goes, phase by phase, on the bench's threads cells (batch 1 ×
 // 8 heads, d = 64, n 1024 and 2048, dense and causal), with two workers of this script's own running exactly the
-// sub-calls the async twin sends (dist/attention-parts.js): slicing the parts' inputs on the calling thread, post →
+// sub-calls the async twin sends (dist/attention-parts.js, its buffers reused as there): slicing the parts' inputs on the calling thread, post →
 // received, the worker's calls (copy in, validate, compute, read out), the rest of those calls without the compute
 // (the same calls with keyLengths [0]: no key tile is visited), posting back and merging. Also the CPU time of the
 // synchronous call and of the slowest part (Linux: /proc/thread-self/schedstat), which a busy machine does not
@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const index = pathToFileURL(path.join(root, 'dist/index.js')).href, wasm = path.join(root, 'dist/attnlab-simd.wasm');
 const { init } = await import(index);
-const { planAttention, partCalls, mergeAttention } = await import(pathToFileURL(path.join(root, 'dist/attention-parts.js')).href);
+const { planAttention, partCalls, mergeAttention, recycle } = await import(pathToFileURL(path.join(root, 'dist/attention-parts.js')).href);
 const reps = Number(process.argv[2] ?? 7);
 
 const now = () => performance.timeOrigin + performance.now();
@@ -34,7 +34,9 @@ parentPort.on('message', ({ calls }) => {
   const t1 = now(), c1 = cpu();
   const values = calls.map(({ opts, part }) => lab.attention(opts, part));
   const t2 = now(), c2 = cpu();
-  parentPort.postMessage({ values, t0, fixed: t1 - t0, call: t2 - t1, cpu: c2 - c1, t2 }, values.flatMap((v) => Object.values(v).map((a) => a.buffer)));
+  const spare = calls.flatMap(({ opts }) => Object.entries(opts).filter(([key, v]) => key !== 'out' && ArrayBuffer.isView(v)).map(([, v]) => v));
+  parentPort.postMessage({ values, spare, t0, fixed: t1 - t0, call: t2 - t1, cpu: c2 - c1, t2 },
+    [...values.flatMap((v) => Object.values(v).map((a) => a.buffer)), ...spare.map((a) => a.buffer)]);
 });
 parentPort.postMessage('ready');`;
 const workers = await Promise.all([0, 1].map(() => new Promise((resolve) => {
@@ -72,6 +74,7 @@ for (const n of [1024, 2048]) {
       const m0 = now();
       mergeAttention(plan, got.map((g) => g.values));
       const end = now();
+      recycle(got.flatMap((g) => [...g.spare, ...g.values.flatMap(Object.values)]));  // as attentionAsync does
       t.slice.push(sliced), t.merge.push(end - m0), t.total.push(end - start);
       t.post.push(Math.max(...got.map((g) => g.t0 - g.posted))), t.back.push(Math.max(...got.map((g) => g.received - g.t2)));
       t.fixed.push(Math.max(...got.map((g) => g.fixed))), t.call.push(Math.max(...got.map((g) => g.call))), t.partCpu.push(Math.max(...got.map((g) => g.cpu)));
