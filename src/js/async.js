@@ -9,7 +9,7 @@
 // meet them) wins.
 import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
 import { NotSent } from './threads.js';
-import { backwardCalls, mergeAttention, mergeBackward, partCalls, planAttention, planBackward, recycle } from './attention-parts.js';
+import { attentionResult, backwardCalls, mergeAttentionPart, mergeBackward, partCalls, planAttention, planBackward, recycle } from './attention-parts.js';
 
 // [begin, end) spans covering `total` in `parts` near-equal pieces whose boundaries are multiples of `align`.
 function spans(total, parts, align = 1) {
@@ -160,9 +160,18 @@ export function makeAsync(lab, pool) {
     // Not for splitting (a cache lives in this thread's module; anything the synchronous form refuses): run here.
     const plan = planAttention(opts, threads, MIN_PART_WORK);
     if (!plan || plan.work < INLINE_WORK) return lab.attention(opts);
-    const parts = plan.plan.map((rects) => {
+    // Without `out`, each part is merged as it arrives, while the others still compute; `out` is written only
+    // once every part succeeded.
+    const early = plan.out === undefined;
+    let result;
+    const take = (p, v) => {
+      mergeAttentionPart(plan, (result ??= attentionResult(plan)), p, v.values);
+      recycle([...v.spare.flat(), ...v.values.flatMap(Object.values)]);
+    };
+    const parts = plan.plan.map((rects, p) => {
       const { calls, transfer } = partCalls(plan, rects, opts);
-      return pool.run({ op: 'attentionParts', calls }, transfer);
+      const run = pool.run({ op: 'attentionParts', calls }, transfer);
+      return early ? run.then((v) => take(p, v)) : run;
     });
     let values;
     try {
@@ -171,8 +180,7 @@ export function makeAsync(lab, pool) {
       values = undefined; // a part refused its rows: the whole call here names the error as one call would
     }
     if (!values) return lab.attention(opts);
-    const result = mergeAttention(plan, values.map((v) => v.values));
-    recycle(values.flatMap((v) => [...v.spare.flat(), ...v.values.flatMap(Object.values)]));
+    if (!early) values.forEach((v, p) => take(p, v));
     return result;
   }
 

@@ -235,20 +235,29 @@ export function partCalls({ o, m, want, group }, rects, opts) {
   return { calls, transfer };
 }
 
-/** The merged result of every part (results[p][c]: the result of part p's sub-call c). */
-export function mergeAttention({ o, want, out, group, plan }, results) {
+/** The result to merge the parts into: `out` for the output when given, fresh arrays otherwise. */
+export function attentionResult({ o, want, out }) {
   const rows = o.batch * o.heads * o.nq;
   const result = { output: out ?? new Float32Array(rows * o.dv) };
   for (const [key, name] of MATRICES) if (want[key]) result[name] = new Float32Array(rows * o.nk);
   if (want.returnLse) result.lse = new Float32Array(rows);
-  plan.forEach((rects, p) =>
-    rects.forEach(({ b, g0, g1, r0, r1 }, c) => {
-      const got = results[p][c], h0 = g0 * group, h1 = g1 * group;
-      put(result.output, got.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
-      for (const [, name] of MATRICES) if (result[name]) put(result[name], got[name], 0, o.heads, o.nq, o.nk, b, h0, h1, r0, r1);
-      if (result.lse) put(result.lse, got.lse, 0, o.heads, o.nq, 1, b, h0, h1, r0, r1);
-    }),
-  );
+  return result;
+}
+
+/** Part p's results (values[c]: its sub-call c's) into their rows of `result`. */
+export function mergeAttentionPart({ o, group, plan }, result, p, values) {
+  plan[p].forEach(({ b, g0, g1, r0, r1 }, c) => {
+    const got = values[c], h0 = g0 * group, h1 = g1 * group;
+    put(result.output, got.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
+    for (const [, name] of MATRICES) if (result[name]) put(result[name], got[name], 0, o.heads, o.nq, o.nk, b, h0, h1, r0, r1);
+    if (result.lse) put(result.lse, got.lse, 0, o.heads, o.nq, 1, b, h0, h1, r0, r1);
+  });
+}
+
+/** The merged result of every part (results[p][c]: the result of part p's sub-call c). */
+export function mergeAttention(plan, results) {
+  const result = attentionResult(plan);
+  results.forEach((values, p) => mergeAttentionPart(plan, result, p, values));
   return result;
 }
 
