@@ -3,8 +3,9 @@
 // results do not depend on how the work is cut — whole rows (softmax, softmaxBackward), blocks of 64 rows
 // (matmul: the GEMM's own row block, so every row sees the same blocking), blocks of equal work over (batch
 // item, K/V head, query rows) (attention: each worker gets only the rows and heads it reads, attention-parts.js)
-// — sent to the workers and merged here. Arguments that would be refused, or cannot be posted to a worker, go through the
-// synchronous function on this thread, so the error is its own. Errors raised in a worker come back as the
+// — sent to the workers and merged here. Arguments that would be refused, or cannot be posted to a worker, go
+// through the synchronous function on this thread, so the error is its own (so does an attention call a part
+// of which fails: its parts are sub-calls, whose messages would name their own slices). Errors raised in a worker come back as the
 // same class with the same message; of several failing parts, the first (in the order a whole call would
 // meet them) wins.
 import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
