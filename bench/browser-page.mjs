@@ -3,6 +3,7 @@
 // (performance.now), gc() between calls longer than 1 ms (Chromium runs with --expose-gc); the sampled output
 // rows go back to Node, which checks them against the float64 reference.
 import { attentionOpModel } from './lib/onnx-attention.mjs';
+import { measureOverhead } from './lib/overhead.mjs';
 
 const lib = new URLSearchParams(location.search).get('lib');
 const gc = globalThis.gc ?? (() => {});
@@ -50,18 +51,7 @@ async function library() {
       prefill(opts) {
         return threads > 1 ? async () => (await lab.attentionAsync(opts)).output : () => lab.attention(opts).output;
       },
-      async overhead(timing) {
-        const x = new Float32Array(64).fill(0.5), q = new Float32Array(8 * 16 * 16).fill(0.1);
-        const small = { q, k: q, v: q, heads: 8, nq: 16, nk: 16, dk: 16, dv: 16 };
-        const time = async (run) => {
-          const r = await measure(run, timing);
-          return { median: r.median, min: r.min, reps: r.reps };
-        };
-        return {
-          softmax64: { sync: await time(() => lab.softmax(x)), async: await time(() => lab.softmaxAsync(x)) },
-          attention8x16: { sync: await time(() => lab.attention(small).output), async: await time(async () => (await lab.attentionAsync(small)).output) },
-        };
-      },
+      overhead: (timing) => measureOverhead(lab, measure, timing),
     };
   }
   const ort = await import('/ort/ort.wasm.min.mjs');

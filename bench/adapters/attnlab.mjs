@@ -26,7 +26,7 @@ export async function create({ simd, reuseOut = false, threads = 1 }) {
       wasmSha256: crypto.createHash('sha256').update(wasmBinary).digest('hex').slice(0, 16),
       wasmModified: fs.statSync(wasmFile).mtime.toISOString(),
       threads,
-      how: threads > 1 ? `init({ simd: ${simd}, threads: ${threads} }); await lab.attentionAsync({ q, k, v, batch, heads, nq, nk, dk, dv, causal }).output (the call cut along batch × heads over ${threads} workers)` : `init({ simd: ${simd} }); lab.attention({ q, k, v, nq, nk, dk, dv, causal, scale${reuseOut ? ', out' : ''} }).output (streaming path: no matrices requested)${reuseOut ? '; out allocated once per cell' : ''}`,
+      how: threads > 1 ? `init({ simd: ${simd}, threads: ${threads} }); await lab.attentionAsync({ q, k, v, batch, heads, nq, nk, dk, dv, causal }).output (the call cut into parts of equal work along batch × K/V heads × query rows, over ${threads} workers)` : `init({ simd: ${simd} }); lab.attention({ q, k, v, nq, nk, dk, dv, causal, scale${reuseOut ? ', out' : ''} }).output (streaming path: no matrices requested)${reuseOut ? '; out allocated once per cell' : ''}`,
     },
     attention({ q, k, v, n, d, causal, scale }) {
       const out = reuseOut ? new Float32Array(n * d) : undefined;
@@ -55,18 +55,8 @@ export async function create({ simd, reuseOut = false, threads = 1 }) {
     },
     // The async twins' cost per call beyond the work: tiny calls through the workers against the same calls here.
     async overhead({ timing }) {
-      const { measure } = await import('../lib/measure.mjs');
-      const x = new Float32Array(64).fill(0.5);
-      const q = new Float32Array(8 * 16 * 16).fill(0.1);
-      const small = { q, k: q, v: q, heads: 8, nq: 16, nk: 16, dk: 16, dv: 16 };
-      const time = async (run) => {
-        const r = await measure(run, timing);
-        return { median: r.median, min: r.min, reps: r.reps };
-      };
-      return {
-        softmax64: { sync: await time(() => lab.softmax(x)), async: await time(() => lab.softmaxAsync(x)) },
-        attention8x16: { sync: await time(() => lab.attention(small).output), async: await time(async () => (await lab.attentionAsync(small)).output) },
-      };
+      const [{ measure }, { measureOverhead }] = await Promise.all([import('../lib/measure.mjs'), import('../lib/overhead.mjs')]);
+      return measureOverhead(lab, measure, timing);
     },
     // Batch × heads in one call, and the same heads one call each ('bhsd': head (b, h) is one contiguous block).
     batchHeads({ batch, heads, n, d, q, k, v }) {

@@ -5,6 +5,9 @@
 // (bench/browser.mjs, one page per library): `ask(id, message)` runs a cell in the library's worker.
 import { normals } from './data.mjs';
 import { headRowsReference } from './operator.mjs';
+import { overheadLine } from './overhead.mjs';
+
+export { overheadLine };
 
 export const THREADS = { batch: 1, heads: 8, d: 64, n: [1024, 2048], causal: [false, true] };
 export const THREAD_LIBS = [
@@ -70,13 +73,6 @@ export function threadsLine(cell) {
 
 const fmtErr = (e) => (e == null ? '—' : e.toExponential(1));
 
-export function overheadLine(o) {
-  if (!o || o.failed || o.unsupported) return `  per-call overhead: ${o?.failed ?? o?.unsupported ?? 'not measured'}`;
-  const us = (x) => `${(x * 1000).toFixed(0)} µs`;
-  return `  per-call overhead of the async twins (threads: 2, median): softmax of 64 values ${us(o.softmax64.sync.median)} → ${us(o.softmax64.async.median)}` +
-    ` (+${us(o.softmax64.async.median - o.softmax64.sync.median)}); attention 8 heads × 16 × 16 ${us(o.attention8x16.sync.median)} → ${us(o.attention8x16.async.median)}` +
-    ` (+${us(o.attention8x16.async.median - o.attention8x16.sync.median)})`;
-}
 
 /** The markdown table of one run (Node or Chromium). */
 export function threadsMarkdown(t, where = 'Node') {
