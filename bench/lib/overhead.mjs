@@ -9,17 +9,17 @@ const CALLS_PER_SAMPLE = 32;
 export const OVERHEAD_CASES = [
   { id: 'softmax64', label: 'softmax of 64 values' },
   { id: 'attention8x16', label: 'attention 8 heads × 16 × 16' },
-  { id: 'attention8x64', label: 'attention 8 heads × 64 × 64, d 64 (cut in two)' },
+  { id: 'attention8x128', label: 'attention 8 heads × 128 × 128, d 64 (cut in two)' },
 ];
 
 /** { id → { sync, async } } medians in ms per call; `measure(run, timing)` is the caller's timing loop. */
 export async function measureOverhead(lab, measure, timing) {
   const fill = (n, v) => new Float32Array(n).fill(v);
-  const x = fill(64, 0.5), tiny = fill(8 * 16 * 16, 0.1), mid = Float32Array.from({ length: 8 * 64 * 64 }, (_, i) => Math.sin(i));
+  const x = fill(64, 0.5), tiny = fill(8 * 16 * 16, 0.1), mid = Float32Array.from({ length: 8 * 128 * 64 }, (_, i) => Math.sin(i));
   const calls = {
     softmax64: [() => lab.softmax(x), () => lab.softmaxAsync(x)],
     attention8x16: [(o) => lab.attention(o), (o) => lab.attentionAsync(o), { q: tiny, k: tiny, v: tiny, heads: 8, nq: 16, nk: 16, dk: 16, dv: 16 }],
-    attention8x64: [(o) => lab.attention(o), (o) => lab.attentionAsync(o), { q: mid, k: mid, v: mid, heads: 8, nq: 64, nk: 64, dk: 64, dv: 64 }],
+    attention8x128: [(o) => lab.attention(o), (o) => lab.attentionAsync(o), { q: mid, k: mid, v: mid, heads: 8, nq: 128, nk: 128, dk: 64, dv: 64 }],
   };
   const batch = (f, o) => async () => {
     let last;

@@ -36,15 +36,24 @@ async function settle(parts, fallback) {
   return { values: done.map((d) => d.value) };
 }
 
-// Work below this many floats is not cut further (a part's round trip costs tens of microseconds).
-const MIN_PART_FLOATS = 1 << 14;
-// Calls smaller than a worker's round trip (60–80 µs measured in Node: posting, waking the worker, posting
-// back) run on this thread: below this many floats (softmax, softmaxBackward) or multiply-adds (matmul;
-// attention counts 32 more keys per row for its fixed costs: 8 heads × 16 queries × 16 keys, d = 16, is 2e5).
-const INLINE_FLOATS = 1 << 12;
-const INLINE_WORK = 2.5e5;
-// Attention: multiply-adds worth a part of their own (about 0.1–0.2 ms of work).
-const MIN_PART_WORK = 1e6;
+// Where cutting a call starts to pay. A part's round trip — slicing its inputs, posting them, copying them into
+// the worker's memory, reading its rows out, merging them — costs 0.15–0.3 ms beyond its work (quiet 2-core machine,
+// Node 20 and Chromium 156); calls below these sizes run on this thread. Exported for the tests, which lower them
+// to send small calls through the workers.
+export const tuning = {
+  // softmax, softmaxBackward: a round trip of 64 values costs more than the call (60–80 µs in Node). Row-wise
+  // softmax is as cheap as the copies, so cutting it frees this thread but does not make it faster.
+  inlineFloats: 1 << 12,
+  minPartFloats: 1 << 14,
+  // matmul, in multiply-adds: cut in two, 256 × 1024 × 256 took 4.1 → 6.2 ms, 1024 × 1024 × 256 15.9 → 18.8,
+  // 2048 × 1024 × 256 32.4 → 27.9 (Node).
+  inlineMatmul: 4e8,
+  // attention, in multiply-adds (32 more keys per row for its fixed costs): cut in two, 8 heads × 64 × 64 at d = 64
+  // (6.3e6) took 337 → 486 µs, one head × 256 × 256 (9.4e6) 552 → 672 µs, 8 × 96 × 96 (1.3e7) 708 → 682 µs,
+  // 8 × 128 × 128 (2.1e7) 1.21 → 1.11 ms (Node; Chromium's round trip costs about twice Node's).
+  inlineWork: 1.2e7,
+  minPartWork: 4e6,
+};
 
 export function makeAsync(lab, pool) {
   if (!pool) {
@@ -77,9 +86,9 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.softmax(x, opts); // throws the synchronous form's own error
     }
-    if (x.length < INLINE_FLOATS) return lab.softmax(x, opts);
+    if (x.length < tuning.inlineFloats) return lab.softmax(x, opts);
     const rows = x.length / cols;
-    const parts = spans(rows, Math.min(threads, Math.ceil(x.length / MIN_PART_FLOATS))).map(([r0, r1]) => {
+    const parts = spans(rows, Math.min(threads, Math.ceil(x.length / tuning.minPartFloats))).map(([r0, r1]) => {
       const chunk = x.slice(r0 * cols, r1 * cols);
       return pool.run({ op: 'softmax', x: chunk, cols, temperature, log, offset: r0 * cols }, [chunk.buffer]);
     });
@@ -105,9 +114,9 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.softmaxBackward(opts);
     }
-    if (y.length < INLINE_FLOATS) return lab.softmaxBackward(opts);
+    if (y.length < tuning.inlineFloats) return lab.softmaxBackward(opts);
     const rows = y.length / cols;
-    const parts = spans(rows, Math.min(threads, Math.ceil(y.length / MIN_PART_FLOATS))).map(([r0, r1]) => {
+    const parts = spans(rows, Math.min(threads, Math.ceil(y.length / tuning.minPartFloats))).map(([r0, r1]) => {
       const ys = y.slice(r0 * cols, r1 * cols), dys = dy.slice(r0 * cols, r1 * cols);
       return pool.run({ op: 'softmaxBackward', y: ys, dy: dys, cols, temperature, log }, [ys.buffer, dys.buffer]);
     });
@@ -138,9 +147,9 @@ export function makeAsync(lab, pool) {
     } catch {
       return lab.matmul(a, b, opts);
     }
-    if (rows * depth * cols < INLINE_WORK) return lab.matmul(a, b, opts);
+    if (rows * depth * cols < tuning.inlineMatmul) return lab.matmul(a, b, opts);
     const perRow = depth * (cols + 1);
-    const parts = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / MIN_PART_FLOATS)), 64).map(([r0, r1]) => {
+    const parts = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / tuning.minPartFloats)), 64).map(([r0, r1]) => {
       const rowsA = a.slice(r0 * depth, r1 * depth);
       return pool.run({ op: 'matmul', a: rowsA, b, m: r1 - r0, k: depth, n: cols, transposeB }, [rowsA.buffer]);
     });
@@ -159,8 +168,8 @@ export function makeAsync(lab, pool) {
 
   async function attentionAsync(opts) {
     // Not for splitting (a cache lives in this thread's module; anything the synchronous form refuses): run here.
-    const plan = planAttention(opts, threads, MIN_PART_WORK);
-    if (!plan || plan.work < INLINE_WORK) return lab.attention(opts);
+    const plan = planAttention(opts, threads, tuning.minPartWork);
+    if (!plan || plan.work < tuning.inlineWork) return lab.attention(opts);
     // Without `out`, each part is merged as it arrives, while the others still compute; `out` is written only
     // once every part succeeded.
     const early = plan.out === undefined;
@@ -186,9 +195,9 @@ export function makeAsync(lab, pool) {
   }
 
   async function attentionBackwardAsync(opts) {
-    const plan = planBackward(opts, threads, MIN_PART_WORK);
+    const plan = planBackward(opts, threads, tuning.minPartWork);
     if (!plan) return whole('attentionBackward', lab.attentionBackward)(opts); // (a call to refuse: its own error)
-    if (plan.work < INLINE_WORK) return lab.attentionBackward(opts);
+    if (plan.work < tuning.inlineWork) return lab.attentionBackward(opts);
     const parts = plan.plan.map((rects) => {
       const { calls, transfer } = backwardCalls(plan, rects, opts);
       return pool.run({ op: 'attentionBackwardParts', calls }, transfer);

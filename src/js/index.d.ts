@@ -883,7 +883,7 @@ export interface Lab {
    * {@link Lab.attention} on the workers: the call is cut into parts of equal work over batch items, K/V heads
    * (with their query heads) and query rows — single-head and MQA calls too — and each worker receives only the
    * rows and heads its part reads. Same options, same result bit for bit, same errors. A call with `cache` runs on
-   * the calling thread (the cache lives in this lab's memory), as do calls smaller than a worker's round trip;
+   * the calling thread (the cache lives in this lab's memory), as do calls with less work than a worker's round trip is worth (about 1.2·10⁷ multiply-adds);
    * `out` is filled once every part is done (untouched on error).
    * @typeParam O The options as written, from which the result's fields are typed.
    */

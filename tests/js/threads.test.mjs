@@ -42,6 +42,11 @@ async function sameError(sync, twin, what) {
   });
 }
 
+// The package runs calls below about a millisecond of work on the calling thread (async.js's tuning); this file's
+// sizes are small to stay fast, so the thresholds go down to send them through the workers as large calls are.
+const { tuning } = await import(pathToFileURL(`${dist}async.js`).href);
+Object.assign(tuning, { inlineFloats: 1 << 12, minPartFloats: 1 << 14, inlineMatmul: 2.5e5, inlineWork: 2.5e5, minPartWork: 1e6 });
+
 const r = rng(2024);
 // Sizes past the point where calls are cut (16 Ki floats a part), none a multiple of the parts.
 const x = r.array(1001 * 37, -8, 8);
