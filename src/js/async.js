@@ -41,9 +41,11 @@ async function settle(parts, fallback) {
 // Node 20 and Chromium 156); calls below these sizes run on this thread. Exported for the tests, which lower them
 // to send small calls through the workers.
 export const tuning = {
-  // softmax, softmaxBackward: a round trip of 64 values costs more than the call (60–80 µs in Node). Row-wise
-  // softmax is as cheap as the copies, so cutting it frees this thread but does not make it faster.
-  inlineFloats: 1 << 12,
+  // softmax, softmaxBackward, in floats: row-wise softmax costs about what its copies to and from a worker cost, so
+  // cut in two it was slower at every size measured (256 × 1024 0.44 → 1.35 ms, 1024 × 1024 1.75 → 2.39,
+  // 4096 × 1024 6.85 → 9.50 in Node; 1024 × 1024 1.34 → 3.58 in Chromium). Above 4 Mi floats it is cut anyway, to
+  // keep the calling thread free of a call that long.
+  inlineFloats: 1 << 22,
   minPartFloats: 1 << 14,
   // matmul, in multiply-adds: cut in two, 256 × 1024 × 256 took 4.1 → 6.2 ms, 1024 × 1024 × 256 15.9 → 18.8,
   // 2048 × 1024 × 256 32.4 → 27.9 (Node).

@@ -24,10 +24,11 @@ async function run() {
     softmax: same(await lab.softmaxAsync(x, { cols: 61 }), lab.softmax(x, { cols: 61 })),
     matmul: same(await lab.matmulAsync(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 }), lab.matmul(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 })),
   };
-  const bad = x.slice(); bad[300 * 61] = NaN;
+  // A bad value in the last part's rows: the error the whole call names.
+  const bad = { ...opts, q: q.slice() }; bad.q[q.length - 5] = NaN;
   let error = null, syncMessage = null;
-  try { lab.softmax(bad, { cols: 61 }); } catch (e) { syncMessage = e.message; }
-  try { await lab.softmaxAsync(bad, { cols: 61 }); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
+  try { lab.attention(bad); } catch (e) { syncMessage = e.message; }
+  try { await lab.attentionAsync(bad); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
   checks.afterError = same((await lab.attentionAsync(opts)).output, s.output);
   lab.dispose();
   let disposed = null;
