@@ -94,7 +94,9 @@ export function makeAsync(lab, pool) {
       const chunk = x.slice(r0 * cols, r1 * cols);
       return pool.run({ op: 'softmax', x: chunk, cols, temperature, log, offset: r0 * cols }, [chunk.buffer]);
     });
-    const { values } = await settle(parts);
+    // A part that could not be posted: the whole call here.
+    const { values, fallback } = await settle(parts, () => lab.softmax(x, opts));
+    if (!values) return fallback;
     const result = out ?? new Float32Array(x.length);
     let at = 0;
     for (const v of values) result.set(v, at), (at += v.length);
@@ -124,11 +126,13 @@ export function makeAsync(lab, pool) {
     });
     let values;
     try {
-      ({ values } = await settle(parts));
-    } catch {
+      ({ values } = await settle(parts, () => null));
+    } catch (e) {
+      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
       // A part names y[i] from its own first row: the whole call on this thread names it as one call would.
       return lab.softmaxBackward(opts);
     }
+    if (!values) return lab.softmaxBackward(opts); // a part that could not be posted
     const dx = new Float32Array(y.length);
     let at = 0;
     for (const v of values) dx.set(v, at), (at += v.length);
@@ -158,7 +162,8 @@ export function makeAsync(lab, pool) {
     let values;
     try {
       ({ values } = await settle(parts, () => lab.matmul(a, b, opts)));
-    } catch {
+    } catch (e) {
+      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
       return lab.matmul(a, b, opts); // the whole call's own error
     }
     if (!values) return lab.matmul(a, b, opts);
@@ -188,7 +193,8 @@ export function makeAsync(lab, pool) {
     let values;
     try {
       ({ values } = await settle(parts, () => null));
-    } catch {
+    } catch (e) {
+      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
       values = undefined; // a part refused its rows: the whole call here names the error as one call would
     }
     if (!values) return lab.attention(opts);
@@ -207,7 +213,8 @@ export function makeAsync(lab, pool) {
     let values;
     try {
       ({ values } = await settle(parts, () => null));
-    } catch {
+    } catch (e) {
+      if (pool.disposed) throw e;
       values = undefined;
     }
     if (!values) return lab.attentionBackward(opts); // a part refused: the whole call names the error

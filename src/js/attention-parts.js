@@ -83,7 +83,7 @@ function put(target, part, layout, H, S, D, b, h0, h1, r0, r1) {
 function maskDims(o) {
   if (!o.mask) return o.maskShape ? null : [1, 1, 1, o.nk];
   const full = [o.batch, o.heads, o.nq, o.nk];
-  const shape = o.maskShape ?? [o.nq, o.nk];
+  const shape = o.maskShape?.length ? o.maskShape : [o.nq, o.nk]; // [] is no shape to the engine: [nq, nk]
   if (shape.length > 4 || !shape.every((x) => Number.isInteger(x) && x >= 1)) return null;
   const m = [1, 1, 1, 1];
   shape.forEach((x, i) => (m[4 - shape.length + i] = x));
@@ -133,7 +133,7 @@ export function planAttention(opts, parts, minWork) {
   const itemRows = [];  // per batch item: prefix sums of the block costs, [blocks + 1]
   const byKeys = new Map();
   for (let b = 0; b < batch; ++b) {
-    const keys = Math.min(nk, o.keyLengths ? Math.max(0, o.keyLengths[b]) : nk), end = Math.min(keys, m[3]);
+    const keys = Math.min(nk, o.keyLengths ? Math.max(0, o.keyLengths[b]) : nk), end = Math.min(keys, m[3] === 1 ? nk : m[3]); // a key dimension of 1 broadcasts
     if (byKeys.has(keys)) {
       itemRows.push(byKeys.get(keys));
       continue;
@@ -296,6 +296,10 @@ export function planBackward(opts, parts, minWork) {
     if (!isF32(x) || x.length !== want) return null;
   }
   for (const [name, like] of [['dq', 'q'], ['dk', 'k'], ['dv', 'v']]) if (out[name] && (!isF32(out[name]) || out[name].length !== lengths[like])) return null;
+  // Beyond what one module's memory holds the synchronous call refuses (its inputs and gradients in one arena);
+  // parts would not.
+  const held = Object.values(lengths).reduce((a, b) => a + b, 0) + lengths.q + lengths.k + lengths.v;
+  if (4 * held + (o.mask?.byteLength ?? 0) > 2 ** 31 - 2 ** 20) return null;
   if (o.keyLengths && o.keyLengths.length !== batch) return null;
   if (o.alibi && o.alibi.length !== heads) return null;
   const m = maskDims(o);

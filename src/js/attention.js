@@ -134,12 +134,23 @@ export function writeInputs(d, F, a, o) {
   d[F.cache] = o.cache ? o.cache.handle : 0;
 }
 
+// lab.attention: one argument, whatever else a caller passes (list.map(lab.attention) gives it an index).
 export function makeAttention(m) {
+  const ranged = makeRangedAttention(m);
+  return function attention(opts) {
+    return ranged(opts);
+  };
+}
+
+// For the async twin's workers only: attention(opts, part) with part = { qBegin, qEnd }, the engine's query range —
+// the call holds only query rows [qBegin, qEnd) of its nq (in q, the outputs and the mask's query dimension).
+export function makeRangedAttention(m) {
   const { F, FIELDS } = callFields(m);
 
-  // `part` (internal, for the async twin's workers): { qBegin, qEnd }, the engine's query range — the call holds
-  // only query rows [qBegin, qEnd) of its nq (in q, the outputs and the mask's query dimension).
   return function attention(opts, part) {
+    if (part !== undefined && !(Number.isInteger(part?.qBegin) && Number.isInteger(part?.qEnd) && part.qBegin >= 0 && part.qEnd > part.qBegin)) {
+      throw new RangeError('attention: an internal query range must be integers 0 ≤ qBegin < qEnd');
+    }
     const fn = 'attention';
     options(fn, opts);
     checkKeys(fn, opts, KEYS);

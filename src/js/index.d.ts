@@ -867,17 +867,18 @@ export interface Lab {
   /** The workers the async twins use ({@link InitOptions.threads}); 1 = the calling thread. */
   readonly threads: number;
   /**
-   * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error` (the
-   * synchronous functions keep working). Idempotent.
+   * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
+   * does a call still running on the workers (the synchronous functions keep working). Idempotent.
    */
   dispose(): void;
   /**
    * {@link Lab.softmax} on the workers: the rows are cut into one block per worker. Same options, same result bit
-   * for bit, same errors (a bad value is named by its index in the whole `x`).
+   * for bit, same errors (a bad value is named by its index in the whole `x`). Below 4 Mi floats the call runs on
+   * the calling thread: row-wise softmax costs about what its copies to a worker cost.
    * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
   softmaxAsync<const O extends SoftmaxOptions = {}>(x: Float32Array, options?: O & KnownKeys<O, SoftmaxOptions>): Promise<OutputOf<O>>;
-  /** {@link Lab.softmaxBackward} on the workers, by blocks of rows. Same result bit for bit, same errors. */
+  /** {@link Lab.softmaxBackward} on the workers, by blocks of rows (below 4 Mi floats on the calling thread). Same result bit for bit, same errors. */
   softmaxBackwardAsync(options: SoftmaxBackwardOptions): Promise<Float32Array>;
   /**
    * {@link Lab.attention} on the workers: the call is cut into parts of equal work over batch items, K/V heads
@@ -898,7 +899,8 @@ export interface Lab {
   ): Promise<MultiHeadAttentionResult<O>>;
   /**
    * {@link Lab.matmul} on the workers, by blocks of 64 rows of `a` (the GEMM's own row block, so each entry is
-   * summed exactly as in one call). Same result bit for bit, same errors.
+   * summed exactly as in one call). Same result bit for bit, same errors. Below 4·10⁸ multiply-adds the call runs
+   * on the calling thread (smaller products gained nothing from two workers).
    * @typeParam O The options as written, so that the result is typed `out`'s type when `out` is given.
    */
   matmulAsync<const O extends MatmulOptions>(a: Float32Array, b: Float32Array, options: O & KnownKeys<O, MatmulOptions>): Promise<OutputOf<O>>;
@@ -911,7 +913,8 @@ export interface Lab {
   /**
    * {@link Lab.attentionBackward} on the workers, cut along batch items × K/V heads (a K/V head with its query
    * heads: its gradients are theirs alone). Same result bit for bit, same errors; `out`'s buffers are filled
-   * once every part succeeded (untouched on error).
+   * once every part succeeded (untouched on error). Calls with less work than a worker's round trip is worth run on
+   * the calling thread.
    */
   attentionBackwardAsync(options: AttentionBackwardOptions): Promise<AttentionGradients>;
 }

@@ -14,6 +14,8 @@ export function arena(m, fn, parts) {
   const offsets = [];
   let bytes = 0;
   for (const p of parts) {
+    // A length computed from a bad size must never reach _malloc (NaN would allocate 0 bytes and write past them).
+    if (!(Number.isSafeInteger(p.length) && p.length >= 0)) throw new RangeError(`${fn}: ${p.name} would need ${p.length} elements`);
     offsets.push(bytes);
     bytes += Math.ceil((p.length * BYTES[p.type ?? 'f32']) / 16) * 16;
   }

@@ -147,6 +147,9 @@ export async function createPool(count, module, gpt, source) {
     get workers() {
       return all.length;
     },
+    get disposed() {
+      return disposed;
+    },
     dispose() {
       if (disposed) return;
       disposed = true;

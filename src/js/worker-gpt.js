@@ -28,6 +28,7 @@ export function makeGptWorker(m) {
   // grads is dL/dθ of (this part's summed losses) / normalizer, the whole batch's count of targets.
   return ({ config, params, tokens, targets, seq, normalizer }) => {
     const fn = 'GPT.trainStep', h = replica(config);
+    if (params.length !== h.parameterCount()) throw new Error(`${fn}: a worker's model has ${h.parameterCount()} parameters, the step sent ${params.length}`);
     m.HEAPF32.set(params, h.parametersAddress() >>> 2);
     const a = arena(m, fn, [
       { name: 'tokens', length: tokens.length, type: 'i32', data: tokens },

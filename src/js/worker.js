@@ -6,7 +6,7 @@
 // in Node: one code path for both. Only the operators the async twins send are in it (no KV cache), and for a
 // GPT module the one training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module).
 import createAttnlab from './attnlab.mjs';
-import { makeAttention } from './attention.js';
+import { makeRangedAttention } from './attention.js';
 import { makeAttentionBackward } from './attention-backward.js';
 import { makeGptWorker } from './worker-gpt.js';
 import { makeMatmul } from './matmul.js';
@@ -75,7 +75,7 @@ listen(async (message) => {
     if (op === 'init') {
       m = await instantiate(message.module);
       lab = {
-        attention: makeAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
+        attention: makeRangedAttention(m), matmul: makeMatmul(m), multiHeadAttention: makeMultiHeadAttention(m),
         rope: makeRope(m), softmaxBackward: makeSoftmaxBackward(m), attentionBackward: makeAttentionBackward(m),
       };
       if (typeof m.GPTModel === 'function') lab.gptGradients = makeGptWorker(m);

@@ -85,6 +85,11 @@ inline Status read_attention_call(const AttentionCall& c, AttentionArgs& a, std:
   if (c.has_scale) a.scale = c.scale;
   if (c.has_softcap) a.softcap = c.softcap;
   a.cache = reinterpret_cast<const KvCache*>(whole(c.cache));
+  // The internal ranges of a split call: whole numbers within int32 before any cast (a cast of NaN or −1 to size_t
+  // is undefined); the engine checks them against the call's sizes.
+  for (double r : {c.item_begin, c.item_end, c.q_begin, c.q_end})
+    if (!(r >= 0 && r <= 2147483647.0 && r == std::floor(r)))
+      return Status::range_error("nq", "a query or item range must be whole numbers from 0 to 2^31 - 1");
   if (c.item_end > c.item_begin) a.item_begin = whole(c.item_begin), a.item_end = whole(c.item_end);
   a.q_begin = whole(c.q_begin), a.q_end = whole(c.q_end);
   return Status::success();

@@ -4,6 +4,7 @@
 // script with a pool exits by itself.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { after, describe, test } from 'node:test';
 
@@ -64,6 +65,11 @@ const single = { q: r.array(300 * 20, -1, 1), k: r.array(260 * 20, -1, 1), v: r.
 const mqa = { q: r.array(2 * 4 * 90 * 16, -1, 1), k: r.array(2 * 140 * 16, -1, 1), v: r.array(2 * 140 * 16, -1, 1), batch: 2, heads: 4, kvHeads: 1, nq: 90, nk: 140, dk: 16, dv: 16 };
 const wide = { ...single, k: single.k.subarray(0, 150 * 20), v: single.v.subarray(0, 150 * 12), nk: 150 };
 const parts = await import(pathToFileURL(`${dist}attention-parts.js`).href);
+// The workers' attention with a query range (not on the lab: lab.attention takes one argument), on a module of
+// this thread's own, for running a plan's parts one by one.
+const { makeRangedAttention } = await import(pathToFileURL(`${dist}attention.js`).href);
+const factory = (await import(pathToFileURL(`${dist}attnlab.mjs`).href)).default;
+const rangedFor = async (simd) => makeRangedAttention(await factory({ wasmBinary: readFileSync(`${dist}attnlab-${simd ? 'simd' : 'scalar'}.wasm`) }));
 
 for (const backend of backends) {
   for (const threads of [1, 2, 3]) {
@@ -136,11 +142,12 @@ for (const backend of backends) {
           { ...mqa, causal: true, layout: 'bshd', returnRawScores: true, returnLse: true },
           { ...wide, causal: true, returnLse: true, out: new Float32Array(300 * 12) },
         ];
+        const ranged = await rangedFor(backend.simd);
         for (const [c, opts] of calls.entries())
           for (let count = 2; count <= 5; ++count) {
             const plan = parts.planAttention(opts, count, 1);
             assert.equal(plan.plan.length, count, `call ${c}: ${count} parts`);
-            const results = plan.plan.map((rects) => parts.partCalls(plan, rects, opts).calls.map(({ opts: o, part }) => lab.attention(o, part)));
+            const results = plan.plan.map((rects) => parts.partCalls(plan, rects, opts).calls.map(({ opts: o, part }) => ranged(o, part)));
             same(parts.mergeAttention(plan, results), lab.attention(opts), `call ${c}, ${count} parts`);
           }
       });
