@@ -42,8 +42,12 @@ test('the file is self-contained: one HTML document, a strict hash-based CSP, no
   // The page and each worker carry the wasm modules they run, as base64: the operators' pair (SIMD and scalar,
   // 268 KB of base64) three times (page, bench and curve workers); the learn lab's training worker calls
   // init({ gpt: true }) and gets the pair with the small GPT instead (557 KB of base64 inside the worker's base64
-  // blob). 2.73 MB measured with the learn and position labs (1.91 MB before them): budget 3 MB.
-  assert.ok(statSync(join(folder, 'attnlab-explorer.html')).size < 3_000_000, 'under 3 MB');
+  // blob). 2.73 MB measured with the learn and position labs (1.91 MB before them); 3.04 MB once the cost curve and
+  // the speed lab run the package's threads (each worker's copy of the package grew by its pool, the attention
+  // planner and the workers' script): budget 3.1 MB. What would shrink it: workers given the page's compiled
+  // module instead of carrying the pair's base64 inside their own base64.
+  const size = statSync(join(folder, 'attnlab-explorer.html')).size;
+  assert.ok(size < 3_100_000, `under 3.1 MB (${size} bytes)`);
   // Nothing is fetched from a path: no src= or href= other than data: URLs and in-page anchors.
   const markup = html.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '').replace(/<style>[\s\S]*?<\/style>/g, '');
   const refs = [...markup.matchAll(/\s(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
