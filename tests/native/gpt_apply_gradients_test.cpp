@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpt_testing.h"
 #include "model/gpt.h"
 #include "testing.h"
 
@@ -15,13 +16,7 @@ namespace m = attnlab::model;
 
 namespace {
 
-std::unique_ptr<m::GPT> make(const m::GPTConfig& c) {
-  std::unique_ptr<m::GPT> g;
-  const auto st = m::GPT::create(c, g);
-  INFO(st.message);
-  REQUIRE(st.ok());
-  return g;
-}
+constexpr auto make = gpt_testing::make_gpt;
 
 m::GPTConfig small(std::uint32_t seed) {
   m::GPTConfig c;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpt_reference.h"
+#include "gpt_testing.h"
 #include "model/gpt.h"
 #include "model/random.h"
 #include "model/sampling.h"
@@ -17,13 +18,7 @@ namespace m = attnlab::model;
 
 namespace {
 
-std::unique_ptr<m::GPT> make(const m::GPTConfig& c) {
-  std::unique_ptr<m::GPT> g;
-  const auto st = m::GPT::create(c, g);
-  INFO(st.message);
-  REQUIRE(st.ok());
-  return g;
-}
+constexpr auto make = gpt_testing::make_gpt;
 
 ref::StateDict state_dict(const m::GPT& g) {
   ref::StateDict sd;
