@@ -80,7 +80,7 @@ Rounding the weights to float16 moved the check windows' loss from ${n(record.fl
 
 \`GPT.generate\` on the shipped weights, temperature ${samples.temperature}, top-k ${samples.topK}, ${samples.maxTokens} tokens, seeds ${samples.seed}… (one per prompt):
 
-${samples.texts.map((s) => `- **${s.prompt}**${s.continuation.replace(/\n/g, ' ⏎ ')}`).join('\n')}
+${samples.texts.map((s) => `\`${s.prompt}\` →\n\n\`\`\`text\n${s.prompt}${s.continuation}\n\`\`\``).join('\n\n')}
 
 ## Heads
 
