@@ -116,6 +116,7 @@ if (mode === 'check') {
 }
 
 // ---- train ----
+const startLoad = loadavg()[0];
 const run = await train(gpt, trainStream, windows, recipe, { hashAt: [CHECK_STEPS], say });
 say(`trained in ${(run.seconds / 60).toFixed(1)} min (${run.cpuSeconds.toFixed(0)} cpu-s), load now ${loadavg()[0].toFixed(1)}`);
 
@@ -206,6 +207,7 @@ const trainingJson = {
   train: recipe,
   seconds: run.seconds,
   cpuSeconds: run.cpuSeconds,
+  loadAverage: { start: startLoad, end: loadavg()[0], cores: cpus().length },
   losses: run.losses,
   heldOut: run.heldOut,
   hashes: run.hashes,
@@ -217,7 +219,7 @@ const trainingJson = {
 const sizes = Object.fromEntries(Object.entries(files).map(([f, b]) => [f, Buffer.byteLength(b)]));
 const committed = mode === 'verify' ? JSON.parse(readFileSync(`${FOLDER}/training.json`, 'utf8')) : null;
 // --verify compares the card too, with the committed run's timings (they differ from machine to machine).
-const cardRecord = committed ? { ...trainingJson, seconds: committed.seconds, cpuSeconds: committed.cpuSeconds } : trainingJson;
+const cardRecord = committed ? { ...trainingJson, seconds: committed.seconds, cpuSeconds: committed.cpuSeconds, loadAverage: committed.loadAverage } : trainingJson;
 files['README.md'] = modelCard({ record: cardRecord, heads: headsJson, sizes });
 trainingJson.files = Object.fromEntries(Object.entries(files).map(([f, b]) => [f, sha256(b)]));
 files['training.json'] = json(trainingJson);
@@ -241,7 +243,7 @@ function json(o) {
 
 // The run's timings differ from machine to machine; everything else must not.
 function sameTraining(a, b) {
-  const strip = ({ seconds, cpuSeconds, files, ...rest }) => JSON.stringify(rest);
+  const strip = ({ seconds, cpuSeconds, loadAverage, files, ...rest }) => JSON.stringify(rest);
   return strip(a) === strip(b);
 }
 
