@@ -54,8 +54,8 @@ docs/shipped-model.md.
 ${t.batch} × ${c.context} tokens at seeded offsets (${n((t.steps * t.batch * c.context) / corpus.trainTokens, 1)} passes over the training tokens); AdamW (β ${t.beta1}, ${t.beta2},
 ε ${t.eps}, weight decay ${t.weightDecay} on matrices and embeddings), gradient clipped to norm ${t.gradClip}, learning rate
 warmed up linearly over ${t.warmup} steps to ${t.lr}, then a cosine to ${t.minLr}. Initial weights: nanoGPT's scheme, seed ${c.seed}.
-The run took ${n(record.seconds / 60, 1)} min (${thousands(Math.round(record.cpuSeconds))} cpu-s) on ${record.loadAverage.cores} cores whose load average was
-${n(record.loadAverage.start, 1)} at the start (other work shares them). Bit for bit reproducible: the same seeds and
+The run took ${n(record.seconds / 60, 1)} min (${thousands(Math.round(record.cpuSeconds))} cpu-s) on ${record.loadAverage.cores} cores shared with other work (load average
+${n(record.loadAverage.meanDuringRun, 1)} on average during the run${record.loadAverage.niceness ? `, the run at niceness ${record.loadAverage.niceness}` : ''}). Bit for bit reproducible: the same seeds and
 number of workers give the same float32 sums on every machine; \`--check\` (run by \`npm test\`) retrains the first steps
 and compares them with \`training.json\`, \`--verify\` retrains everything and compares the whole folder.
 

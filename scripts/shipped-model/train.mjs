@@ -1,6 +1,7 @@
 // The training loop: seeded batches from the training stream, the recipe's schedule, GPT.trainStepAsync on the
 // recipe's workers. Records the batch losses, the held-out loss and a hash of the weights as it goes.
 import { createHash } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { lrAt, rng } from './recipe.mjs';
 import { windowLoss } from './evaluate.mjs';
 
@@ -28,11 +29,12 @@ export function batches(stream, context, batch, seed) {
 /**
  * Trains `gpt` for `train.steps` steps (or the first `until`). `evalWindows`: held-out windows for the periodic
  * held-out loss; `hashAt`: more steps after which the weights' hash is recorded. `say(line)` gets progress lines.
- * Returns the record: batch losses, held-out losses, weight hashes.
+ * Returns the record: every batch loss, their means over each logEvery steps, held-out losses, weight hashes,
+ * and the machine's load average at each log line.
  */
 export async function train(gpt, stream, evalWindows, train, { until = train.steps, hashAt = [], say = () => {} } = {}) {
   const next = batches(stream, gpt.config.context, train.batch, train.batchSeed);
-  const record = { losses: [], heldOut: [], hashes: {} };
+  const record = { losses: [], lossCurve: [], heldOut: [], hashes: {}, loads: [] };
   const opts = { weightDecay: train.weightDecay, beta1: train.beta1, beta2: train.beta2, eps: train.eps, gradClip: train.gradClip };
   const t0 = performance.now(), c0 = process.cpuUsage();
   for (let s = 0; s < until; ++s) {
@@ -47,6 +49,8 @@ export async function train(gpt, stream, evalWindows, train, { until = train.ste
     if (done % train.logEvery === 0 || done === until) {
       const wall = (performance.now() - t0) / 1000, c = process.cpuUsage(c0), cpu = (c.user + c.system) / 1e6;
       const avg = record.losses.slice(-train.logEvery).reduce((a, b) => a + b, 0) / Math.min(train.logEvery, record.losses.length);
+      record.lossCurve.push([done, avg]);
+      record.loads.push(loadavg()[0]);
       const held = record.heldOut.at(-1)?.[0] === done ? `, held-out ${record.heldOut.at(-1)[1].toFixed(4)}` : '';
       say(`step ${done}/${train.steps}: loss ${avg.toFixed(4)}${held}, lr ${lrAt(s, train).toExponential(2)}, ${(done / wall).toFixed(2)} steps/s (${(cpu / done).toFixed(2)} cpu-s/step), ${(wall / 60).toFixed(1)} min`);
     }
