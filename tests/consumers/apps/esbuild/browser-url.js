@@ -1,4 +1,5 @@
-// esbuild, browser ESM, with the URL entry: the .wasm is not beside the bundle, and init() must say so.
+// esbuild, browser ESM, with attnlab: the .wasm is not beside the bundle, so init() runs the copy inside the JS
+// (and buildInfo() says why).
 import { init } from 'attnlab';
 import { report } from '../check.js';
 
