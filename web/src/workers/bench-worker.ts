@@ -5,9 +5,10 @@
 // `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances), and the
 // SIMD module again through the package's async calls on a pool of workers (init({ threads }), started from this
 // worker), so the page shows what the threads buy for each task.
-import { init, simdSupported, type Lab } from 'attnlab';
+import { simdSupported, type Lab } from 'attnlab';
 import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
 import { median, uniform } from './sample';
+import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type Impl = 'js' | 'scalar' | 'simd' | 'threads';
 export type Sizes = 'quick' | 'full';
@@ -50,8 +51,8 @@ export interface Measurement {
   maxDiff: number;
 }
 
-/** threads: the pool's size for the threads implementation (below 2: not run). */
-export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number };
+/** threads: the pool's size for the threads implementation (below 2: not run); wasm: the page's module files. */
+export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number; wasm: WasmFiles };
 export type BenchMessage =
   | { type: 'start'; tasks: TaskSpec[]; impls: ImplInfo[]; total: number }
   | { type: 'step'; task: string; impl: Impl; index: number; total: number }
@@ -185,7 +186,8 @@ function info(id: Impl, lab: Lab): ImplInfo {
   return { id, available: true, version: b.version, backend: b.backend, simd: b.simd, kernels: b.kernels };
 }
 
-async function run(sizes: Sizes, threads: number): Promise<void> {
+async function run(sizes: Sizes, threads: number, wasm: WasmFiles): Promise<void> {
+  const init = (options: Parameters<typeof initFrom>[1]) => initFrom(wasm, options);
   const t0 = performance.now();
   const engines: Partial<Record<Impl, Lab>> = {};
   const impls: ImplInfo[] = [{ id: 'js', available: true }];
@@ -236,7 +238,7 @@ async function run(sizes: Sizes, threads: number): Promise<void> {
 self.addEventListener('message', (e: MessageEvent<BenchRequest>) => {
   if (e.data?.type !== 'run') return;
   const threads = Number.isInteger(e.data.threads) ? Math.max(1, Math.min(e.data.threads, 64)) : 1;
-  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads).catch((err) => {
+  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads, e.data.wasm).catch((err) => {
     post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
   });
 });

@@ -4,8 +4,9 @@
 // the synchronous call on this worker's thread, and the package's async twin on its pool of `threads` workers
 // (init({ threads }), started from here: workers inside a worker). The pool is made once per run; its workers'
 // memory is theirs, so the memory column comes from the fresh one-thread instance alone.
-import { init, type Lab } from 'attnlab';
+import type { Lab } from 'attnlab';
 import { median, uniform } from './sample';
+import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type CurvePath = 'materialized' | 'streaming';
 
@@ -20,6 +21,8 @@ export interface CurveRequest {
   maxCallMs: number;
   /** Workers for the threaded timing (init({ threads })); below 2 only the one-thread timing runs. */
   threads: number;
+  /** The page's module files. */
+  wasm: WasmFiles;
 }
 
 export interface CurvePoint {
@@ -79,7 +82,7 @@ async function run(req: CurveRequest): Promise<void> {
   let pool: Lab | undefined;
   if (req.threads >= 2) {
     try {
-      pool = await init({ threads: req.threads });
+      pool = await initFrom(req.wasm, { threads: req.threads });
       post({ type: 'threads', threads: pool.threads });
     } catch (err) {
       post({ type: 'threads', threads: 1, error: err instanceof Error ? err.message : String(err) });
@@ -108,7 +111,7 @@ async function run(req: CurveRequest): Promise<void> {
         // returnWeights makes the engine build (and hand back) the n×n matrix; without it the engine streams.
         returnWeights: path === 'materialized',
       };
-      const lab = await init();
+      const lab = await initFrom(req.wasm);
       const one = await time(() => lab.attention(opts), req.budgetMs);
       const memoryBytes = lab.memoryBytes; // before the threaded timing: a fresh instance's memory after its calls
       const threaded = pool ? await time(() => pool!.attentionAsync(opts), req.budgetMs) : undefined;

@@ -7,6 +7,7 @@ import BenchWorker from '../../workers/bench-worker.ts?worker';
 import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, TaskSpec } from '../../workers/bench-worker';
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { select } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { scaleLinear, select as d3select } from 'd3';
@@ -294,7 +295,7 @@ export const benchLab: Lab = {
       worker = new BenchWorker();
       worker.addEventListener('message', (e: MessageEvent<BenchMessage>) => onMessage(e.data));
       worker.addEventListener('error', (e) => onMessage({ type: 'error', message: e.message || 'the worker did not start' }));
-      const req: BenchRequest = { type: 'run', sizes, threads: PLANNED };
+      const req: BenchRequest = { type: 'run', sizes, threads: PLANNED, wasm: wasmFiles };
       worker.postMessage(req);
     });
 

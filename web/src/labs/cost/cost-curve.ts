@@ -3,6 +3,7 @@
 // page plots time and wasm memory against n on log-log axes. Each point is timed on one thread and on the
 // package's worker pool (init({ threads })); the page says how many threads ran and what each took.
 import { el, clear } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { field, select as selectControl } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
@@ -220,7 +221,7 @@ export function mountCurve(section: HTMLElement): void {
       }
     });
     w.addEventListener('error', (e) => finish('error', `The worker failed: ${e.message || 'could not start'}`));
-    w.postMessage({ type: 'run', points: plan, d: CURVE_D, seed: CURVE_SEED, budgetMs: 1000, maxCallMs: 4000, threads: planned } satisfies CurveRequest);
+    w.postMessage({ type: 'run', points: plan, d: CURVE_D, seed: CURVE_SEED, budgetMs: 1000, maxCallMs: 4000, threads: planned, wasm: wasmFiles } satisfies CurveRequest);
   });
 
   cancel.addEventListener('click', () => {

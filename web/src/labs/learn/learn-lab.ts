@@ -7,6 +7,7 @@
 import '../../styles/learn.css';
 import type { Lab, LabContext } from '../lab';
 import { el, clear, reducedMotion } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { field, logSlider, select } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { fmt } from '../../ui/format';
@@ -169,7 +170,7 @@ export const learnLab: Lab = {
       ready = false;
       trainLoss = []; evalPoints = []; latest = undefined; progressMsg = undefined; firstInductionStep = undefined;
       modelId += 1;
-      post({ type: 'reset', id: modelId, task, model: models[task], probe: task === 'words' ? probeIds() : undefined });
+      post({ type: 'reset', id: modelId, task, model: models[task], probe: task === 'words' ? probeIds() : undefined, wasm: wasmFiles });
       status.textContent = 'Starting a new model…';
       buttons();
     }
