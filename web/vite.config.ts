@@ -2,10 +2,9 @@
 // `--mode single` builds the offline copy: one HTML file with every script, style, font, worker and .wasm inside.
 import { defineConfig, type Plugin } from 'vite';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-// @ts-expect-error: a plain .mjs script without type declarations
-import { CSP_DIRECTIVES, SINGLE_FILE_CSP_DIRECTIVES } from '../scripts/serve.mjs';
+import { CSP_DIRECTIVES, DEV_HEADERS, HEADERS, SINGLE_FILE_CSP_DIRECTIVES } from './headers.mjs';
 
 const webDir = fileURLToPath(new URL('.', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -31,7 +30,7 @@ function cspMeta(single: boolean): Plugin {
     name: 'csp-meta',
     apply: 'build',
     transformIndexHtml: () => [
-      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: single ? '__CSP__' : (CSP_DIRECTIVES as string[]).join('; ') }, injectTo: 'head-prepend' },
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: single ? '__CSP__' : CSP_DIRECTIVES.join('; ') }, injectTo: 'head-prepend' },
     ],
   };
 }
@@ -82,7 +81,7 @@ function singleFile(): Plugin[] {
       page = page.replace(/href="\.\/favicon\.svg"/, `href="data:image/svg+xml;base64,${icon}"`);
       page = page.replace('</head>', () => `<style>${style}</style>\n</head>`);
       page = page.replace('</body>', () => `<script type="module">${script}</script>\n</body>`);
-      const csp = [...(SINGLE_FILE_CSP_DIRECTIVES as string[])];
+      const csp = [...SINGLE_FILE_CSP_DIRECTIVES];
       csp[csp.findIndex((d) => d.startsWith('script-src'))] += ` ${sha256(script)}`;
       csp[csp.findIndex((d) => d.startsWith('style-src'))] += ` ${sha256(style)}`;
       page = page.replace('__CSP__', csp.join('; '));
@@ -149,6 +148,10 @@ export default defineConfig(({ mode }) => {
     worker: single
       ? { format: 'iife', plugins: () => [withoutCopies(), singleFile()[0]], rolldownOptions: { output: { codeSplitting: false } } }
       : { format: 'es', plugins: () => [withoutCopies()] },
-    server: { port: 5173 },
+    // The explorer's headers (headers.mjs): `vite preview` serves the built page as scripts/serve.mjs does; the dev
+    // server adds to the policy only what hot reload needs.
+    // fs.allow: the repo, and node_modules where it really is (a worktree's may be a link to another checkout's).
+    server: { port: 5173, headers: DEV_HEADERS, fs: { allow: [repoDir, realpathSync(`${repoDir}node_modules`)] } },
+    preview: { headers: HEADERS },
   };
 });

@@ -15,6 +15,16 @@ export interface CostInput {
 }
 
 /** The engine's streaming tile (src/core/attention.cpp: kRows × kKeyTile): 32 query rows × 128 keys. */
+/**
+ * The cost lab's measured curve (labs/cost/cost-curve.ts): q, k, v of n × CURVE_D, and the materialized path stops
+ * at n = MAX_MATERIALIZED_N: its n² float32 scores, the same again for the weights the engine fills in wasm memory,
+ * and a third copy when they are handed back to JS.
+ */
+export const CURVE_D = 64;
+export const MAX_MATERIALIZED_N = 4096;
+/** MiB of one n × n float32 matrix at the curve's largest materialized n. */
+export const MAX_MATERIALIZED_MIB = (MAX_MATERIALIZED_N * MAX_MATERIALIZED_N * 4) / 2 ** 20;
+
 export const TILE_ROWS = 32;
 export const TILE_KEYS = 128;
 
@@ -193,7 +203,7 @@ export const COST_PRESETS: CostPreset[] = [
   {
     id: 'page',
     label: 'This page’s largest measurement',
-    input: { n: 4096, d: 64, heads: 1, layers: 1, bytes: 4 },
-    note: 'The measured curve below at its largest materialized point: one head, n = 4096, d = 64, 4-byte numbers: 4096² · 4 B = 64 MiB of scores.',
+    input: { n: MAX_MATERIALIZED_N, d: CURVE_D, heads: 1, layers: 1, bytes: 4 },
+    note: `The measured curve below at its largest materialized point: one head, n = ${MAX_MATERIALIZED_N}, d = ${CURVE_D}, 4-byte numbers: ${MAX_MATERIALIZED_N}² · 4 B = ${MAX_MATERIALIZED_MIB} MiB of scores.`,
   },
 ];

@@ -1,13 +1,14 @@
 // The speed lab's benchmark, off the main thread: timing loops of up to a few hundred milliseconds would
 // freeze the page if they ran beside the UI. One run = one worker; the page cancels by terminating it.
 //
-// Four implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
+// Four implementations on identical seeded inputs: the plain-JS baseline (plainjs.mjs, the same file
 // `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances), and the
 // SIMD module again through the package's async calls on a pool of workers (init({ threads }), started from this
 // worker), so the page shows what the threads buy for each task.
 import { simdSupported, type Lab } from 'attnlab';
-import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
+import { attention as jsAttention, softmax as jsSoftmax } from './plainjs.mjs';
 import { median, uniform } from './sample';
+import { BENCH_TIMING } from './timing';
 import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type Impl = 'js' | 'scalar' | 'simd' | 'threads';
@@ -75,13 +76,7 @@ const PLANS: Record<Sizes, TaskSpec[]> = {
   quick: [soft(256), att(64), att(256, true), att(64, false, 4)],
 };
 
-/** Timing policy: warm up, then time batches until at least MIN_TOTAL_MS and MIN_SAMPLES batches. */
-const WARMUP_MS = 40;
-const WARMUP_MAX_MS = 1000;
-const MIN_TOTAL_MS = 150;
-const MIN_SAMPLES = 3;
-/** Batches last ≥ 10 ms: without cross-origin isolation browsers coarsen performance.now() to ~0.1 ms. */
-const BATCH_MS = 10;
+const { warmupMs: WARMUP_MS, warmupMaxMs: WARMUP_MAX_MS, minTotalMs: MIN_TOTAL_MS, minSamples: MIN_SAMPLES, batchMs: BATCH_MS } = BENCH_TIMING;
 
 // web/tsconfig has the DOM lib, not the WebWorker one: inside a dedicated worker, postMessage(message) has the
 // same shape as Worker's.

@@ -1,5 +1,5 @@
 // "The context is full", measured (run by the training worker, train-worker.ts, on a message of its own: one worker
-// script, so the offline copy inlines the engine once for both labs): two small GPTs (learned positions, rotary positions) train on the words corpus
+// script, so the offline copy carries the package's code once for both labs): two small GPTs (learned positions, rotary positions) train on the words corpus
 // with their targets cut at `trained` positions, then their loss is measured at every position up to `context`.
 // Positions past `trained` get no gradient: learned position vectors there stay as initialised.
 import { initFrom, type WasmFiles } from '../wasm-files';

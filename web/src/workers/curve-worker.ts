@@ -6,6 +6,7 @@
 // memory is theirs, so the memory column comes from the fresh one-thread instance alone.
 import type { Lab } from 'attnlab';
 import { median, uniform } from './sample';
+import { CURVE_TIMING } from './timing';
 import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type CurvePath = 'materialized' | 'streaming';
@@ -51,21 +52,21 @@ export type CurveMessage =
 const post = (m: CurveMessage) => (self as unknown as Worker).postMessage(m);
 
 /**
- * Times `call`: a warm-up (at least one call, at least 10 ms) keeps first-touch memory growth and the JIT tiers out
- * of the timings, then up to 5 batches within `budgetMs` (at least one), each ≥ 20 ms (the worker's clock ticks in
- * 0.1 ms steps, so small n repeat the call). Returns the first call's time too (the too-slow check).
+ * Times `call` by CURVE_TIMING: the warm-up keeps first-touch memory growth and the JIT tiers out of the timings;
+ * batches are long because the worker's clock ticks in 0.1 ms steps, so small n repeat the call. Returns the
+ * first call's time too (the too-slow check).
  */
 async function time(call: () => unknown, budgetMs: number): Promise<{ ms: number; batches: number; reps: number; first: number }> {
   let t0 = performance.now();
   await call();
   const first = performance.now() - t0;
   let warmCalls = 1;
-  while (performance.now() - t0 < 10) { await call(); warmCalls += 1; }
+  while (performance.now() - t0 < CURVE_TIMING.warmupMs) { await call(); warmCalls += 1; }
   const perCall = (performance.now() - t0) / warmCalls;
-  const reps = Math.max(1, Math.min(2000, Math.ceil(20 / Math.max(perCall, 0.01))));
+  const reps = Math.max(1, Math.min(CURVE_TIMING.maxReps, Math.ceil(CURVE_TIMING.batchMs / Math.max(perCall, 0.01))));
   const times: number[] = [];
   const start = performance.now();
-  while (times.length < 5 && (times.length === 0 || performance.now() - start < budgetMs)) {
+  while (times.length < CURVE_TIMING.maxBatches && (times.length === 0 || performance.now() - start < budgetMs)) {
     t0 = performance.now();
     for (let r = 0; r < reps; r++) await call();
     times.push((performance.now() - t0) / reps);

@@ -14,6 +14,7 @@ import { fmt } from '../../ui/format';
 import { Heatmap } from '../../ui/heatmap';
 import { LossChart, type LossSeries } from '../../ui/loss-chart';
 import { HeadGrid, score, type HeadTag } from './head-grid';
+import { PATTERN_THRESHOLD } from '../attention/head-pattern';
 import { encode, UNKNOWN } from '../../text/corpus';
 import { INDUCTION, TASKS, taskSpec, wordsCorpus, inductionExample, type ModelChoice, type TaskName } from '../../model/train-tasks';
 import type { TrainMessage, TrainRequest } from '../../workers/train-worker';
@@ -22,8 +23,6 @@ import { useTrained } from '../../model/trained';
 import type { AppState } from '../../state/app-state';
 import { learnModel } from '../../state/url-state';
 
-/** A head "has" a pattern when, on average over the held-out batch, at least this much of its weight sits on it. */
-export const PATTERN_THRESHOLD = 0.4;
 const D_MODELS = [16, 32, 48, 64, 96, 128];
 /** The URL state's keys of this lab. */
 const KEYS: (keyof AppState)[] = ['learnTask', 'learnLayers', 'learnHeads', 'learnDModel', 'learnLr', 'learnSentence'];
