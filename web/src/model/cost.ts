@@ -1,7 +1,6 @@
 // The cost of attention, as plain arithmetic (no DOM, so it can be checked on its own). Counts are BigInt:
 // “Self-attention”'s ideal n×n×d×d tensor is 2^52 bytes and a long context with many layers passes 2^53, where
 // float64 integers stop being exact. Only the display rounds (to 3 significant digits, marked ≈).
-import { LIMITS } from '../state/app-state';
 
 export interface CostInput {
   /** Tokens in the context. */
@@ -28,9 +27,17 @@ export const MAX_MATERIALIZED_MIB = (MAX_MATERIALIZED_N * MAX_MATERIALIZED_N * 4
 export const TILE_ROWS = 32;
 export const TILE_KEYS = 128;
 
-/** Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. */
-/** Input ranges: the same as the URL accepts (web/URL_STATE.md). */
-export const COST_LIMITS = { ...LIMITS.cost, bytes: LIMITS.cost.bytes as readonly number[] };
+/**
+ * Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. The cost lab's
+ * URL parameters accept exactly these (labs/cost/state.ts).
+ */
+export const COST_LIMITS = {
+  n: { min: 1, max: 100_000_000 },
+  d: { min: 1, max: 1_048_576 },
+  heads: { min: 1, max: 4096 },
+  layers: { min: 1, max: 10_000 },
+  bytes: [4, 2, 1] as readonly number[],
+} as const;
 
 export interface CostResult {
   /** d / heads. */

@@ -21,7 +21,7 @@ import type { TrainMessage, TrainRequest } from '../../workers/train-worker';
 import TrainWorker from '../../workers/train-worker.ts?worker';
 import { useTrained } from '../../model/trained';
 import type { AppState } from '../../state/app-state';
-import { learnModel } from '../../state/url-state';
+import { learnModel } from './state';
 
 const D_MODELS = [16, 32, 48, 64, 96, 128];
 /** The URL state's keys of this lab. */
