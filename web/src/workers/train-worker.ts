@@ -2,7 +2,7 @@
 // It runs steps in slices of about 40 ms, posts the loss after each slice, and every ~300 ms measures the model on a
 // fixed held-out batch (loss, each head's score for the patterns the page names) and on the example the page draws.
 import type { GPT, Lab } from 'attnlab';
-import { batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
+import { HELD_OUT_SEQUENCES, batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
 import { runContext, type ContextMessage, type ContextRequest } from './context-run';
 import { initFrom, type WasmFiles } from '../wasm-files';
 
@@ -156,7 +156,7 @@ async function handle(m: TrainRequest): Promise<void> {
         layers: m.model.layers, mlp: spec.mlp, position: spec.position, bias: spec.bias, seed: m.model.seed,
       });
       next = batchMaker(task, 42 + m.model.seed);
-      held = batchMaker(task, 99991, 16)();
+      held = batchMaker(task, 99991, HELD_OUT_SEQUENCES)();
       rate = [];
       lastLoss = NaN;
       probeIds = m.probe?.length ? m.probe.slice(0, spec.context) : task === 'induction' ? inductionExample().ids : Int32Array.of(0);
