@@ -29,16 +29,17 @@ const page = (title, script) =>
  * Serves `root`, opens `path`, checks every result the page reports, returns the requests it made. `gpt` names
  * the results that come from check(init, { gpt: true }).
  */
-async function check(root, path, label, options, { gpt = [], inline = [], fallback = [], problems: expected = [] } = {}) {
+async function check(root, path, label, options, { gpt = [], inline = [], fallback = [], problems: expected = [], others = [] } = {}) {
   const server = await serve(root, options);
   try {
     const { result, problems, requests } = await pageResult(browser, `${server.origin}${path}`);
     for (const [where, r] of Object.entries(result)) {
+      if (others.includes(where)) continue; // not check()'s answer: the test reads it
       const source = inline.includes(where) || fallback.includes(where) ? 'inline' : 'file';
       expectGood(r, `${label} (${where})`, { gpt: gpt.includes(where), source, fallback: fallback.includes(where) });
     }
     assert.deepEqual(problems, expected.map((p) => p.replace('ORIGIN', server.origin)), `${label}: console problems`);
-    return { requests, served: server.requests };
+    return { requests, served: server.requests, result };
   } finally {
     await server.close();
   }
@@ -124,13 +125,23 @@ describe('esbuild, browser ESM', () => {
     assert.deepEqual(wasmRequests(requests), []);
   });
 
-  test('attnlab: one file; one failed request per module, then its copy inside the JS, and buildInfo says why', async () => {
+  test('attnlab: one file; one failed request per file, then its copy inside the JS (threads\' script too), and buildInfo says why', async () => {
     assert.deepEqual(await bundle('esbuild/browser-url.js', 'url.js'), []);
     writeFileSync(join(out('esbuild-web'), 'url.html'), page('attnlab with esbuild', './url.js'));
     // The failed requests are the page's only problems: a developer sees them in the network log and the console.
-    const problems = ['HTTP 404: ORIGIN/attnlab-simd.wasm', 'HTTP 404: ORIGIN/attnlab-scalar.wasm'];
-    const { requests } = await check(out('esbuild-web'), '/url.html', 'esbuild attnlab', undefined, { fallback: ['main'], problems });
-    assert.deepEqual(requests.filter((p) => p !== '/favicon.ico'), ['/url.html', '/url.js', '/attnlab-simd.wasm', '/attnlab-scalar.wasm'], 'one request per module, no retry');
+    const files = ['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-simd.wasm', 'attnlab-worker.js'];
+    const { requests, result } = await check(out('esbuild-web'), '/url.html', 'esbuild attnlab', undefined,
+      { fallback: ['main'], others: ['pool'], problems: files.map((f) => `HTTP 404: ORIGIN/${f}`) });
+    // check()'s two labs, then the threaded one's module and workers' script: one request each, no retry; and the
+    // pool's two workers, started from blob: URLs (recorded by their path, which is the page's origin and an id).
+    const [paths, blobs] = [requests.filter((p) => p.startsWith('/') && p !== '/favicon.ico'), requests.filter((p) => !p.startsWith('/'))];
+    assert.deepEqual(paths, ['/url.html', '/url.js', ...files.map((f) => `/${f}`)]);
+    assert.equal(blobs.length, 2, blobs.join(' '));
+    const { pool } = result;
+    assert.equal(pool.error, undefined, pool.error);
+    assert.equal(pool.threads, 2);
+    assert.deepEqual(pool.output, [1, 1]); // equal scores: the mean of v
+    assert.match(pool.fallback, /^attnlab-simd\.wasm: could not fetch .*; its copy inside the package's JS ran instead\. attnlab-worker\.js: could not load http:.*\/attnlab-worker\.js \(HTTP 404 Not Found\); its copy inside the package's JS ran instead\.$/);
   });
 
   test('what each entry and module adds to an app, minified and gzipped, under budget', async () => {
