@@ -12,8 +12,9 @@ import { encode } from './fuzz/json.mjs';
 import { KNOWN_OPEN } from './fuzz/known.mjs';
 import { fuzz, makeEnv, runOne } from './fuzz/run.mjs';
 
-// About 15 s on two busy cores; every failure prints its seed, index and case.
-const SEED = 20260, CASES = 400;
+// About 7 s of CPU; every failure prints its seed, index and case. Of seeds 1–24, 19 is one whose 400 cases met
+// every defect of KNOWN_OPEN and both fixed ones on the build before their fixes: the pass is a net that has caught.
+const SEED = 19, CASES = 400;
 
 const env = makeEnv();
 after(() => env.close());
