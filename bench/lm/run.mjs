@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+// `npm run bench:lm` — a real model's speed: GPT-2 small's shape (12 layers, d 768, 12 heads, vocabulary 50257,
+// context 1024: 124 M parameters) with random weights, one thread each, in one run:
+//   attnlab          lab.loadModel / model.forward / model.generate (F32, and F16 and BF16 kept half-size)
+//   onnxruntime-web  the same weights as an ONNX graph with past/present KV (what transformers.js runs), wasm EP
+//   tfjs-wasm        the same state dict through a forward written in tfjs ops, KV cache as tensors
+// Prefill: one forward over a 128-token prompt (logits for every position and the KV cache). Decode: greedy
+// tokens after it, each step reading every weight once, so its ceiling is memory bandwidth: printed as GB/s next
+// to what a plain wasm loop streaming the same number of bytes reaches (bench/lm/stream.mjs).
+//
+//   node bench/lm/run.mjs [--quick] [--rounds=N] [--only=attnlab,ort,tfjs] [--check] [--out=DIR] [--verbose]
+//
+//   --quick     1 round, 1 timed prefill, 16 decode steps (a few minutes, most of it the first run's files)
+//   --rounds=N  rounds (default 3), runtimes interleaved and the first rotated; prefill calls and decode steps are
+//               pooled over the rounds and their medians reported
+//   --check     the self-check instead (seconds): a 3-layer model, every runtime's logits against a float64
+//               forward within a bound derived from float32 arithmetic, greedy tokens equal to float64's
+//   --only=…    runtimes by name
+//
+// The checkpoint (F32 498 MB, F16 and BF16 249 MB each, the ONNX graph) and the float64 reference are written
+// once by bench/lm/checkpoint.py into build/lm-bench/ and reused (bench/lm/files.mjs); the first run spends
+// about 2 minutes on them. attnlab is this checkout's dist/ (ATTNLAB_LM_DIST=path/to/dist for another build);
+// while the package has no lab.loadModel its rows say so. Results: artifacts/bench/lm-results.json.
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machineInfo, cpuSnapshot, otherLoad } from '../lib/system.mjs';
+import { SHAPES, checkpoint, prompt as makePrompt, reference } from './files.mjs';
+import { measureStream } from './stream.mjs';
+import { decodeWeightBytes } from './safetensors.mjs';
+import { compareLogits, runCheck } from './check.mjs';
+import { printResults } from './report.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(`--${name}`);
+const value = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+if (flag('help') || flag('h')) {
+  const lines = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1);
+  console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
+for (const a of args) {
+  const name = a.replace(/^--/, '').split('=')[0];
+  if (!['quick', 'rounds', 'only', 'check', 'out', 'verbose', 'help', 'h'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
+}
+const quick = flag('quick'), checkMode = flag('check'), verbose = flag('verbose');
+const rounds = Math.max(1, Number(value('rounds') ?? (quick ? 1 : 3)) | 0);
+const RUNTIMES = [
+  { runtime: 'attnlab', dtype: 'F32', label: 'attnlab' },
+  { runtime: 'attnlab', dtype: 'F16', label: 'attnlab' },
+  { runtime: 'attnlab', dtype: 'BF16', label: 'attnlab' },
+  { runtime: 'ort', dtype: 'F32', label: 'onnxruntime-web' },
+  { runtime: 'tfjs', dtype: 'F32', label: 'tfjs-wasm' },
+];
+const only = value('only')?.split(',').map((s) => s.trim()).filter(Boolean);
+const selected = RUNTIMES.filter((r) => !only || only.includes(r.runtime));
+if (!selected.length) { console.error(`--only=${value('only')} names no runtime (attnlab, ort, tfjs)`); process.exit(2); }
+const log = (...a) => console.log(...a);
+
+// ---- workers: one process per runtime and weight type ----
+const workers = [];
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { for (const w of workers) w.child.kill('SIGKILL'); process.exit(130); });
+
+function startWorker(spec) {
+  return new Promise((resolve) => {
+    const child = fork(path.join(here, 'worker.mjs'), [spec.runtime], { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const w = { ...spec, child, seq: 0, pending: new Map(), output: [] };
+    const keep = (chunk) => {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) {
+        w.output.push(line);
+        if (verbose) console.error(`  [${spec.runtime} ${spec.dtype}] ${line}`);
+      }
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('message', (msg) => {
+      if (msg.type === 'ready') { w.info = msg.info; w.dtypes = msg.dtypes; resolve(w); }
+      else if (msg.type === 'missing') { w.missing = msg.reason; resolve(w); }
+      else if (msg.type === 'failed') { w.failed = msg.reason; resolve(w); }
+      else if (msg.type === 'result') { w.pending.get(msg.seq)?.(msg.result); w.pending.delete(msg.seq); }
+    });
+    child.on('exit', (code, signal) => {
+      for (const done of w.pending.values()) done({ failed: `worker exited (${signal ?? code}); last output: ${w.output.slice(-3).join(' | ')}` });
+      w.pending.clear();
+      w.dead = true;
+      if (!w.info && !w.missing && !w.failed) { w.failed = `worker exited before it was ready (${signal ?? code}): ${w.output.slice(-3).join(' | ')}`; resolve(w); }
+    });
+  });
+}
+
+/** One request; its result carries the other load on the machine meanwhile (cores used by other processes). */
+function ask(w, msg, timeoutMs = 600000) {
+  if (w.dead) return Promise.resolve({ failed: 'worker is gone (it crashed or timed out earlier)' });
+  const before = cpuSnapshot();
+  return new Promise((resolve) => {
+    const seq = ++w.seq;
+    const timer = setTimeout(() => {
+      w.pending.delete(seq);
+      w.dead = true;
+      w.child.kill('SIGKILL');
+      resolve({ failed: `no answer within ${timeoutMs / 1000} s: worker killed` });
+    }, timeoutMs);
+    w.pending.set(seq, (result) => {
+      clearTimeout(timer);
+      const load = otherLoad(before, cpuSnapshot(), result?.handlerCpuMs ?? 0);
+      if (load) result.otherCores = +load.otherCores.toFixed(2);
+      resolve(result);
+    });
+    w.child.send({ ...msg, seq });
+  });
+}
+
+/** Starts and loads every selected runtime, one at a time (each holds its own copy of the weights). */
+async function startAll(ck) {
+  for (const spec of selected) {
+    const w = await startWorker(spec);
+    workers.push(w);
+    const name = `${spec.label} ${spec.dtype}`;
+    if (w.missing) { log(`  ${name.padEnd(22)} not available: ${w.missing}`); continue; }
+    if (w.failed) { log(`  ${name.padEnd(22)} FAILED to start: ${w.failed}`); continue; }
+    const folder = ck.manifest.dtypes[spec.dtype].folder;
+    const r = await ask(w, { type: 'load', dir: path.join(ck.dir, folder) });
+    if (r.failed) { w.failed = r.failed; log(`  ${name.padEnd(22)} FAILED to load: ${r.failed}`); continue; }
+    w.load = r;
+    log(`  ${name.padEnd(22)} ${w.info.library} ${w.info.version}: loaded in ${(r.loadMs / 1000).toFixed(1)} s, process RSS ${(r.rssAfterLoad / 2 ** 20).toFixed(0)} MiB`);
+  }
+  return workers.filter((w) => w.load);
+}
+
+const stopAll = () => { for (const w of workers) if (!w.dead) w.child.send({ type: 'exit' }); };
+
+// ---- the self-check ----
+if (checkMode) {
+  const t0 = performance.now();
+  log(`attnlab LM bench self-check — ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} load average`);
+  const ck = checkpoint(SHAPES.check, log);
+  const ok = await runCheck({ ck, startAll, ask, log, workers });
+  stopAll();
+  log(`self-check ${ok ? 'passed' : 'FAILED'} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  process.exit(ok ? 0 : 1);
+}
+
+// ---- the bench ----
+const plan = { prompt: 128, decode: quick ? 16 : 64, prefillReps: quick ? 1 : 2 };
+const t0 = performance.now();
+const machine = machineInfo();
+log(`attnlab LM bench${quick ? ' (--quick)' : ''} — ${machine.cpuModel}, ${machine.logicalCpus} logical CPUs, node ${process.version}, ${machine.date}`);
+log(`load average at start: ${machine.loadAverageAtStart.join(' ')}${machine.loadAverageAtStart[0] > 0.5 ? '  (the machine is not idle: numbers will be noisier)' : ''}`);
+const shape = SHAPES.gpt2;
+const tCk = performance.now();
+const ck = checkpoint(shape, log);
+const { config } = ck.manifest;
+log(`model: GPT-2 shape, ${config.n_layer} layers, d ${config.n_embd}, ${config.n_head} heads, vocabulary ${config.vocab_size}, context ${config.n_positions}: ${(ck.manifest.parameters / 1e6).toFixed(1)} M parameters, random weights (seed ${ck.manifest.seed})`);
+log(`checkpoint: ${path.relative(root, ck.dir)}/ ${ck.written ? `written in ${((performance.now() - tCk) / 1000).toFixed(0)} s` : '(cached)'}; ` +
+  Object.entries(ck.manifest.dtypes).map(([d, x]) => `${d} ${(x.bytes / 1e6).toFixed(1)} MB`).join(', '));
+const ids = makePrompt(plan.prompt, config.vocab_size);
+const refRows = [0, plan.prompt - 1];
+const tRef = performance.now();
+const ref = reference(ck.dir, 'F32', ids, { rows: refRows }, log);
+if (!ref.cached) log(`float64 reference written in ${((performance.now() - tRef) / 1000).toFixed(0)} s`);
+
+// bytes one decode step reads, per weight type
+const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([d, x]) => {
+  const file = fs.readFileSync(path.join(ck.dir, x.folder, 'model.safetensors'));
+  return [d, decodeWeightBytes(file, config)];
+}));
+const streamStart = await measureStream(weightBytes.F32);
+log(`wasm streaming read of ${(streamStart.bytes / 1e6).toFixed(1)} MB (the F32 weights' size), one thread: median ${streamStart.gbps.toFixed(2)} GB/s, best ${streamStart.gbpsMax.toFixed(2)} GB/s`);
+
+log(`\nstarting runtimes (one process each, one thread):`);
+const live = await startAll(ck);
+const results = Object.fromEntries(workers.map((w) => [`${w.runtime}:${w.dtype}`, {
+  runtime: w.runtime, dtype: w.dtype, label: w.label, info: w.info, missing: w.missing, failed: w.failed, load: w.load,
+  prefill: [], decode: [], firstMs: [], tokens: null, maxErrOverBound: null, otherCores: [],
+}]));
+
+log(`\n${rounds} round${rounds > 1 ? 's' : ''}: prefill ${plan.prompt} tokens (${plan.prefillReps} timed, after a warm-up in the first round), then ${plan.decode} greedy decode steps after it`);
+for (let round = 0; round < rounds; ++round) {
+  const order = live.map((_, i) => live[(i + round) % live.length]);
+  for (const w of order) {
+    const r = results[`${w.runtime}:${w.dtype}`];
+    if (w.dead) continue;
+    const p = await ask(w, { type: 'prefill', ids, reps: plan.prefillReps, warmup: round === 0 ? 1 : 0, rows: refRows, vocab: config.vocab_size });
+    if (p.failed) { r.failed = p.failed; log(`  ${w.label} ${w.dtype}: prefill FAILED: ${p.failed}`); continue; }
+    r.prefill.push(...p.samples);
+    r.otherCores.push(p.otherCores);
+    if (w.dtype === 'F32') {
+      const c = compareLogits(p.rows.flat(), ref.logits, ref.bound);
+      r.maxErrOverBound = Math.max(r.maxErrOverBound ?? 0, c.maxErrOverBound);
+      r.maxAbsErr = Math.max(r.maxAbsErr ?? 0, c.maxAbsErr);
+    }
+    const g = await ask(w, { type: 'generate', ids, steps: plan.decode + 1 });
+    if (g.failed) { r.failed = g.failed; log(`  ${w.label} ${w.dtype}: generate FAILED: ${g.failed}`); continue; }
+    r.decode.push(...g.intervals);
+    r.firstMs.push(g.firstMs);
+    r.tokens = g.tokens;
+    r.memory = g.memory;
+    r.rss = g.rss;
+    r.otherCores.push(g.otherCores);
+    const med = (x) => [...x].sort((a, b) => a - b)[x.length >> 1];
+    log(`  round ${round + 1}  ${`${w.label} ${w.dtype}`.padEnd(22)} prefill ${p.samples.map((x) => x.toFixed(0)).join(', ')} ms   decode ${med(g.intervals).toFixed(1)} ms/token   (other load ${p.otherCores ?? '?'} / ${g.otherCores ?? '?'} cores)`);
+  }
+}
+stopAll();
+const streamEnd = await measureStream(weightBytes.F32);
+const stream = { ...streamStart, gbpsAtStart: streamStart.gbps, gbpsAtEnd: streamEnd.gbps, gbps: Math.max(streamStart.gbps, streamEnd.gbps), gbpsMax: Math.max(streamStart.gbpsMax, streamEnd.gbpsMax) };
+log(`wasm streaming read at the end: median ${streamEnd.gbps.toFixed(2)} GB/s, best ${streamEnd.gbpsMax.toFixed(2)} GB/s`);
+
+const summary = {
+  tool: 'attnlab LM bench (bench/lm/run.mjs)', command: `node bench/lm/run.mjs ${args.join(' ')}`.trim(), quick, rounds, plan,
+  machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => +x.toFixed(2)), seconds: +((performance.now() - t0) / 1000).toFixed(1) },
+  model: { shape, manifest: ck.manifest, dir: path.relative(root, ck.dir), weightBytes },
+  reference: { rows: ref.rows, maxBound: ref.maxBound, logitScale: ref.logitScale },
+  stream, results,
+};
+printResults(summary, log);
+const outDir = path.resolve(root, value('out') ?? 'artifacts/bench');
+fs.mkdirSync(outDir, { recursive: true });
+fs.writeFileSync(path.join(outDir, 'lm-results.json'), JSON.stringify(summary, null, 1));
+log(`\nwrote ${path.relative(root, path.join(outDir, 'lm-results.json'))} (${summary.machine.seconds} s)`);
