@@ -6,3 +6,6 @@ export function argmax(row) {
   for (let i = 1; i < row.length; ++i) if (row[i] > row[best]) best = i;
   return best;
 }
+
+/** A JSON file's bytes, parsed. */
+export const readJson = (bytes) => JSON.parse(new TextDecoder().decode(bytes));

@@ -8,7 +8,7 @@
 // tokens after it, each step reading every weight once, so its ceiling is memory bandwidth: printed as GB/s next
 // to what a plain wasm loop streaming the same number of bytes reaches (bench/lm/stream.mjs).
 //
-//   node bench/lm/run.mjs [--quick] [--rounds=N] [--only=attnlab,ort,tfjs] [--check] [--out=DIR] [--verbose]
+//   node bench/lm/run.mjs [--quick] [--rounds=N] [--only=attnlab,ort,tfjs] [--check] [--browser] [--out=DIR] [--verbose]
 //
 //   --quick     1 round, 1 timed prefill, 16 decode steps (a few minutes, most of it the first run's files)
 //   --rounds=N  rounds (default 3), runtimes interleaved and the first rotated; prefill calls and decode steps are
@@ -16,6 +16,7 @@
 //   --check     the self-check instead (seconds): a 3-layer model, every runtime's logits against a float64
 //               forward within a bound derived from float32 arithmetic, greedy tokens equal to float64's
 //   --only=…    runtimes by name
+//   --browser   every runtime in its own headless Chromium (bench/lm/browser.mjs) instead of a Node process
 //
 // The checkpoint (F32 498 MB, F16 and BF16 249 MB each, the ONNX graph) and the float64 reference are written
 // once by bench/lm/checkpoint.py into build/lm-bench/ and reused (bench/lm/files.mjs); the first run spends
@@ -32,6 +33,7 @@ import { measureStream } from './stream.mjs';
 import { decodeWeightBytes } from './safetensors.mjs';
 import { compareLogits, runCheck } from './check.mjs';
 import { printResults } from './report.mjs';
+import { startPage, startServer } from './browser.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -45,7 +47,7 @@ if (flag('help') || flag('h')) {
 }
 for (const a of args) {
   const name = a.replace(/^--/, '').split('=')[0];
-  if (!['quick', 'rounds', 'only', 'check', 'out', 'verbose', 'help', 'h'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
+  if (!['quick', 'rounds', 'only', 'check', 'browser', 'out', 'verbose', 'help', 'h'].includes(name)) { console.error(`unknown option ${a} (try --help)`); process.exit(2); }
 }
 const quick = flag('quick'), checkMode = flag('check'), verbose = flag('verbose');
 const rounds = Math.max(1, Number(value('rounds') ?? (quick ? 1 : 3)) | 0);
@@ -61,17 +63,48 @@ const selected = RUNTIMES.filter((r) => !only || only.includes(r.runtime));
 if (!selected.length) { console.error(`--only=${value('only')} names no runtime (attnlab, ort, tfjs)`); process.exit(2); }
 const log = (...a) => console.log(...a);
 
-// ---- workers: one process per runtime and weight type ----
+// ---- workers: one process per runtime and weight type (or one Chromium each, --browser) ----
 const workers = [];
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { for (const w of workers) w.child.kill('SIGKILL'); process.exit(130); });
+const browserMode = flag('browser');
+const server = browserMode ? await startServer() : null;
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { for (const w of workers) w.kill(); process.exit(130); });
 
-function startWorker(spec) {
+/** A runtime's worker: { ...spec, info | missing | failed, send(msg) → result, close(), kill() }. */
+async function startWorker(spec) {
+  if (browserMode) {
+    try {
+      const page = await startPage(spec.runtime, server.origin, { verbose });
+      return { ...spec, ...page, kill: page.close };
+    } catch (e) {
+      return { ...spec, failed: String(e.message).split('\n')[0], close() {}, kill() {} };
+    }
+  }
   return new Promise((resolve) => {
     const child = fork(path.join(here, 'worker.mjs'), [spec.runtime], { execArgv: ['--expose-gc'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-    const w = { ...spec, child, seq: 0, pending: new Map(), output: [] };
+    const pending = new Map(), output = [];
+    let seq = 0, dead = false;
+    const w = {
+      ...spec,
+      kill: () => child.kill('SIGKILL'),
+      close: () => { if (!dead) child.send({ type: 'exit' }); },
+      send(msg, timeoutMs = 600000) {
+        if (dead) return Promise.resolve({ failed: 'worker is gone (it crashed or timed out earlier)' });
+        return new Promise((done) => {
+          const id = ++seq;
+          const timer = setTimeout(() => {
+            pending.delete(id);
+            dead = true;
+            child.kill('SIGKILL');
+            done({ failed: `no answer within ${timeoutMs / 1000} s: worker killed` });
+          }, timeoutMs);
+          pending.set(id, (result) => { clearTimeout(timer); done(result); });
+          child.send({ ...msg, seq: id });
+        });
+      },
+    };
     const keep = (chunk) => {
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
-        w.output.push(line);
+        output.push(line);
         if (verbose) console.error(`  [${spec.runtime} ${spec.dtype}] ${line}`);
       }
     };
@@ -81,37 +114,25 @@ function startWorker(spec) {
       if (msg.type === 'ready') { w.info = msg.info; w.dtypes = msg.dtypes; resolve(w); }
       else if (msg.type === 'missing') { w.missing = msg.reason; resolve(w); }
       else if (msg.type === 'failed') { w.failed = msg.reason; resolve(w); }
-      else if (msg.type === 'result') { w.pending.get(msg.seq)?.(msg.result); w.pending.delete(msg.seq); }
+      else if (msg.type === 'result') { pending.get(msg.seq)?.(msg.result); pending.delete(msg.seq); }
     });
     child.on('exit', (code, signal) => {
-      for (const done of w.pending.values()) done({ failed: `worker exited (${signal ?? code}); last output: ${w.output.slice(-3).join(' | ')}` });
-      w.pending.clear();
-      w.dead = true;
-      if (!w.info && !w.missing && !w.failed) { w.failed = `worker exited before it was ready (${signal ?? code}): ${w.output.slice(-3).join(' | ')}`; resolve(w); }
+      dead = true;
+      for (const done of pending.values()) done({ failed: `worker exited (${signal ?? code}); last output: ${output.slice(-3).join(' | ')}` });
+      pending.clear();
+      if (!w.info && !w.missing && !w.failed) { w.failed = `worker exited before it was ready (${signal ?? code}): ${output.slice(-3).join(' | ')}`; resolve(w); }
     });
   });
 }
 
 /** One request; its result carries the other load on the machine meanwhile (cores used by other processes). */
-function ask(w, msg, timeoutMs = 600000) {
-  if (w.dead) return Promise.resolve({ failed: 'worker is gone (it crashed or timed out earlier)' });
+async function ask(w, msg) {
   const before = cpuSnapshot();
-  return new Promise((resolve) => {
-    const seq = ++w.seq;
-    const timer = setTimeout(() => {
-      w.pending.delete(seq);
-      w.dead = true;
-      w.child.kill('SIGKILL');
-      resolve({ failed: `no answer within ${timeoutMs / 1000} s: worker killed` });
-    }, timeoutMs);
-    w.pending.set(seq, (result) => {
-      clearTimeout(timer);
-      const load = otherLoad(before, cpuSnapshot(), result?.handlerCpuMs ?? 0);
-      if (load) result.otherCores = +load.otherCores.toFixed(2);
-      resolve(result);
-    });
-    w.child.send({ ...msg, seq });
-  });
+  const result = await w.send(msg);
+  const load = otherLoad(before, cpuSnapshot(), result?.handlerCpuMs ?? 0);
+  if (load) result.otherCores = +load.otherCores.toFixed(2);
+  if (result.failed) w.dead = true;
+  return result;
 }
 
 /** Starts and loads every selected runtime, one at a time (each holds its own copy of the weights). */
@@ -122,24 +143,27 @@ async function startAll(ck) {
     const name = `${spec.label} ${spec.dtype}`;
     if (w.missing) { log(`  ${name.padEnd(22)} not available: ${w.missing}`); continue; }
     if (w.failed) { log(`  ${name.padEnd(22)} FAILED to start: ${w.failed}`); continue; }
-    const folder = ck.manifest.dtypes[spec.dtype].folder;
-    const r = await ask(w, { type: 'load', dir: path.join(ck.dir, folder) });
+    const dir = path.join(ck.dir, ck.manifest.dtypes[spec.dtype].folder);
+    const r = await ask(w, { type: 'load', dir: browserMode ? server.ckUrl(dir) : dir });
     if (r.failed) { w.failed = r.failed; log(`  ${name.padEnd(22)} FAILED to load: ${r.failed}`); continue; }
     w.load = r;
-    log(`  ${name.padEnd(22)} ${w.info.library} ${w.info.version}: loaded in ${(r.loadMs / 1000).toFixed(1)} s, process RSS ${(r.rssAfterLoad / 2 ** 20).toFixed(0)} MiB`);
+    log(`  ${name.padEnd(22)} ${w.info.library} ${w.info.version}${w.browser ? ` in ${w.browser}` : ''}: loaded in ${(r.loadMs / 1000).toFixed(1)} s${r.rssAfterLoad ? `, process RSS ${(r.rssAfterLoad / 2 ** 20).toFixed(0)} MiB` : ''}`);
   }
   return workers.filter((w) => w.load);
 }
 
-const stopAll = () => { for (const w of workers) if (!w.dead) w.child.send({ type: 'exit' }); };
+const stopAll = async () => {
+  await Promise.all(workers.map((w) => w.close()));
+  server?.server.close();
+};
 
 // ---- the self-check ----
 if (checkMode) {
   const t0 = performance.now();
-  log(`attnlab LM bench self-check — ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} load average`);
+  log(`attnlab LM bench self-check${browserMode ? ' in headless Chromium' : ''} — ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} load average`);
   const ck = checkpoint(SHAPES.check, log);
   const ok = await runCheck({ ck, startAll, ask, log, workers });
-  stopAll();
+  await stopAll();
   log(`self-check ${ok ? 'passed' : 'FAILED'} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   process.exit(ok ? 0 : 1);
 }
@@ -148,7 +172,7 @@ if (checkMode) {
 const plan = { prompt: 128, decode: quick ? 16 : 64, prefillReps: quick ? 1 : 2 };
 const t0 = performance.now();
 const machine = machineInfo();
-log(`attnlab LM bench${quick ? ' (--quick)' : ''} — ${machine.cpuModel}, ${machine.logicalCpus} logical CPUs, node ${process.version}, ${machine.date}`);
+log(`attnlab LM bench${quick ? ' (--quick)' : ''}${browserMode ? ' in headless Chromium' : ''} — ${machine.cpuModel}, ${machine.logicalCpus} logical CPUs, node ${process.version}, ${machine.date}`);
 log(`load average at start: ${machine.loadAverageAtStart.join(' ')}${machine.loadAverageAtStart[0] > 0.5 ? '  (the machine is not idle: numbers will be noisier)' : ''}`);
 const shape = SHAPES.gpt2;
 const tCk = performance.now();
@@ -205,7 +229,7 @@ for (let round = 0; round < rounds; ++round) {
     log(`  round ${round + 1}  ${`${w.label} ${w.dtype}`.padEnd(22)} prefill ${p.samples.map((x) => x.toFixed(0)).join(', ')} ms   decode ${med(g.intervals).toFixed(1)} ms/token   (other load ${p.otherCores ?? '?'} / ${g.otherCores ?? '?'} cores)`);
   }
 }
-stopAll();
+await stopAll();
 const streamEnd = await measureStream(weightBytes.F32);
 const stream = { ...streamStart, gbpsAtStart: streamStart.gbps, gbpsAtEnd: streamEnd.gbps, gbps: Math.max(streamStart.gbps, streamEnd.gbps), gbpsMax: Math.max(streamStart.gbpsMax, streamEnd.gbpsMax) };
 log(`wasm streaming read at the end: median ${streamEnd.gbps.toFixed(2)} GB/s, best ${streamEnd.gbpsMax.toFixed(2)} GB/s`);
@@ -220,5 +244,6 @@ const summary = {
 printResults(summary, log);
 const outDir = path.resolve(root, value('out') ?? 'artifacts/bench');
 fs.mkdirSync(outDir, { recursive: true });
-fs.writeFileSync(path.join(outDir, 'lm-results.json'), JSON.stringify(summary, null, 1));
-log(`\nwrote ${path.relative(root, path.join(outDir, 'lm-results.json'))} (${summary.machine.seconds} s)`);
+const outFile = path.join(outDir, browserMode ? 'lm-results-browser.json' : 'lm-results.json');
+fs.writeFileSync(outFile, JSON.stringify(summary, null, 1));
+log(`\nwrote ${path.relative(root, outFile)} (${summary.machine.seconds} s)`);

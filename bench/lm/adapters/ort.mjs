@@ -3,21 +3,17 @@
 // logits, present.N.key/value) as transformers.js runs such a graph: every step feeds the previous step's
 // present tensors back as past_key_values, with an attention mask of ones and explicit positions. The graph's
 // weights are external data inside model.safetensors, handed to the session as bytes.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { argmax } from '../lib.mjs';
+import { argmax, readJson } from '../lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-
-export async function create() {
-  const ort = await import('onnxruntime-web');
+/** host: bench/lm/host-node.mjs, or the Chromium page's own (bench/lm/browser-page.mjs). */
+export async function create(host) {
+  const ort = await host.import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.simd = true;
   ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
+  ort.env.wasm.wasmPaths = host.wasmPaths('onnxruntime-web');
   ort.env.logLevel = 'error';
-  const version = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/onnxruntime-web/package.json'), 'utf8')).version;
+  const version = await host.version('onnxruntime-web');
   let session = null, cfg = null;
 
   const i64 = (values, dims) => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), dims);
@@ -48,9 +44,9 @@ export async function create() {
     },
     dtypes: ['F32'],
     async load(dir) {
-      cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
-      const graph = fs.readFileSync(path.join(dir, 'model.onnx'));
-      const weights = new Uint8Array(fs.readFileSync(path.join(dir, 'model.safetensors')));
+      cfg = readJson(await host.read(dir, 'config.json'));
+      const graph = await host.read(dir, 'model.onnx');
+      const weights = await host.read(dir, 'model.safetensors');
       session = await ort.InferenceSession.create(graph, {
         executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1,
         externalData: [{ path: 'model.safetensors', data: weights }],

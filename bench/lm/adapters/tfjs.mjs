@@ -4,24 +4,18 @@
 // bias; LayerNorm is tf.moments and arithmetic (tfjs-core has no LayerNorm op); gelu_new is written out. The tied
 // output projection is a transposed copy of wte made at load ([d, vocab]: matMul with transposeB took 8× as long
 // for a 128-token prefill and 2.4× for a decode step), which costs the copy's memory.
-import fs from 'node:fs';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { readF32Tensors } from '../safetensors.mjs';
-import { argmax } from '../lib.mjs';
+import { argmax, readJson } from '../lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const require = createRequire(import.meta.url);
-
-export async function create() {
-  const tf = await import('@tensorflow/tfjs-core');
-  const wasm = await import('@tensorflow/tfjs-backend-wasm');
+/** host: bench/lm/host-node.mjs, or the Chromium page's own (bench/lm/browser-page.mjs). */
+export async function create(host) {
+  const tf = await host.import('@tensorflow/tfjs-core');
+  const wasm = await host.import('@tensorflow/tfjs-backend-wasm');
   wasm.setThreadsCount(1);
-  wasm.setWasmPaths(path.join(root, 'node_modules/@tensorflow/tfjs-backend-wasm/dist') + path.sep);
+  wasm.setWasmPaths(host.wasmPaths('@tensorflow/tfjs-backend-wasm'));
   if (!(await tf.setBackend('wasm'))) throw new Error('tf.setBackend("wasm") failed');
   await tf.ready();
-  const version = JSON.parse(fs.readFileSync(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'), 'utf8')).version;
+  const version = await host.version('@tensorflow/tfjs-backend-wasm');
   let cfg = null, W = null;
 
   const layerNorm = (x, prefix) => {
@@ -79,8 +73,8 @@ export async function create() {
     },
     dtypes: ['F32'],
     async load(dir) {
-      cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
-      const tensors = readF32Tensors(new Uint8Array(fs.readFileSync(path.join(dir, 'model.safetensors'))));
+      cfg = readJson(await host.read(dir, 'config.json'));
+      const tensors = readF32Tensors(await host.read(dir, 'model.safetensors'));
       W = Object.fromEntries(Object.entries(tensors).map(([name, t]) => [name, tf.tensor(t.data, t.shape)]));
       W.lmHead = tf.transpose(W['transformer.wte.weight']);
     },

@@ -1,0 +1,52 @@
+// What a runtime's process (bench/lm/worker.mjs) or page (bench/lm/browser-page.mjs) does on the orchestrator's
+// requests, the same in Node and in Chromium.
+
+/** Rows of a [n × vocab] logits array, as plain arrays (what crosses to the orchestrator). */
+const pickRows = (logits, rows, vocab) => rows.map((r) => Array.from(logits.subarray(r * vocab, (r + 1) * vocab)));
+
+export function makeHandlers(host) {
+  return {
+    async load(lib, { dir }) {
+      const t0 = performance.now();
+      await lib.load(dir);
+      const loadMs = performance.now() - t0;
+      host.gc();
+      return { loadMs, rssAfterLoad: host.rss(), memory: lib.memory() };
+    },
+    // `reps` timed forwards over `ids` from an empty cache (each after a gc(), outside the timing), after `warmup`
+    // untimed ones; the logits of `rows` from the last one.
+    async prefill(lib, { ids, reps, warmup, rows, vocab }) {
+      for (let i = 0; i < warmup; ++i) await lib.prefill(ids);
+      const samples = [];
+      let logits = null;
+      for (let i = 0; i < reps; ++i) {
+        logits = null;
+        host.gc();
+        const t0 = performance.now();
+        logits = await lib.prefill(ids);
+        samples.push(performance.now() - t0);
+      }
+      return { samples, rows: rows ? pickRows(logits, rows, vocab) : null };
+    },
+    // Greedy generation of `steps` tokens after `ids`: the time to the first token (the prefill) and between
+    // tokens (one decode step each); with keepLogits, every step's logits row where the runtime hands it over.
+    async generate(lib, { ids, steps, keepLogits }) {
+      host.gc();
+      const times = [], stepLogits = [];
+      const t0 = performance.now();
+      const tokens = await lib.generate(ids, steps, (id, row) => {
+        times.push(performance.now());
+        if (keepLogits && row) stepLogits.push(Array.from(row));
+      });
+      const intervals = times.slice(1).map((t, i) => t - times[i]);
+      return { tokens: Array.from(tokens), firstMs: times[0] - t0, intervals, stepLogits: keepLogits && stepLogits.length ? stepLogits : null,
+        memory: lib.memory(), rss: host.rss() };
+    },
+  };
+}
+
+export const adapters = {
+  attnlab: () => import('./adapters/attnlab.mjs'),
+  ort: () => import('./adapters/ort.mjs'),
+  tfjs: () => import('./adapters/tfjs.mjs'),
+};
