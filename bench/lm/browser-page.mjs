@@ -22,6 +22,7 @@ let lib = null;
 
 window.bench = {
   async start(runtime) {
+    if (runtime === 'stream') return { info: { library: 'wasm streaming read' } };
     try {
       const made = await (await adapters[runtime]()).create(host);
       if (made.missing) return { missing: made.missing };

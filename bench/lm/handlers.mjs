@@ -1,11 +1,15 @@
 // What a runtime's process (bench/lm/worker.mjs) or page (bench/lm/browser-page.mjs) does on the orchestrator's
 // requests, the same in Node and in Chromium.
 
+import { measureStream } from './stream.mjs';
+
 /** Rows of a [n × vocab] logits array, as plain arrays (what crosses to the orchestrator). */
 const pickRows = (logits, rows, vocab) => rows.map((r) => Array.from(logits.subarray(r * vocab, (r + 1) * vocab)));
 
 export function makeHandlers(host) {
   return {
+    // the ceiling: a plain wasm loop streaming `bytes` (needs no runtime)
+    stream: (_lib, { bytes }) => measureStream(bytes),
     async load(lib, { dir }) {
       const t0 = performance.now();
       await lib.load(dir);

@@ -152,10 +152,7 @@ async function startAll(ck) {
   return workers.filter((w) => w.load);
 }
 
-const stopAll = async () => {
-  await Promise.all(workers.map((w) => w.close()));
-  server?.server.close();
-};
+const stopAll = () => Promise.all(workers.map((w) => w.close()));
 
 // ---- the self-check ----
 if (checkMode) {
@@ -164,6 +161,7 @@ if (checkMode) {
   const ck = checkpoint(SHAPES.check, log);
   const ok = await runCheck({ ck, startAll, ask, log, workers });
   await stopAll();
+  server?.server.close();
   log(`self-check ${ok ? 'passed' : 'FAILED'} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   process.exit(ok ? 0 : 1);
 }
@@ -192,10 +190,22 @@ const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([
   const file = fs.readFileSync(path.join(ck.dir, x.folder, 'model.safetensors'));
   return [d, decodeWeightBytes(file, config)];
 }));
-const streamStart = await measureStream(weightBytes.F32);
-log(`wasm streaming read of ${(streamStart.bytes / 1e6).toFixed(1)} MB (the F32 weights' size), one thread: median ${streamStart.gbps.toFixed(2)} GB/s, best ${streamStart.gbpsMax.toFixed(2)} GB/s`);
+/** The streaming read, in this process or (--browser) in a Chromium of its own. */
+async function streamRead() {
+  if (!browserMode) return measureStream(weightBytes.F32);
+  const page = await startPage('stream', server.origin, { verbose });
+  try {
+    const r = await page.send({ type: 'stream', bytes: weightBytes.F32 });
+    if (r.failed) throw new Error(`the streaming read failed in Chromium: ${r.failed}`);
+    return r;
+  } finally {
+    await page.close();
+  }
+}
+const streamStart = await streamRead();
+log(`wasm streaming read${browserMode ? ' in Chromium' : ''} of ${(streamStart.bytes / 1e6).toFixed(1)} MB (the F32 weights' size), one thread: median ${streamStart.gbps.toFixed(2)} GB/s, best ${streamStart.gbpsMax.toFixed(2)} GB/s`);
 
-log(`\nstarting runtimes (one process each, one thread):`);
+log(`\nstarting runtimes (${browserMode ? 'one Chromium' : 'one process'} each, one thread):`);
 const live = await startAll(ck);
 const results = Object.fromEntries(workers.map((w) => [`${w.runtime}:${w.dtype}`, {
   runtime: w.runtime, dtype: w.dtype, label: w.label, info: w.info, missing: w.missing, failed: w.failed, load: w.load,
@@ -230,8 +240,9 @@ for (let round = 0; round < rounds; ++round) {
   }
 }
 await stopAll();
-const streamEnd = await measureStream(weightBytes.F32);
+const streamEnd = await streamRead();
 const stream = { ...streamStart, gbpsAtStart: streamStart.gbps, gbpsAtEnd: streamEnd.gbps, gbps: Math.max(streamStart.gbps, streamEnd.gbps), gbpsMax: Math.max(streamStart.gbpsMax, streamEnd.gbpsMax) };
+server?.server.close();
 log(`wasm streaming read at the end: median ${streamEnd.gbps.toFixed(2)} GB/s, best ${streamEnd.gbpsMax.toFixed(2)} GB/s`);
 
 const summary = {
