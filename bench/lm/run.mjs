@@ -18,9 +18,10 @@
 //   --only=…    runtimes by name
 //   --browser   every runtime in its own headless Chromium (bench/lm/browser.mjs) instead of a Node process
 //
-// The checkpoint (F32 498 MB, F16 and BF16 249 MB each, the ONNX graph) and the float64 reference are written
-// once by bench/lm/checkpoint.py into build/lm-bench/ and reused (bench/lm/files.mjs); the first run spends
-// about 2 minutes on them. attnlab is this checkout's dist/ (ATTNLAB_LM_DIST=path/to/dist for another build);
+// The checkpoint (F32 498 MB, F16 and BF16 249 MB each, the ONNX graph) and the float64 references (one per
+// weight type, each on its own rounded weights) are written once by bench/lm/checkpoint.py into build/lm-bench/
+// and reused (bench/lm/files.mjs); the first run spends a few minutes on them (the references, about a minute
+// each on a loaded machine). attnlab is this checkout's dist/ (ATTNLAB_LM_DIST=path/to/dist for another build);
 // while the package has no lab.loadModel its rows say so. Results: artifacts/bench/lm-results.json.
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -181,9 +182,13 @@ log(`checkpoint: ${path.relative(root, ck.dir)}/ ${ck.written ? `written in ${((
   Object.entries(ck.manifest.dtypes).map(([d, x]) => `${d} ${(x.bytes / 1e6).toFixed(1)} MB`).join(', '));
 const ids = makePrompt(plan.prompt, config.vocab_size);
 const refRows = [0, plan.prompt - 1];
-const tRef = performance.now();
-const ref = reference(ck.dir, 'F32', ids, { rows: refRows }, log);
-if (!ref.cached) log(`float64 reference written in ${((performance.now() - tRef) / 1000).toFixed(0)} s`);
+// one float64 reference per weight type the selected runtimes read (each on its own rounded weights)
+const refs = {};
+for (const dtype of new Set(selected.map((r) => r.dtype))) {
+  const tRef = performance.now();
+  refs[dtype] = reference(ck.dir, dtype, ids, { rows: refRows }, log);
+  if (!refs[dtype].cached) log(`float64 reference of ${dtype} written in ${((performance.now() - tRef) / 1000).toFixed(0)} s`);
+}
 
 // bytes one decode step reads, per weight type
 const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([d, x]) => {
@@ -222,11 +227,9 @@ for (let round = 0; round < rounds; ++round) {
     if (p.failed) { r.failed = p.failed; log(`  ${w.label} ${w.dtype}: prefill FAILED: ${p.failed}`); continue; }
     r.prefill.push(...p.samples);
     r.otherCores.push(p.otherCores);
-    if (w.dtype === 'F32') {
-      const c = compareLogits(p.rows.flat(), ref.logits, ref.bound);
-      r.maxErrOverBound = Math.max(r.maxErrOverBound ?? 0, c.maxErrOverBound);
-      r.maxAbsErr = Math.max(r.maxAbsErr ?? 0, c.maxAbsErr);
-    }
+    const c = compareLogits(p.rows.flat(), refs[w.dtype].logits, refs[w.dtype].bound);
+    r.maxErrOverBound = Math.max(r.maxErrOverBound ?? 0, c.maxErrOverBound);
+    r.maxAbsErr = Math.max(r.maxAbsErr ?? 0, c.maxAbsErr);
     const g = await ask(w, { type: 'generate', ids, steps: plan.decode + 1 });
     if (g.failed) { r.failed = g.failed; log(`  ${w.label} ${w.dtype}: generate FAILED: ${g.failed}`); continue; }
     r.decode.push(...g.intervals);
@@ -249,7 +252,7 @@ const summary = {
   tool: 'attnlab LM bench (bench/lm/run.mjs)', command: `node bench/lm/run.mjs ${args.join(' ')}`.trim(), quick, rounds, plan,
   machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => +x.toFixed(2)), seconds: +((performance.now() - t0) / 1000).toFixed(1) },
   model: { shape, manifest: ck.manifest, dir: path.relative(root, ck.dir), weightBytes },
-  reference: { rows: ref.rows, maxBound: ref.maxBound, logitScale: ref.logitScale },
+  reference: Object.fromEntries(Object.entries(refs).map(([d, r]) => [d, { rows: r.rows, maxBound: r.maxBound, logitScale: r.logitScale }])),
   stream, results,
 };
 printResults(summary, log);

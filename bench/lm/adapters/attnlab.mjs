@@ -1,7 +1,8 @@
 // attnlab's real-model runtime through the package's public API: lab.loadModel(files) with the checkpoint's
 // config.json and model.safetensors, model.forward(ids) for the prefill's logits, model.generate(prompt,
 // { maxTokens, temperature: 0, onToken }) for greedy decoding with the KV cache resident in wasm memory, and
-// model.memoryBytes. The package is the host's (Node: dist/ of this checkout, or ATTNLAB_LM_DIST).
+// model.memoryBytes and lab.memoryBytes (the module's whole wasm memory, which never shrinks: what the memory
+// target is about). The package is the host's (Node: dist/ of this checkout, or ATTNLAB_LM_DIST).
 //
 // Whether the loader exists is decided by looking for the function (typeof lab.loadModel), never by catching an
 // error: once it is there, every failure of it is a failure of the bench.
@@ -40,7 +41,7 @@ export async function create(host) {
       model = await lab.loadModel(files);
     },
     async prefill(ids) {
-      return model.forward(Int32Array.from(ids)).logits;
+      return (await model.forward(Int32Array.from(ids))).logits;
     },
     async generate(ids, steps, onToken) {
       const seen = [];
