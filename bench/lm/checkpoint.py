@@ -1,7 +1,8 @@
 """The LM bench's files, written by NumPy and python3-onnx (Debian's /usr/bin/python3).
 
   checkpoint.py make OUT --layers L --embd D --heads H --vocab V --positions P --seed S
-      OUT/f32/  config.json, model.safetensors, model.onnx (its weights: external data in model.safetensors)
+      OUT/f32/  config.json, model.safetensors, model.onnx (its weights: external data in model.safetensors,
+                and its output projection, wte transposed, in lm_head.bin)
       OUT/f16/  config.json, model.safetensors (the same values rounded to float16)
       OUT/bf16/ config.json, model.safetensors (rounded to bfloat16)
       OUT/manifest.json  the parameters, the files' sizes, the weights' bytes
@@ -40,6 +41,7 @@ def make(args):
         manifest["dtypes"][dtype] = {"folder": dtype.lower(), "bytes": os.path.getsize(os.path.join(folder, "model.safetensors")),
                                      "weightBytes": int(sum(n for _, n in offsets.values()))}
         if dtype == "F32":
+            np.ascontiguousarray(sd["transformer.wte.weight"].T).astype("<f4").tofile(os.path.join(folder, "lm_head.bin"))
             model = gpt2_onnx.build(cfg, {k: list(v.shape) for k, v in sd.items()}, offsets)
             gpt2_onnx.save(model, os.path.join(folder, "model.onnx"))
     manifest["seconds"] = round(time.time() - t0, 1)

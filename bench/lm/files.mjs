@@ -45,10 +45,16 @@ export function checkpoint(shape, log = () => {}) {
   log(`writing the checkpoint into ${path.relative(root, dir)}/ (F32, F16, BF16 and the ONNX graph; once, then cached) …`);
   try {
     python(['make', tmp, ...['layers', 'embd', 'heads', 'vocab', 'positions', 'seed'].flatMap((k) => [`--${k}`, String(shape[k])])], 'writing the checkpoint');
+    fs.writeFileSync(path.join(tmp, 'shape.json'), JSON.stringify(shape));
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  // Folders of the same shape from earlier generators are stale (half a gigabyte each for GPT-2's): removed.
+  for (const other of fs.readdirSync(cacheRoot)) {
+    const file = path.join(cacheRoot, other, 'shape.json');
+    if (other !== key && fs.existsSync(file) && fs.readFileSync(file, 'utf8') === JSON.stringify(shape)) fs.rmSync(path.join(cacheRoot, other), { recursive: true, force: true });
   }
   return { dir, manifest: JSON.parse(fs.readFileSync(manifestFile, 'utf8')), written: true };
 }

@@ -2,7 +2,8 @@
 // checkpoint (bench/lm/gpt2_onnx.py: input_ids, attention_mask, position_ids, past_key_values.N.key/value →
 // logits, present.N.key/value) as transformers.js runs such a graph: every step feeds the previous step's
 // present tensors back as past_key_values, with an attention mask of ones and explicit positions. The graph's
-// weights are external data inside model.safetensors, handed to the session as bytes.
+// weights are external data inside model.safetensors (and lm_head.bin, the tied output projection transposed as
+// an export stores it), handed to the session as bytes.
 import { argmax, readJson } from '../lib.mjs';
 
 /** host: bench/lm/host-node.mjs, or the Chromium page's own (bench/lm/browser-page.mjs). */
@@ -46,10 +47,10 @@ export async function create(host) {
     async load(dir) {
       cfg = readJson(await host.read(dir, 'config.json'));
       const graph = await host.read(dir, 'model.onnx');
-      const weights = await host.read(dir, 'model.safetensors');
+      const externalData = [];
+      for (const file of ['model.safetensors', 'lm_head.bin']) externalData.push({ path: file, data: await host.read(dir, file) });
       session = await ort.InferenceSession.create(graph, {
-        executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1,
-        externalData: [{ path: 'model.safetensors', data: weights }],
+        executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1, externalData,
       });
     },
     /** Logits [n × vocab] of a forward over `ids` from an empty cache. */
