@@ -15,6 +15,7 @@ const host = {
   },
   gc: globalThis.gc ?? (() => {}),
   rss: () => null,
+  cpuMs: () => NaN,   // (a page cannot see its CPU time; the orchestrator measures the browser's)
 };
 const handlers = makeHandlers(host);
 const error = (e) => String(e?.stack ?? e).split('\n').slice(0, 3).join(' | ');

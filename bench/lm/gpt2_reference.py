@@ -45,7 +45,8 @@ def linear(x, v, w, b):
     k = w.shape[0]
     w2 = w * w
     y = x @ w + b
-    return y, v @ w2 + (k + 1) * U * U * ((x * x) @ w2 + b * b) + (U * y) ** 2
+    # (the input's variance and the product's own rounding go through W² in one product)
+    return y, (v + (k + 1) * U * U * (x * x)) @ w2 + (k + 1) * U * U * b * b + (U * y) ** 2
 
 
 def gelu_new(x, v):
@@ -115,7 +116,7 @@ def forward(w, cfg, ids, head_rows=None):
     a, va = layer_norm(x, v, W("ln_f.weight"), W("ln_f.bias"), eps)
     wte = W("wte.weight")
     logits = a @ wte.T
-    sd = np.sqrt(va @ (wte * wte).T + D * U * U * ((a * a) @ (wte * wte).T))
+    sd = np.sqrt((va + D * U * U * (a * a)) @ (wte * wte).T)
     return logits, LAMBDA * sd
 
 

@@ -23,4 +23,5 @@ export const host = {
   read: async (dir, file) => new Uint8Array(fs.readFileSync(path.join(dir, file))),
   gc: globalThis.gc ?? (() => {}),
   rss: () => process.memoryUsage().rss,
+  cpuMs: () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; },
 };

@@ -214,7 +214,7 @@ log(`\nstarting runtimes (${browserMode ? 'one Chromium' : 'one process'} each, 
 const live = await startAll(ck);
 const results = Object.fromEntries(workers.map((w) => [`${w.runtime}:${w.dtype}`, {
   runtime: w.runtime, dtype: w.dtype, label: w.label, info: w.info, missing: w.missing, failed: w.failed, load: w.load,
-  prefill: [], decode: [], firstMs: [], tokens: null, maxErrOverBound: null, otherCores: [],
+  prefill: [], decode: [], prefillCpu: [], decodeCpu: [], firstMs: [], tokens: null, maxErrOverBound: null, otherCores: [],
 }]));
 
 log(`\n${rounds} round${rounds > 1 ? 's' : ''}: prefill ${plan.prompt} tokens (${plan.prefillReps} timed, after a warm-up in the first round), then ${plan.decode} greedy decode steps after it`);
@@ -226,6 +226,7 @@ for (let round = 0; round < rounds; ++round) {
     const p = await ask(w, { type: 'prefill', ids, reps: plan.prefillReps, warmup: round === 0 ? 1 : 0, rows: refRows, vocab: config.vocab_size });
     if (p.failed) { r.failed = p.failed; log(`  ${w.label} ${w.dtype}: prefill FAILED: ${p.failed}`); continue; }
     r.prefill.push(...p.samples);
+    if (p.cpu) r.prefillCpu.push(...p.cpu);
     r.otherCores.push(p.otherCores);
     const c = compareLogits(p.rows.flat(), refs[w.dtype].logits, refs[w.dtype].bound);
     r.maxErrOverBound = Math.max(r.maxErrOverBound ?? 0, c.maxErrOverBound);
@@ -233,6 +234,7 @@ for (let round = 0; round < rounds; ++round) {
     const g = await ask(w, { type: 'generate', ids, steps: plan.decode + 1 });
     if (g.failed) { r.failed = g.failed; log(`  ${w.label} ${w.dtype}: generate FAILED: ${g.failed}`); continue; }
     r.decode.push(...g.intervals);
+    if (g.cpuIntervals) r.decodeCpu.push(...g.cpuIntervals);
     r.firstMs.push(g.firstMs);
     r.tokens = g.tokens;
     r.memory = g.memory;
