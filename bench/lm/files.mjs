@@ -87,3 +87,17 @@ export function prompt(n, vocab, seed = 'attnlab-lm-bench/prompt') {
   const rnd = prng(seed);
   return Array.from({ length: n }, () => Math.floor(rnd() * vocab));
 }
+
+/** The first bytes of a safetensors file: its length field and JSON header, all that readHeader needs. */
+export function safetensorsHead(file) {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const len = Buffer.alloc(8);
+    fs.readSync(fd, len, 0, 8, 0);
+    const head = Buffer.alloc(8 + Number(len.readBigUInt64LE(0)));
+    fs.readSync(fd, head, 0, head.length, 0);
+    return new Uint8Array(head.buffer, head.byteOffset, head.length);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

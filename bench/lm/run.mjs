@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineInfo, cpuSnapshot, otherLoad } from '../lib/system.mjs';
-import { SHAPES, checkpoint, prompt as makePrompt, reference } from './files.mjs';
+import { SHAPES, checkpoint, prompt as makePrompt, reference, safetensorsHead } from './files.mjs';
 import { measureStream } from './stream.mjs';
 import { decodeWeightBytes } from './safetensors.mjs';
 import { compareLogits, runCheck } from './check.mjs';
@@ -191,10 +191,8 @@ for (const dtype of new Set(selected.map((r) => r.dtype))) {
 }
 
 // bytes one decode step reads, per weight type
-const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([d, x]) => {
-  const file = fs.readFileSync(path.join(ck.dir, x.folder, 'model.safetensors'));
-  return [d, decodeWeightBytes(file, config)];
-}));
+const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([d, x]) =>
+  [d, decodeWeightBytes(safetensorsHead(path.join(ck.dir, x.folder, 'model.safetensors')), config)]));
 /** The streaming read, in this process or (--browser) in a Chromium of its own. */
 async function streamRead() {
   if (!browserMode) return measureStream(weightBytes.F32);

@@ -1,7 +1,7 @@
 // Reads a safetensors file's header (u64 little-endian length, then JSON) and views its float32 tensors in place.
 // The benches' own reader: what a runtime without one (TensorFlow.js) needs, and the weights' byte count.
 
-/** { header: {name: {dtype, shape, data_offsets}}, dataStart } of a safetensors file's bytes. */
+/** { header: {name: {dtype, shape, data_offsets}}, dataStart } of a safetensors file's bytes (or its first 8 + n). */
 export function readHeader(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = Number(view.getBigUint64(0, true));
@@ -28,7 +28,7 @@ export function readF32Tensors(bytes) {
  * Bytes of weights one decode step reads: every tensor once, except the position table, of which it reads one
  * row (the token table is read whole: it is also the tied output projection).
  */
-export function decodeWeightBytes(bytes, config) {
+export function decodeWeightBytes(bytes, config) {   // (bytes: the file, or its head)
   const { header } = readHeader(bytes);
   let total = 0;
   for (const [name, h] of Object.entries(header)) {
