@@ -1,6 +1,6 @@
 // attnlab's real-model runtime through the package's public API: lab.loadModel(files) with the checkpoint's
 // config.json and model.safetensors, model.forward(ids) for the prefill's logits, model.generate(prompt,
-// { maxTokens, temperature: 0, onToken }) for greedy decoding with the KV cache resident in wasm memory, and
+// { maxTokens, temperature: 0, stop: [], onToken }) for greedy decoding with the KV cache resident in wasm memory, and
 // model.memoryBytes and lab.memoryBytes (the module's whole wasm memory, which never shrinks: what the memory
 // target is about). The package is the host's (Node: dist/ of this checkout, or ATTNLAB_LM_DIST).
 //
@@ -32,7 +32,7 @@ export async function create(host) {
   return {
     info: {
       library: 'attnlab', version: await host.version('attnlab'), backend: lab.backend, dist: host.attnlabDist,
-      how: `init(${JSON.stringify({ simd: true, ...found.init })}); lab.loadModel({ config.json, model.safetensors }); model.forward(ids).logits; model.generate(prompt, { maxTokens, temperature: 0, onToken })`,
+      how: `init(${JSON.stringify({ simd: true, ...found.init })}); lab.loadModel({ config.json, model.safetensors }); model.forward(ids).logits; model.generate(prompt, { maxTokens, temperature: 0, stop: [], onToken })`,
     },
     dtypes: ['F32', 'F16', 'BF16'],
     async load(dir) {
@@ -45,8 +45,9 @@ export async function create(host) {
     },
     async generate(ids, steps, onToken) {
       const seen = [];
+      // stop: [] so that the end-of-text token does not end it early (every runtime decodes the same count)
       const result = await model.generate(Int32Array.from(ids), {
-        maxTokens: steps, temperature: 0,
+        maxTokens: steps, temperature: 0, stop: [],
         onToken: (t) => { const id = tokenId(t); seen.push(id); onToken(id, null); },
       });
       const returned = result?.tokens ?? result?.ids ?? result;
