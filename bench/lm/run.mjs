@@ -239,7 +239,9 @@ for (let round = 0; round < rounds; ++round) {
     r.rss = g.rss;
     r.otherCores.push(g.otherCores);
     const med = (x) => [...x].sort((a, b) => a - b)[x.length >> 1];
-    log(`  round ${round + 1}  ${`${w.label} ${w.dtype}`.padEnd(22)} prefill ${p.samples.map((x) => x.toFixed(0)).join(', ')} ms   decode ${med(g.intervals).toFixed(1)} ms/token   (other load ${p.otherCores ?? '?'} / ${g.otherCores ?? '?'} cores)`);
+    const cpu = (x) => (x ? ` (CPU ${x})` : '');
+    log(`  round ${round + 1}  ${`${w.label} ${w.dtype}`.padEnd(22)} prefill ${p.samples.map((x) => x.toFixed(0)).join(', ')} ms${cpu(p.cpu?.map((x) => x.toFixed(0)).join(', '))}` +
+      `   decode ${med(g.intervals).toFixed(1)} ms/token${cpu(g.cpuIntervals && med(g.cpuIntervals).toFixed(1))}   (other load ${p.otherCores ?? '?'} / ${g.otherCores ?? '?'} cores)`);
   }
 }
 await stopAll();

@@ -27,3 +27,14 @@ test('the LM bench self-check: onnxruntime-web, tfjs and attnlab (once it loads 
   if (!hasLoader) t.diagnostic('attnlab skipped: lab.loadModel does not exist in this build');
   for (const lab of labs) lab.dispose?.();
 });
+
+test('the LM bench\'s streaming read (a hand-assembled wasm module) reads every byte of its buffer', async () => {
+  const { measureStream } = await import('../../bench/lm/stream.mjs');
+  // sizes below, at and above a whole loop step (128 bytes) and a wasm page; measureStream checks the module's
+  // sum of the buffer's u32 words (all ones) against their count, and throws when it differs
+  for (const bytes of [128, 200, 65536, 65536 + 128, 3 << 20]) {
+    const r = await measureStream(bytes, { reps: 1, minMs: 0 });
+    assert.equal(r.bytes, Math.ceil(bytes / 128) * 128);
+    assert.ok(r.gbps > 0);
+  }
+});
