@@ -10,7 +10,7 @@ const pickRows = (logits, rows, vocab) => rows.map((r) => Array.from(logits.suba
 export function makeHandlers(host) {
   return {
     // the ceiling: a plain wasm loop streaming `bytes` (needs no runtime)
-    stream: (_lib, { bytes }) => measureStream(bytes),
+    stream: (_lib, { bytes }) => measureStream(bytes, { cpuMs: Number.isNaN(host.cpuMs()) ? null : host.cpuMs }),
     async load(lib, { dir }) {
       const t0 = performance.now();
       await lib.load(dir);

@@ -35,6 +35,7 @@ import { decodeWeightBytes } from './safetensors.mjs';
 import { compareLogits, runCheck } from './check.mjs';
 import { printResults } from './report.mjs';
 import { startPage, startServer } from './browser.mjs';
+import { host as nodeHost } from './host-node.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -195,7 +196,7 @@ const weightBytes = Object.fromEntries(Object.entries(ck.manifest.dtypes).map(([
   [d, decodeWeightBytes(safetensorsHead(path.join(ck.dir, x.folder, 'model.safetensors')), config)]));
 /** The streaming read, in this process or (--browser) in a Chromium of its own. */
 async function streamRead() {
-  if (!browserMode) return measureStream(weightBytes.F32);
+  if (!browserMode) return measureStream(weightBytes.F32, { cpuMs: nodeHost.cpuMs });
   const page = await startPage('stream', server.origin, { verbose });
   try {
     const r = await page.send({ type: 'stream', bytes: weightBytes.F32 });
@@ -206,7 +207,8 @@ async function streamRead() {
   }
 }
 const streamStart = await streamRead();
-log(`wasm streaming read${browserMode ? ' in Chromium' : ''} of ${(streamStart.bytes / 1e6).toFixed(1)} MB (the F32 weights' size), one thread: median ${streamStart.gbps.toFixed(2)} GB/s, best ${streamStart.gbpsMax.toFixed(2)} GB/s`);
+const cpuGbps = (r) => (r.gbpsCpu ? ` (per CPU second ${r.gbpsCpu.toFixed(2)})` : '');
+log(`wasm streaming read${browserMode ? ' in Chromium' : ''} of ${(streamStart.bytes / 1e6).toFixed(1)} MB (the F32 weights' size), one thread: median ${streamStart.gbps.toFixed(2)} GB/s${cpuGbps(streamStart)}, best ${streamStart.gbpsMax.toFixed(2)} GB/s`);
 
 log(`\nstarting runtimes (${browserMode ? 'one Chromium' : 'one process'} each, one thread):`);
 const live = await startAll(ck);
@@ -246,9 +248,11 @@ for (let round = 0; round < rounds; ++round) {
 }
 await stopAll();
 const streamEnd = await streamRead();
-const stream = { ...streamStart, gbpsAtStart: streamStart.gbps, gbpsAtEnd: streamEnd.gbps, gbps: Math.max(streamStart.gbps, streamEnd.gbps), gbpsMax: Math.max(streamStart.gbpsMax, streamEnd.gbpsMax) };
+// the better of the two runs: load only ever lowers it
+const stream = { ...streamStart, gbpsAtStart: streamStart.gbps, gbpsAtEnd: streamEnd.gbps, gbps: Math.max(streamStart.gbps, streamEnd.gbps),
+  gbpsMax: Math.max(streamStart.gbpsMax, streamEnd.gbpsMax), gbpsCpu: streamStart.gbpsCpu && Math.max(streamStart.gbpsCpu, streamEnd.gbpsCpu) };
 server?.server.close();
-log(`wasm streaming read at the end: median ${streamEnd.gbps.toFixed(2)} GB/s, best ${streamEnd.gbpsMax.toFixed(2)} GB/s`);
+log(`wasm streaming read at the end: median ${streamEnd.gbps.toFixed(2)} GB/s${cpuGbps(streamEnd)}, best ${streamEnd.gbpsMax.toFixed(2)} GB/s`);
 
 const summary = {
   tool: 'attnlab LM bench (bench/lm/run.mjs)', command: `node bench/lm/run.mjs ${args.join(' ')}`.trim(), quick, rounds, plan,

@@ -30,25 +30,27 @@ export function streamModuleBytes(pages) {
 
 /**
  * GB/s of streaming reads over `bytes` (rounded up to a whole loop step): the buffer is filled first (its pages
- * mapped), read twice to warm up, then `reps` timed reads (at least `minMs` in all).
+ * mapped), read twice to warm up, then `reps` timed reads (at least `minMs` in all). With `cpuMs` (this process's
+ * CPU time in ms), also GB/s per CPU second: what waiting for a core on a loaded machine does not lower.
  */
-export async function measureStream(bytes, { reps = 7, minMs = 1000 } = {}) {
+export async function measureStream(bytes, { reps = 7, minMs = 1000, cpuMs = null } = {}) {
   const n = Math.ceil(bytes / STEP) * STEP;
   const { instance } = await WebAssembly.instantiate(streamModuleBytes(Math.ceil(n / PAGE)));
   const { sum, memory } = instance.exports;
   new Uint32Array(memory.buffer, 0, n / 4).fill(1);
   const expected = (n / 4) | 0;                                     // every u32 is 1 (mod 2³²)
   for (let i = 0; i < 2; ++i) if (sum(n) !== expected) throw new Error(`stream sum ${sum(n)} ≠ ${expected}: the module reads wrongly`);
-  const gbps = [];
+  const gbps = [], gbpsCpu = [];
   let total = 0;
   while (gbps.length < reps || total < minMs) {
-    const t0 = performance.now();
+    const c0 = cpuMs?.(), t0 = performance.now();
     sum(n);
     const ms = performance.now() - t0;
     total += ms;
     gbps.push(n / ms / 1e6);
+    if (cpuMs) gbpsCpu.push(n / Math.max(cpuMs() - c0, 1e-3) / 1e6);
   }
-  const sorted = [...gbps].sort((a, b) => a - b);
-  return { bytes: n, reads: gbps.length, gbps: sorted[sorted.length >> 1], gbpsMax: sorted[sorted.length - 1],
+  const median = (x) => [...x].sort((a, b) => a - b)[x.length >> 1];
+  return { bytes: n, reads: gbps.length, gbps: median(gbps), gbpsMax: Math.max(...gbps), gbpsCpu: gbpsCpu.length ? median(gbpsCpu) : null,
     kernel: `v128.load × ${ACC} per iteration into ${ACC} i32x4 accumulators (${STEP} B), one thread` };
 }
