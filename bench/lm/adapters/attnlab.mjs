@@ -8,12 +8,13 @@
 // error: once it is there, every failure of it is a failure of the bench.
 
 /**
- * The lab that has loadModel (a plain init(), or one with the GPT modules), or { missing: reason } when the
- * build has none. Throws only when the package itself cannot be loaded.
+ * The lab that has loadModel, or { missing: reason } when the build has none. Throws only when the package itself
+ * cannot be loaded. The lab with the GPT modules first: its own module runs the model, so lab.memoryBytes is the
+ * memory the model lives in (a plain init()'s lab may run models in a second module its memoryBytes does not see).
  */
 export async function findLoader(host) {
   const { init } = await host.import('attnlab');
-  for (const extra of [{}, { gpt: true }]) {
+  for (const extra of [{ gpt: true }, {}]) {
     const lab = await init({ simd: true, ...extra });
     if (typeof lab.loadModel === 'function') return { lab, init: extra };
   }
