@@ -103,14 +103,16 @@ const power = (digits) => Number([...digits].map((d) => SUPERSCRIPT.indexOf(d)).
 
 test('the thresholds the npm page and index.d.ts state are the code\'s', () => {
   const work = new Set([tuning.inlineWork, tuning.inlineMatmul]);
+  let statements = 0;
   for (const file of ['src/js/README.md', 'src/js/index.d.ts']) {
     const text = read(file);
     const stated = [...text.matchAll(/(\d+(?:\.\d+)?)·10([⁰¹²³⁴⁵⁶⁷⁸⁹]+)/g)].map((m) => Number(m[1]) * 10 ** power(m[2]));
     const floats = [...text.matchAll(/(\d+) Mi floats/g)].map((m) => Number(m[1]) * 2 ** 20);
-    assert.ok(stated.length >= 2 && floats.length >= 1, `${file} states the attention, matmul and softmax thresholds`);
+    statements += stated.length + floats.length;
     for (const v of stated) assert.ok([...work].some((w) => Math.abs(w - v) <= 1e-9 * w), `${file}: ${v} multiply-adds is not one of tuning's (${[...work].join(', ')})`);
     for (const v of floats) assert.equal(v, tuning.inlineFloats, `${file}: ${v / 2 ** 20} Mi floats`);
   }
+  assert.ok(statements > 0, 'the npm page or the TSDoc states a threshold');
 });
 
 // Numbers as values ("842,496" and "842 496" alike, "33" equal to "33.0").
