@@ -171,15 +171,9 @@ describe('esbuild, browser ESM', () => {
     }
     const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(`# sizes (gzip -9): ${Object.entries(sizes).map(([k, v]) => `${k} ${kb(v)}`).join(', ')}`);
-    // Measured (KiB) with the operators' module holding the whole operator, the KV cache and attention's backward,
-    // and the threads' worker script inside the inline entries (the URL entry fetches it only for threads > 1):
-    // the URL entry's JS 23.5, attnlab-simd.wasm 51.1 (scalar 43.8), attnlab/inline 163.6; attnlab-gpt-simd.wasm
-    // 101.1 (scalar 91.9), attnlab/inline-gpt 287.1. Budgets: those and about 8% more. Before the small GPT moved
-    // to its own modules every module carried it (attnlab/inline 235 KiB without the rest, budget 250).
-    // attentionAsync's planner (attention-parts.js: parts of equal work, sub-calls, merging) adds about 2.5 KiB to
-    // the URL entry: 27.3 measured with trainStepAsync (gpt-async.js) too, budget 29. Its fallback to the copies
-    // inside the JS (loader.js, index.js) adds 0.4: 28.0. Bundled by esbuild into one file with all five copies
-    // (the four modules and the workers' script), 426.
+    // Budgets: the sizes measured (docs/performance.md#size) and up to about 8% more; the inline entries carry the
+    // threads' worker script (the URL entry fetches it only for threads > 1), the one-file esbuild bundle all five
+    // copies (the four modules and the workers' script).
     const budget = {
       attnlab: 29, 'attnlab, one file': 460, 'attnlab-simd.wasm': 55, 'attnlab-scalar.wasm': 47.5, 'attnlab/inline': 177,
       'attnlab-gpt-simd.wasm': 109, 'attnlab-gpt-scalar.wasm': 99, 'attnlab/inline-gpt': 310,

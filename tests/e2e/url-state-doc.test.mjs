@@ -24,3 +24,43 @@ test('URL_STATE.md: a section per lab slice, in the page\'s order, naming its st
     assert.deepEqual(documented, SLICES[i].fields.map((f) => f.param), `${slice}: its parameters, in order`);
   });
 });
+
+// The example links in the documents are views the page opens as written: every parameter known and accepted, the
+// fragment a section the page has (URL_STATE.md's list).
+test('the documents\' example links parse with no rejected or unknown parameter, to a section the page has', async () => {
+  const built = await esbuild.build({
+    entryPoints: [join(repo, 'web/src/state/url-state.ts')], bundle: true, format: 'esm', platform: 'neutral', write: false,
+    logLevel: 'silent', loader: { '.css': 'empty' },
+  });
+  const { parseQuery } = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
+  const urlState = readFileSync(join(repo, 'web/URL_STATE.md'), 'utf8');
+  const sections = new Set([...urlState.match(/^Nothing from the URL[\s\S]*?\n\n/m)[0].matchAll(/`#([\w-]+)`/g)].map((m) => m[1]));
+  assert.ok(sections.has('attention') && sections.has('learn'), 'URL_STATE.md lists the sections');
+  const examples = ['README.md', 'docs/explorer.md', 'web/URL_STATE.md'].flatMap((file) =>
+    [...readFileSync(join(repo, file), 'utf8').matchAll(/(?:http:\/\/localhost:8080\/|`)(\?[^`\s]+)/g)].map((m) => ({ file, link: m[1] })));
+  assert.ok(examples.some((e) => e.file === 'README.md') && examples.some((e) => e.file === 'docs/explorer.md'));
+  for (const { file, link } of examples) {
+    const [query, fragment] = link.split('#');
+    const { rejected, unknown } = parseQuery(query);
+    assert.deepEqual({ rejected, unknown }, { rejected: [], unknown: 0 }, `${file}: ${link}`);
+    if (fragment !== undefined) assert.ok(sections.has(fragment), `${file}: ${link}: no section #${fragment}`);
+  }
+});
+
+// docs/explorer.md names the five articles as the page's Further reading does (ARTICLES), by their titles.
+test('docs/explorer.md lists the articles of the page\'s Further reading by title', async () => {
+  const built = await esbuild.build({
+    entryPoints: [join(repo, 'web/src/labs/reading/further-reading.ts')], bundle: true, format: 'esm', platform: 'neutral',
+    write: false, logLevel: 'silent', loader: { '.css': 'empty' },
+  });
+  const { ARTICLES } = await import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].contents).toString('base64')}`);
+  const doc = readFileSync(join(repo, 'docs/explorer.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## The five articles'), doc.indexOf('\n## ', doc.indexOf('## The five articles') + 1));
+  assert.equal(ARTICLES.length, 5);
+  for (const a of ARTICLES) {
+    // An article whose own title the page does not know is described; the description's words name it here too.
+    const name = a.described ? a.title.replace(/^An article on /, '') : `“${a.title}”`;
+    assert.ok(section.includes(name), `docs/explorer.md does not name ${name}`);
+  }
+  assert.equal([...section.matchAll(/^- /gm)].length, ARTICLES.length, 'one item per article');
+});

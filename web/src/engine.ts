@@ -1,5 +1,5 @@
 // The one place the page loads the attnlab engine. Every softmax, attention and matrix product the labs show
-// comes from the functions returned here; what the page computes itself is listed in the README.
+// comes from the functions returned here; what the page computes itself is listed in docs/explorer.md.
 import { wasmFiles } from './engine-files';
 import { initFrom } from './wasm-files';
 

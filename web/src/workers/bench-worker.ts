@@ -68,7 +68,7 @@ const att = (n: number, causal = false, heads = 1): TaskSpec => ({
 const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, heads: 1, work: n * n });
 
 /**
- * Full: the README's shapes that run in seconds, and one call of 8 heads (a layer's attention: the package's
+ * Full: the bench's shapes (docs/performance.md) that run in seconds, and one call of 8 heads (a layer's attention: the package's
  * threads split it by head). Quick: small shapes, for a first look (and the e2e test).
  */
 const PLANS: Record<Sizes, TaskSpec[]> = {
