@@ -46,7 +46,7 @@ bool plain_name(const std::string& s) {
   });
 }
 
-double mib(double bytes) { return bytes / 1048576.0; }
+double mib(double bytes) { return bytes / 1048576.0; }  // printed with %.4g
 
 }  // namespace
 
@@ -60,8 +60,8 @@ Status Loader::create(std::string_view config, std::string_view generation, std:
   // Even at 16 bits per weight the model must fit; the exact check comes with each file's dtypes.
   const double least = WeightSet::weight_bytes(c, 2.0);
   if (least > double(memory_limit))
-    return detail::range_errorf("config.json", "config.json: this %s needs at least %.0f MiB for its weights (%.0f million of them, "
-                                "at 16 bits), more than the %.0f MiB of memory the engine can use", c.architecture.c_str(),
+    return detail::range_errorf("config.json", "config.json: this %s needs at least %.4g MiB for its weights (%.0f million of them, "
+                                "at 16 bits), more than the %.4g MiB of memory the engine can use", c.architecture.c_str(),
                                 mib(least), WeightSet::weight_bytes(c, 1.0) / 1e6, mib(double(memory_limit)));
   std::unique_ptr<Loader> l(new (std::nothrow) Loader());
   if (!l) return Status::no_memory("the loader");
@@ -95,7 +95,7 @@ Status Loader::set_index(std::string_view text) {
     return fail(detail::range_errorf(kIndex, "%s: weight_map must be an object of tensor name → file name", kIndex));
   if (const json::Value* meta = root.find("metadata"); meta && meta->type == Type::object)
     if (const json::Value* total = meta->find("total_size"); total && total->type == Type::number && total->number > double(limit_))
-      return fail(detail::range_errorf(kIndex, "%s: metadata.total_size = %.0f bytes is more than the %.0f MiB of memory the engine can use",
+      return fail(detail::range_errorf(kIndex, "%s: metadata.total_size = %.0f bytes is more than the %.4g MiB of memory the engine can use",
                                        kIndex, total->number, mib(double(limit_))));
   std::vector<std::string> files;
   for (std::size_t i = 0; i < map->keys.size(); ++i) {
@@ -199,7 +199,8 @@ Status Loader::on_header() {
     if (s->kind == Slot::Kind::ignored) continue;
     if (indexed_ && s->file != file_)
       return detail::range_errorf(f, "%s holds %s, which %s assigns to %s", f, s->name.c_str(), kIndex, s->file.c_str());
-    if (s->filled) return detail::range_errorf(f, "%s: %s is given twice", f, s->name.c_str());
+    if (s->filled || std::find(slots.begin(), slots.begin() + std::ptrdiff_t(i), s) != slots.begin() + std::ptrdiff_t(i))
+      return detail::range_errorf(f, "%s: %s is given twice", f, s->name.c_str());
     if (e.shape != s->shape)
       return detail::range_errorf(f, "%s: %s has shape %s, but config.json's sizes need %s", f, s->name.c_str(),
                                   shape_text(e.shape).c_str(), shape_text(s->shape).c_str());
@@ -208,7 +209,7 @@ Status Loader::on_header() {
     need += s->matrix ? double(((s->matrix->rows + 7) / 8) * 8 * s->matrix->cols * dtype_bytes(t)) : double(element_count(e)) * 4;
   }
   if (double(weights_->bytes()) + need > double(limit_))
-    return detail::range_errorf(f, "%s: the weights need %.0f MiB in memory with this file's, more than the %.0f MiB the engine can use",
+    return detail::range_errorf(f, "%s: the weights need %.4g MiB in memory with this file's, more than the %.4g MiB the engine can use",
                                 f, mib(double(weights_->bytes()) + need), mib(double(limit_)));
   parts_.reserve(h.entries.size());
   for (std::size_t i = 0; i < h.entries.size(); ++i) {
