@@ -6,6 +6,8 @@ import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
 import { hasGpt, inlineEntry, moduleFile } from './variant.js';
 import { withThreads } from './lab-threads.js';
+import { setModelModule } from './lm.js';
+import { hasLm } from './variant.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([
@@ -172,6 +174,8 @@ export async function start(options, factory, compileDefault, workerScript) {
     const given = wasmBinary !== undefined ? "init's wasmBinary holds" : 'wasmUrl points to';
     throw new Error(`init: gpt: true needs ${file}, the module with the small GPT, but ${given} a module without it (${file.replace('gpt-', '')}?).`);
   }
+  // lab.loadModel on the operators' module: the module with the language-model engine, loaded when first needed.
+  if (!hasLm(m)) setModelModule(m, async () => instantiate(factory, await compileDefault(moduleFile({ simd, gpt: true }))));
   // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
   return withThreads(makeLab(m, { gpt }), { threads, module, gpt, workerScript });
 }

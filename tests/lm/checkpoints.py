@@ -3,7 +3,8 @@
 reference the engine is tested against (tests/native/lm_test.cpp, tests/js/lm-*.test.mjs).
 
     checkpoints.py OUT            every case below, one folder each: OUT/<case>/
-    checkpoints.py OUT --small    only GPT-2-small's shape (12 layers, d 768, vocab 50257; F16), no reference
+    checkpoints.py OUT --small [--dtype F32|F16|BF16]
+                                  only GPT-2-small's shape (12 layers, d 768, vocab 50257; F16 by default), no reference
 
 A case folder is what a model repository's resolve/main/ holds: config.json, generation_config.json (some cases),
 model.safetensors or model-0000k-of-0000n.safetensors with model.safetensors.index.json. Beside them:
@@ -603,8 +604,8 @@ def write_case(out, name, seed):
     return ref
 
 
-def write_small(out):
-    """GPT-2 small's shape with random F16 weights (no reference): 124 M parameters, 249 MB."""
+def write_small(out, dtype='F16'):
+    """GPT-2 small's shape with random weights (no reference): 124 M parameters, 249 MB in F16 (498 in F32)."""
     c = gpt2_config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, bos_token_id=50256,
                     eos_token_id=50256)
     os.makedirs(out, exist_ok=True)
@@ -613,8 +614,13 @@ def write_small(out):
     tensors = []
 
     def add(name, shape, sd, mean=0.0):
-        a = (rng.standard_normal(shape, dtype=np.float32) * np.float32(sd) + np.float32(mean)).astype('<f2')
-        tensors.append(('transformer.' + name, a.tobytes(), 'F16', shape))
+        a = rng.standard_normal(shape, dtype=np.float32) * np.float32(sd) + np.float32(mean)
+        if dtype == 'BF16':  # round to nearest even, in uint32 (no float64 copy of 38 M values)
+            bits = a.view(np.uint32)
+            raw = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype('<u2').tobytes()
+        else:
+            raw = a.astype('<f4' if dtype == 'F32' else '<f2').tobytes()
+        tensors.append(('transformer.' + name, raw, dtype, shape))
 
     add('wte.weight', (V, d), 0.1)   # larger than GPT-2's 0.02: logits with clear winners
     add('wpe.weight', (1024, d), 0.01)
@@ -637,7 +643,8 @@ def main():
         raise SystemExit(__doc__)
     out = sys.argv[1]
     if '--small' in sys.argv[2:]:
-        write_small(out)
+        args = sys.argv[2:]
+        write_small(out, args[args.index('--dtype') + 1] if '--dtype' in args else 'F16')
         return
     names = [a for a in sys.argv[2:] if not a.startswith('--')] or list(CASES)
     if '--check' in sys.argv[2:]:  # the adjoints of each case's model against finite differences

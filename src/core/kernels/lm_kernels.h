@@ -37,7 +37,10 @@ inline constexpr std::size_t half_lane(std::size_t r) noexcept { return r < 4 ? 
   /* GELU's tanh form (GPT-2's gelu_new): y = ½x·(1 + tanh(√(2/π)·(x + 0.044715x³))). y may be x. */          \
   void gelu_tanh(const float* x, std::size_t n, float* y) noexcept;                                          \
   /* SwiGLU's gate: y = silu(g)·u = g/(1 + e^(−g))·u. y may be g or u. */                                      \
-  void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept;
+  void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept;                           \
+  /* Σ of p's 32-bit words (mod 2³²), n bytes (a multiple of 16, p 16-byte aligned): the plainest read of       \
+     memory, to measure the bandwidth a decode step can reach. */                                              \
+  std::uint32_t stream_sum(const void* p, std::size_t n) noexcept;
 
 namespace scalar {
 ATTNLAB_LM_KERNEL_SET

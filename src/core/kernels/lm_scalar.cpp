@@ -81,4 +81,11 @@ void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept 
   }
 }
 
+std::uint32_t stream_sum(const void* p, std::size_t n) noexcept {
+  const auto* w = static_cast<const std::uint32_t*>(p);
+  std::uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (std::size_t i = 0; i + 4 <= n / 4; i += 4) s0 += w[i], s1 += w[i + 1], s2 += w[i + 2], s3 += w[i + 3];
+  return s0 + s1 + s2 + s3;
+}
+
 }  // namespace attnlab::kernels::scalar

@@ -190,4 +190,18 @@ void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept 
   }
 }
 
+std::uint32_t stream_sum(const void* p, std::size_t n) noexcept {
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  v128_t a0 = wasm_i32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    a0 = wasm_i32x4_add(a0, wasm_v128_load(b + i)), a1 = wasm_i32x4_add(a1, wasm_v128_load(b + i + 16));
+    a2 = wasm_i32x4_add(a2, wasm_v128_load(b + i + 32)), a3 = wasm_i32x4_add(a3, wasm_v128_load(b + i + 48));
+  }
+  for (; i + 16 <= n; i += 16) a0 = wasm_i32x4_add(a0, wasm_v128_load(b + i));
+  const v128_t s = wasm_i32x4_add(wasm_i32x4_add(a0, a1), wasm_i32x4_add(a2, a3));
+  return std::uint32_t(wasm_i32x4_extract_lane(s, 0)) + std::uint32_t(wasm_i32x4_extract_lane(s, 1)) +
+         std::uint32_t(wasm_i32x4_extract_lane(s, 2)) + std::uint32_t(wasm_i32x4_extract_lane(s, 3));
+}
+
 }  // namespace attnlab::kernels::simd

@@ -158,7 +158,7 @@ Status Loader::feed(const std::uint8_t* data, std::size_t n) {
       stage_ = Stage::header;
       header_.reserve(std::size_t(header_len_));
     } else if (stage_ == Stage::header) {
-      const std::size_t take = std::min<std::uint64_t>(n, header_len_ - header_.size());
+      const std::size_t take = std::size_t(std::min<std::uint64_t>(n, header_len_ - header_.size()));
       header_.append(reinterpret_cast<const char*>(data), take);
       data += take, n -= take;
       if (header_.size() < header_len_) return Status::success();

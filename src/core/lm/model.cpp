@@ -86,6 +86,12 @@ std::size_t LmModel::memory_bytes() const noexcept {
   return w_->bytes() + (work_.size() + side_.size()) * sizeof(float) + cache;
 }
 
+std::uint32_t LmModel::read_weights() const noexcept {
+  std::uint32_t sum = 0;
+  for (const auto& [p, n] : w_->buffers()) sum += lmk::stream_sum(p, n);
+  return sum;
+}
+
 Status LmModel::check_ids(std::span<const std::int32_t> ids, const char* name) const {
   if (ids.empty()) return detail::range_errorf(name, "%s must hold at least one token id, got none", name);
   const std::size_t V = config().vocab;

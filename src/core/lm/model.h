@@ -51,6 +51,11 @@ class LmModel {
   // generation. After done, next() is an error until begin().
   Status next(std::int32_t& token, bool& done);
   std::size_t generated() const noexcept { return produced_; }
+  bool active() const noexcept { return active_; }  // a generation is in progress and will give another token
+
+  // Reads every weight byte once, the plainest way (kernels' stream_sum): what a decode step must stream, for
+  // measuring memory bandwidth. Returns a checksum.
+  std::uint32_t read_weights() const noexcept;
 
   // A tokenizer's largest id must be a row of the embedding: `what` names the tokenizer's file in the message.
   Status check_vocabulary(std::size_t largest_id, const char* what) const;

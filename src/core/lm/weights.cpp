@@ -159,6 +159,7 @@ Status WeightSet::allocate(Slot& s, DType dtype, const std::string& file) {
                            file.c_str(), s.name.c_str(), double(bytes) / 1048576.0, double(bytes_) / 1048576.0)};
   if (s.matrix) std::memset(p, 0, rounded);
   storage_.emplace_back(p);
+  buffers_.emplace_back(p, rounded);
   bytes_ += rounded;
   if (s.matrix) s.matrix->data = p;
   else *s.floats = static_cast<const float*>(p);

@@ -84,6 +84,8 @@ class WeightSet {
   // Storage for a slot's tensor in the file's dtype; out of memory is an error naming the file and tensor.
   Status allocate(Slot& s, DType file_dtype, const std::string& file);
   std::size_t bytes() const noexcept { return bytes_; }  // everything allocated so far
+  // Every buffer (address, bytes: multiples of 64), for reading them all as a decode step does.
+  const std::vector<std::pair<const void*, std::size_t>>& buffers() const noexcept { return buffers_; }
   // Parameters and bytes a config's tensors need at `bytes_per_weight` for matrices (float32 for vectors).
   static double weight_bytes(const LmConfig& c, double bytes_per_weight) noexcept;
 
@@ -95,6 +97,7 @@ class WeightSet {
   ModelWeights weights_;
   std::vector<Slot> slots_;            // sorted by name
   std::vector<std::unique_ptr<void, Free>> storage_;
+  std::vector<std::pair<const void*, std::size_t>> buffers_;
   std::size_t bytes_ = 0;
 };
 
