@@ -8,6 +8,9 @@
 
 #include "kernels/half.h"
 #include "kernels/lm_kernels.h"
+#include "lm/config.h"
+#include "lm/linear.h"
+#include "lm/weights.h"
 #include "testing.h"
 
 namespace k = attnlab::kernels;
@@ -173,5 +176,75 @@ TEST_CASE("lm kernels: RMSNorm, GELU (tanh form) and SwiGLU's gate against doubl
   for (std::size_t i = 0; i < 11; ++i) {
     k::lm_active::gelu_tanh(&x[i], 1, one.data());
     CHECK(one[0] == whole[i]);
+  }
+}
+
+TEST_CASE("lm kernels: F16 with x scaled by 2^112 gives matvec_f16's bits, subnormal weights included", "[lm][kernels]") {
+  for (std::size_t rows : {1, 8, 13})
+    for (std::size_t cols : {1, 4, 7, 33}) {
+      Panels p = panels(rows, cols, Fmt::f16, unsigned(rows + 7 * cols));
+      for (std::size_t i = 0; i < p.half.size(); i += 5) p.half[i] = std::uint16_t((p.half[i] & 0x83ffu));  // subnormals
+      for (float big : {1.0f, 30000.0f, 65504.0f}) {
+        auto x = testing::normal(cols, unsigned(cols), 1.0f);
+        x[0] = big;
+        std::vector<float> xs(cols);
+        for (std::size_t c = 0; c < cols; ++c) xs[c] = x[c] * 0x1p112f;
+        for (bool acc : {false, true}) {
+          std::vector<float> a(rows, 0.5f), b(rows, 0.5f), c(rows, 0.5f), d(rows, 0.5f);
+          k::scalar::matvec_f16(p.half.data(), rows, cols, x.data(), a.data(), acc);
+          k::scalar::matvec_f16_scaled(p.half.data(), rows, cols, xs.data(), b.data(), acc);
+          k::lm_active::matvec_f16(p.half.data(), rows, cols, x.data(), c.data(), acc);
+          k::lm_active::matvec_f16_scaled(p.half.data(), rows, cols, xs.data(), d.data(), acc);
+          CHECK(std::memcmp(a.data(), b.data(), rows * 4) == 0);
+          CHECK(std::memcmp(c.data(), d.data(), rows * 4) == 0);
+        }
+      }
+    }
+}
+
+// F16 subnormals (weights below 2⁻¹⁴) are kept beside the panels (weights.h): the products and the embedding's
+// row lookup still see their exact values.
+TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and products within the bound", "[lm][kernels]") {
+  namespace lm = attnlab::lm;
+  lm::LmConfig c;
+  REQUIRE(lm::parse_config(R"({"architectures":["GPT2LMHeadModel"],"vocab_size":21,"n_positions":8,"n_embd":13,"n_layer":1,"n_head":1})", c).ok());
+  std::unique_ptr<lm::WeightSet> ws;
+  REQUIRE(lm::WeightSet::plan(c, ws).ok());
+  lm::Slot& slot = *ws->find("wte.weight");  // [21, 13]: rows across three panels, the last partial
+  REQUIRE(ws->allocate(slot, lm::DType::f16, "model.safetensors").ok());
+  const std::size_t rows = 21, cols = 13;
+  std::vector<std::uint16_t> h(rows * cols);
+  std::vector<double> value(rows * cols);
+  const auto w = testing::normal(rows * cols, 5, 0.5f);
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    h[i] = i % 3 == 0 ? std::uint16_t((i * 37 % 1023 + 1) | (i % 2 ? 0x8000 : 0)) : to_f16(w[i]);  // a third subnormal
+    value[i] = k::f16_to_float(h[i]);
+  }
+  std::vector<std::uint8_t> bytes(h.size() * 2);
+  std::memcpy(bytes.data(), h.data(), bytes.size());
+  lm::Placement place(slot, lm::DType::f16, h.size());
+  for (std::size_t at = 0; at < bytes.size(); at += 5)  // odd chunks: values split across calls
+    REQUIRE(place.put(bytes.data() + at, std::min<std::size_t>(5, bytes.size() - at), "model.safetensors").ok());
+  REQUIRE(place.done());
+  REQUIRE(ws->seal(slot, "model.safetensors").ok());
+  const lm::Matrix& m = *slot.matrix;
+  CHECK(m.subnormal_count == (rows * cols + 2) / 3);
+  std::vector<float> row(cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    m.read_row(r, row.data());
+    for (std::size_t j = 0; j < cols; ++j) REQUIRE(row[j] == float(value[r * cols + j]));
+  }
+  // y = x·Wᵀ for one row (matrix-vector products) and for five (the packed GEMM), against double.
+  for (std::size_t n : {1, 5}) {
+    const auto x = testing::normal(n * cols, unsigned(n), 1.0f);
+    std::vector<float> y(n * rows), scratch(lm::linear_scratch(n, cols));
+    lm::linear(m, x.data(), n, y.data(), rows, nullptr, false, scratch.data());
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t r = 0; r < rows; ++r) {
+        double want = 0, abs = 0;
+        for (std::size_t j = 0; j < cols; ++j) want += value[r * cols + j] * x[i * cols + j], abs += std::fabs(value[r * cols + j] * x[i * cols + j]);
+        INFO("n " << n << " row " << i << " output " << r);
+        CHECK(std::fabs(y[i * rows + r] - want) <= ref::gamma(double(cols + 1)) * abs);
+      }
   }
 }

@@ -28,6 +28,10 @@ inline constexpr std::size_t half_lane(std::size_t r) noexcept { return r < 4 ? 
                   bool accumulate) noexcept;                                                                   \
   void matvec_bf16(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y,       \
                    bool accumulate) noexcept;                                                                  \
+  /* matvec_f16 with x given times 2¹¹² (xs, every |x| < 2¹⁶ so that it is finite): each weight then widens    \
+     without its multiply by 2¹¹² (w·2⁻¹¹² · x·2¹¹² is w·x exactly), for the same results bit for bit. */       \
+  void matvec_f16_scaled(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* xs, float* y, \
+                         bool accumulate) noexcept;                                                            \
   /* k columns of one 16-bit panel as float32 [k][8] in natural row order (exact: every F16 and BF16 value is \
      a float32). Finite inputs only (the loader refuses the others). */                                        \
   void widen_panel_f16(const std::uint16_t* w, std::size_t k, float* out) noexcept;                           \

@@ -40,6 +40,14 @@ void matvec_f16(const std::uint16_t* w, std::size_t rows, std::size_t cols, cons
   });
 }
 
+void matvec_f16_scaled(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* xs, float* y,
+                       bool accumulate) noexcept {
+  matvec(rows, cols, xs, y, accumulate, [&](std::size_t p, std::size_t c, std::size_t r) {
+    const std::uint16_t h = w[(p * cols + c) * kLmPanel + half_lane(r)];
+    return bits_to_float((std::uint32_t(h & 0x8000u) << 16) | (std::uint32_t(h & 0x7fffu) << 13));  // w·2⁻¹¹²
+  });
+}
+
 void matvec_bf16(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y,
                  bool accumulate) noexcept {
   matvec(rows, cols, x, y, accumulate, [&](std::size_t p, std::size_t c, std::size_t r) {

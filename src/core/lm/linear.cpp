@@ -2,6 +2,7 @@
 
 #include "../kernels/kernels.h"
 #include "../kernels/lm_kernels.h"
+#include "../kernels/rope_kernels.h"
 #include "../kernels/training.h"
 
 namespace attnlab::lm {
@@ -9,17 +10,28 @@ namespace attnlab::lm {
 namespace kern = kernels::active;
 namespace lmk = kernels::lm_active;
 
-std::size_t linear_scratch(std::size_t n) noexcept {
+std::size_t linear_scratch(std::size_t n, std::size_t max_cols) noexcept {
   const std::size_t mc = n < kLinearMc ? n : kLinearMc;
-  return kernels::packed_size(mc, kLinearKc) + kLinearKc * kernels::kLmPanel;
+  const std::size_t gemm = kernels::packed_size(mc, kLinearKc) + kLinearKc * kernels::kLmPanel;
+  return gemm > max_cols ? gemm : max_cols;
 }
 
 namespace {
 
-void matvec(const Matrix& w, const float* x, float* y, bool accumulate) noexcept {
+void matvec(const Matrix& w, const float* x, float* y, bool accumulate, float* scratch) noexcept {
   switch (w.dtype) {
     case DType::f32: lmk::matvec_f32(static_cast<const float*>(w.data), w.rows, w.cols, x, y, accumulate); break;
-    case DType::f16: lmk::matvec_f16(static_cast<const std::uint16_t*>(w.data), w.rows, w.cols, x, y, accumulate); break;
+    case DType::f16: {
+      const auto* h = static_cast<const std::uint16_t*>(w.data);
+      // x·2¹¹² spares every weight a multiply; the same bits either way (lm_kernels.h).
+      if (kernels::rope_active::max_abs(x, w.cols) < 0x1p16f) {
+        for (std::size_t c = 0; c < w.cols; ++c) scratch[c] = x[c] * 0x1p112f;
+        lmk::matvec_f16_scaled(h, w.rows, w.cols, scratch, y, accumulate);
+      } else {
+        lmk::matvec_f16(h, w.rows, w.cols, x, y, accumulate);
+      }
+      break;
+    }
     case DType::bf16: lmk::matvec_bf16(static_cast<const std::uint16_t*>(w.data), w.rows, w.cols, x, y, accumulate); break;
   }
 }
@@ -30,7 +42,7 @@ void linear(const Matrix& w, const float* x, std::size_t n, float* y, std::size_
             float* scratch) noexcept {
   const std::size_t rows = w.rows, cols = w.cols, P = kernels::kLmPanel;
   if (n < kernels::kPanelRows) {
-    for (std::size_t i = 0; i < n; ++i) matvec(w, x + i * cols, y + i * ldy, accumulate);
+    for (std::size_t i = 0; i < n; ++i) matvec(w, x + i * cols, y + i * ldy, accumulate, scratch);
   } else {
     float* packed = scratch;
     float* wide = scratch + kernels::packed_size(n < kLinearMc ? n : kLinearMc, kLinearKc);
@@ -56,6 +68,12 @@ void linear(const Matrix& w, const float* x, std::size_t n, float* y, std::size_
       }
     }
   }
+  // F16 subnormals, kept beside the panels (weights.h).
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < w.subnormal_count; ++j) {
+      const Subnormal& s = w.subnormals[j];
+      y[i * ldy + s.row] += s.value * x[i * cols + s.col];
+    }
   if (bias)
     for (std::size_t i = 0; i < n; ++i) kern::axpy(rows, 1.0f, bias, y + i * ldy);
 }

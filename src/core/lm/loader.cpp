@@ -257,6 +257,8 @@ Status Loader::end_file() {
                                      stage_ == Stage::data ? detail::format(", its header describes %llu", (unsigned long long)(8 + header_len_ + data_size_)).c_str()
                                      : stage_ == Stage::header ? " inside its header" : " (a safetensors file starts with 8 bytes of header length)"));
   }
+  for (Part& p : parts_)
+    if (auto s = weights_->seal(p.place.slot(), file_); !s.ok()) return fail(std::move(s));
   received_[std::size_t(std::find(files_.begin(), files_.end(), file_) - files_.begin())] = true;
   stage_ = Stage::none;
   parts_.clear();

@@ -46,7 +46,7 @@ struct Work {
     // GPT-2's fused q|k|v output lands in ff1 before it is split.
     ff1 = take(sat_mul(n, std::max(c.ffn, c.family == Family::gpt2 ? 3 * d : 0)));
     ff2 = take(c.family == Family::llama ? sat_mul(n, c.ffn) : 0);
-    gemm = take(linear_scratch(n));
+    gemm = take(linear_scratch(n, std::max({d, c.ffn, c.q_width()})));
     total = at;
   }
 };

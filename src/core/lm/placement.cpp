@@ -19,7 +19,7 @@ inline bool f32_finite(std::uint32_t bits) noexcept { return (bits & 0x7f800000u
 
 }  // namespace
 
-Placement::Placement(const Slot& s, DType from, std::uint64_t count) noexcept : slot_(&s), from_(from), count_(count) {
+Placement::Placement(Slot& s, DType from, std::uint64_t count) noexcept : slot_(&s), from_(from), count_(count) {
   // The file's shape is [outer, inner]: a Linear's [out, in], a Conv1D's [in, out], a table's [rows, cols].
   if (s.kind != Slot::Kind::vector && s.shape.size() == 2) inner_size_ = std::size_t(s.shape[1]);
   else inner_size_ = count ? std::size_t(count) : 1;
@@ -81,12 +81,27 @@ Status Placement::put(const std::uint8_t* bytes, std::size_t n, const std::strin
   }
   if (s.matrix && s.matrix->dtype != DType::f32) {  // 16 bits kept as they are
     auto* dst = static_cast<std::uint16_t*>(s.matrix->data);
-    const bool bf = from_ == DType::bf16;
-    return run(bytes, n, file, [&](const std::uint8_t* v, std::size_t at) {
+    if (from_ == DType::bf16)
+      return run(bytes, n, file, [&](const std::uint8_t* v, std::size_t at) {
+        const std::uint16_t h = u16(v);
+        dst[at] = h;
+        return kernels::bf16_finite(h);
+      });
+    bool room = true;
+    const bool conv = s.kind == Slot::Kind::conv1d;
+    Status st = run(bytes, n, file, [&](const std::uint8_t* v, std::size_t at) {
       const std::uint16_t h = u16(v);
+      if ((h & 0x7c00u) == 0 && (h & 0x3ffu) != 0) {  // a subnormal: beside the panels, a zero in them (weights.h)
+        const std::size_t r = conv ? inner_ : outer_, c = conv ? outer_ : inner_;
+        room = room && slot_->subnormals.push({std::uint32_t(r), std::uint32_t(c), kernels::f16_to_float(h)});
+        dst[at] = 0;
+        return true;
+      }
       dst[at] = h;
-      return bf ? kernels::bf16_finite(h) : kernels::f16_finite(h);
+      return kernels::f16_finite(h);
     });
+    if (!room) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's subnormal weights", file.c_str(), s.name.c_str())};
+    return st;
   }
   float* dst = s.matrix ? static_cast<float*>(s.matrix->data) : const_cast<float*>(*s.floats);
   switch (from_) {

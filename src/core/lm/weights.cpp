@@ -102,6 +102,31 @@ void plan_llama(const LmConfig& c, ModelWeights& w, Planner& p) {
 
 const char* dtype_name(DType t) noexcept { return t == DType::f32 ? "F32" : t == DType::f16 ? "F16" : "BF16"; }
 
+SubnormalList& SubnormalList::operator=(SubnormalList&& o) noexcept {
+  if (this != &o) std::free(data_), data_ = o.data_, size_ = o.size_, cap_ = o.cap_, o.data_ = nullptr, o.size_ = o.cap_ = 0;
+  return *this;
+}
+SubnormalList::~SubnormalList() { std::free(data_); }
+
+bool SubnormalList::push(Subnormal s) noexcept {
+  if (size_ == cap_) {
+    const std::size_t cap = cap_ ? 2 * cap_ : 64;
+    auto* grown = static_cast<Subnormal*>(std::realloc(data_, cap * sizeof(Subnormal)));
+    if (!grown) return false;
+    data_ = grown, cap_ = cap;
+  }
+  data_[size_++] = s;
+  return true;
+}
+
+Subnormal* SubnormalList::release() noexcept {
+  std::sort(data_, data_ + size_, [](const Subnormal& a, const Subnormal& b) { return a.row < b.row || (a.row == b.row && a.col < b.col); });
+  auto* exact = static_cast<Subnormal*>(std::realloc(data_, size_ * sizeof(Subnormal)));
+  Subnormal* r = exact ? exact : data_;
+  data_ = nullptr, size_ = cap_ = 0;
+  return r;
+}
+
 void Matrix::read_row(std::size_t r, float* out) const noexcept {
   const std::size_t base = (r / 8) * cols * 8, lane = r % 8;
   if (dtype == DType::f32) {
@@ -114,6 +139,9 @@ void Matrix::read_row(std::size_t r, float* out) const noexcept {
     for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::bf16_to_float(p[c * 8]);
   else
     for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::f16_to_float(p[c * 8]);
+  const Subnormal* s = std::lower_bound(subnormals, subnormals + subnormal_count, r,
+                                        [](const Subnormal& a, std::size_t row) { return a.row < row; });
+  for (; s != subnormals + subnormal_count && s->row == r; ++s) out[s->col] = s->value;
 }
 
 void WeightSet::Free::operator()(void* p) const noexcept { std::free(p); }
@@ -163,6 +191,18 @@ Status WeightSet::allocate(Slot& s, DType dtype, const std::string& file) {
   bytes_ += rounded;
   if (s.matrix) s.matrix->data = p;
   else *s.floats = static_cast<const float*>(p);
+  return Status::success();
+}
+
+Status WeightSet::seal(Slot& s, const std::string& file) {
+  if (!s.matrix || s.subnormals.size() == 0) return Status::success();
+  const std::size_t n = s.subnormals.size();
+  Subnormal* list = s.subnormals.release();
+  if (!list) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's subnormal weights", file.c_str(), s.name.c_str())};
+  storage_.emplace_back(list);
+  buffers_.emplace_back(list, n * sizeof(Subnormal));
+  bytes_ += n * sizeof(Subnormal);
+  s.matrix->subnormals = list, s.matrix->subnormal_count = n;
   return Status::success();
 }
 
