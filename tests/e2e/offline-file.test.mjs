@@ -46,8 +46,10 @@ test('the file is self-contained: one HTML document, a strict hash-based CSP, no
   // the speed lab run the package's threads (each worker's copy of the package grew by its pool, the attention
   // planner and the workers' script): budget 3.1 MB. What would shrink it: workers given the page's compiled
   // module instead of carrying the pair's base64 inside their own base64.
+  // 3.29 MB once the GPT modules carry the language-model engine (lab.loadModel: +73 KB each, base64 twice in the
+  // training worker) and every copy of the package's JS its loader: budget 3.45 MB.
   const size = statSync(join(folder, 'attnlab-explorer.html')).size;
-  assert.ok(size < 3_100_000, `under 3.1 MB (${size} bytes)`);
+  assert.ok(size < 3_450_000, `under 3.45 MB (${size} bytes)`);
   // Nothing is fetched from a path: no src= or href= other than data: URLs and in-page anchors.
   const markup = html.replace(/<script[^>]*>[\s\S]*?<\/script>/g, '').replace(/<style>[\s\S]*?<\/style>/g, '');
   const refs = [...markup.matchAll(/\s(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
