@@ -136,6 +136,21 @@ TEST_CASE("tokenizer BPE: byte fallback, unknown tokens (fused or not), dropped 
   CHECK(enc(*load(json(v, {"a b"}, R"(,"ignore_merges":true)")), "abab") == Ids{6});
 }
 
+TEST_CASE("tokenizer BPE: a long word is merged in parts only where no merge can reach across", "[tokenizer]") {
+  // SentencePiece-style text is one word; it is cut before a ▁ that follows another character, unless some
+  // token holds ▁ right after another character (here "a▁"), when a merge may span the cut.
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "a\xe2\x96\x81" "b";  // "a▁b" * 200: 1000 bytes, one word
+  auto cut = load(json({"\xe2\x96\x81", "a", "b", "\xe2\x96\x81" "b", "ab"}, {"\xe2\x96\x81 b", "a b"}));
+  Ids want;
+  for (int i = 0; i < 200; ++i) want.insert(want.end(), {1, 3});
+  CHECK(enc(*cut, text) == want);
+  auto span = load(json({"\xe2\x96\x81", "a", "b", "a\xe2\x96\x81", "\xe2\x96\x81" "b"}, {"a \xe2\x96\x81", "\xe2\x96\x81 b"}));
+  want.clear();
+  for (int i = 0; i < 200; ++i) want.insert(want.end(), {3, 2});
+  CHECK(enc(*span, text) == want);
+}
+
 TEST_CASE("tokenizer added tokens: cut out before the model, leftmost-longest, with lstrip, rstrip, single_word and normalized", "[tokenizer]") {
   const auto vocab = byte_vocab({"<s>"});
   auto added = [](const std::string& content, int id, const std::string& flags) {

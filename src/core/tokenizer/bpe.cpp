@@ -35,16 +35,44 @@ void Bpe::cache_insert(std::string_view word, std::uint64_t hash, const std::int
   ++cache_count_;
 }
 
-void Bpe::index_byte_tokens() {
+void Bpe::index_tokens() {
   static const char hex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
     const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
     byte_tokens_[b] = vocab.find(std::string_view(name, 6));
   }
+  cut_before_.assign(0x10000 / 64, 0);
+  for (std::uint32_t id = 0; id < vocab.size(); ++id) {
+    const std::string_view t = vocab.token(id);
+    if (utf8_invalid_at(t) != t.size()) continue;
+    std::size_t i = 0;
+    const char32_t first = utf8_next(t, i);
+    if (i == t.size() && first < 0x10000) cut_before_[first >> 6] |= std::uint64_t{1} << (first & 63);
+  }
+  for (std::uint32_t id = 0; id < vocab.size(); ++id) {
+    const std::string_view t = vocab.token(id);
+    if (utf8_invalid_at(t) != t.size()) continue;
+    std::size_t i = 0;
+    char32_t prev = utf8_next(t, i);
+    while (i < t.size()) {
+      const char32_t c = utf8_next(t, i);
+      if (c != prev && c < 0x10000) cut_before_[c >> 6] &= ~(std::uint64_t{1} << (c & 63));
+      prev = c;
+    }
+  }
+  char_tokens_.assign(0x800, Vocab::kNone);
+  char_cache_.fill({0, Vocab::kNone});  // code point 0 is in the table, never looked up here
+  std::string ch;
+  for (char32_t c = 0; c < 0x800; ++c) {
+    ch.clear();
+    utf8_append(ch, c);
+    char_tokens_[c] = vocab.find(ch);
+  }
 }
 
 std::size_t Bpe::memory_bytes() const {
-  return vocab.memory_bytes() + merges.memory_bytes() + cache_.capacity() * sizeof(CacheEntry) + cache_words_.capacity() +
+  return vocab.memory_bytes() + merges.memory_bytes() + char_tokens_.capacity() * sizeof(std::uint32_t) +
+         cut_before_.capacity() * sizeof(std::uint64_t) + cache_.capacity() * sizeof(CacheEntry) + cache_words_.capacity() +
          cache_ids_.capacity() * sizeof(std::int32_t) + symbols_.capacity() * sizeof(Symbol) + heap_.capacity() * sizeof(Candidate);
 }
 
@@ -53,6 +81,23 @@ void Bpe::tokenize(std::string_view word, std::vector<std::int32_t>& out) {
     const std::uint32_t id = vocab.find(word);
     if (id != Vocab::kNone) return out.push_back(static_cast<std::int32_t>(id));
   }
+  if (word.size() < kCacheWordBytes || cut_before_.empty()) return tokenize_part(word, out);
+  // A long word: merged part by part, cut where no merge can reach across (see cut_before_).
+  std::size_t start = 0, i = 0;
+  char32_t prev = 0;
+  while (i < word.size()) {
+    const std::size_t at = i;
+    const char32_t c = utf8_next(word, i);
+    if (at > start && c != prev && c < 0x10000 && ((cut_before_[c >> 6] >> (c & 63)) & 1)) {
+      tokenize_part(word.substr(start, at - start), out);
+      start = at;
+    }
+    prev = c;
+  }
+  tokenize_part(word.substr(start), out);
+}
+
+void Bpe::tokenize_part(std::string_view word, std::vector<std::int32_t>& out) {
   const bool cached = word.size() < kCacheWordBytes;
   const std::uint64_t hash = cached ? hash_bytes(word) : 0;
   if (cached)
@@ -63,6 +108,52 @@ void Bpe::tokenize(std::string_view word, std::vector<std::int32_t>& out) {
   const std::size_t first = out.size();
   merge_word(word, out);
   if (cached) cache_insert(word, hash, out.data() + first, out.size() - first);
+}
+
+// A 4-ary min-heap of candidates by (rank, position): shallower than a binary one, and its children share a
+// cache line (the library uses a quaternary heap too; the order of equal keys does not matter, as candidates
+// with equal rank and position are the same merge).
+void Bpe::heap_push(Candidate c) {
+  std::size_t i = heap_.size();
+  heap_.push_back(c);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!before(c, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = c;
+}
+
+Bpe::Candidate Bpe::heap_pop() {
+  const Candidate top = heap_[0];
+  const Candidate last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    for (std::size_t k = first + 1; k < first + 4 && k < n; ++k)
+      if (before(heap_[k], heap_[best])) best = k;
+    if (!before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
+  return top;
+}
+
+std::uint32_t Bpe::char_id(std::string_view ch) {
+  std::size_t k = 0;
+  const char32_t c = utf8_next(ch, k);
+  if (c < 0x800) return char_tokens_[c];
+  // Characters beyond the table (CJK, ▁…): a small direct-mapped cache in front of the hash table.
+  auto& slot = char_cache_[c & (kCharCache - 1)];
+  if (slot.first != c) slot = {c, vocab.find(ch)};
+  return slot.second;
 }
 
 void Bpe::merge_word(std::string_view word, std::vector<std::int32_t>& out) {
@@ -79,7 +170,7 @@ void Bpe::merge_word(std::string_view word, std::vector<std::int32_t>& out) {
     const std::size_t at = i;
     i += utf8_length(static_cast<unsigned char>(word[i]));
     const std::string_view ch = word.substr(at, i - at);
-    const std::uint32_t id = vocab.find(ch);
+    const std::uint32_t id = char_id(ch);
     if (id != Vocab::kNone) {
       if (pending_unk) add(unk, unk_len), pending_unk = false;
       add(id, ch.size());
@@ -100,17 +191,11 @@ void Bpe::merge_word(std::string_view word, std::vector<std::int32_t>& out) {
   }
   if (pending_unk) add(unk, unk_len);
 
-  // Candidates ordered by (rank, position), smallest first.
-  const auto later = [](const Candidate& a, const Candidate& b) { return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos; };
   heap_.clear();
   for (std::size_t p = 0; p + 1 < symbols_.size(); ++p)
-    if (const auto* m = merges.find(symbols_[p].id, symbols_[p + 1].id))
-      heap_.push_back({m->rank, static_cast<std::uint32_t>(p), m->id});
-  std::make_heap(heap_.begin(), heap_.end(), later);
+    if (const auto* m = merges.find(symbols_[p].id, symbols_[p + 1].id)) heap_push({m->rank, static_cast<std::uint32_t>(p), m->id});
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const Candidate top = heap_.back();
-    heap_.pop_back();
+    const Candidate top = heap_pop();
     Symbol& s = symbols_[top.pos];
     if (s.len == 0 || s.next < 0) continue;
     const Symbol right = symbols_[static_cast<std::size_t>(s.next)];
@@ -123,15 +208,10 @@ void Bpe::merge_word(std::string_view word, std::vector<std::int32_t>& out) {
     s.next = right.next;
     if (right.next >= 0) symbols_[static_cast<std::size_t>(right.next)].prev = static_cast<std::int32_t>(top.pos);
     if (s.prev >= 0)
-      if (const auto* pm = merges.find(symbols_[static_cast<std::size_t>(s.prev)].id, s.id)) {
-        heap_.push_back({pm->rank, static_cast<std::uint32_t>(s.prev), pm->id});
-        std::push_heap(heap_.begin(), heap_.end(), later);
-      }
+      if (const auto* pm = merges.find(symbols_[static_cast<std::size_t>(s.prev)].id, s.id))
+        heap_push({pm->rank, static_cast<std::uint32_t>(s.prev), pm->id});
     if (s.next >= 0)
-      if (const auto* nm = merges.find(s.id, symbols_[static_cast<std::size_t>(s.next)].id)) {
-        heap_.push_back({nm->rank, top.pos, nm->id});
-        std::push_heap(heap_.begin(), heap_.end(), later);
-      }
+      if (const auto* nm = merges.find(s.id, symbols_[static_cast<std::size_t>(s.next)].id)) heap_push({nm->rank, top.pos, nm->id});
   }
   for (const Symbol& s : symbols_)
     if (s.len) out.push_back(static_cast<std::int32_t>(s.id));

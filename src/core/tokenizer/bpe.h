@@ -3,6 +3,7 @@
 // adjacent symbols is applied until none applies — leftmost first among equal ranks, with the priority queue
 // huggingface/tokenizers uses, so that ties resolve the same way.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,8 +21,9 @@ class Bpe {
   std::uint32_t unk = Vocab::kNone;
   bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
 
-  /** Finds the <0x00>…<0xFF> tokens (after the vocabulary is loaded, when byte_fallback is set). */
-  void index_byte_tokens();
+  /** Indexes the vocabulary once it is loaded: the <0x00>…<0xFF> tokens, and the one-character tokens below
+   *  U+0800 (every byte-level character) in a table, so that most of a word's symbols are found without hashing. */
+  void index_tokens();
   /** Appends the ids of one pre-tokenized word (valid UTF-8, not empty). */
   void tokenize(std::string_view word, std::vector<std::int32_t>& out);
   std::size_t memory_bytes() const;
@@ -36,6 +38,18 @@ class Bpe {
     std::uint32_t rank, pos, id;
   };
   std::uint32_t byte_tokens_[256];
+  std::vector<std::uint32_t> char_tokens_;  // by code point below U+0800
+  // Code points below U+10000 before which no merge can reach across (bit set): the character is a token and
+  // no token holds it right after a different character. A long word (SentencePiece's whole text) is cut there
+  // into parts that merge alone, to the same tokens, in O(part) heaps and through the word cache.
+  std::vector<std::uint64_t> cut_before_;
+  void tokenize_part(std::string_view part, std::vector<std::int32_t>& out);
+  static constexpr std::size_t kCharCache = 1024;
+  std::array<std::pair<char32_t, std::uint32_t>, kCharCache> char_cache_{};
+  std::uint32_t char_id(std::string_view ch);
+  static bool before(const Candidate& a, const Candidate& b) { return a.rank != b.rank ? a.rank < b.rank : a.pos < b.pos; }
+  void heap_push(Candidate c);
+  Candidate heap_pop();
   std::vector<Symbol> symbols_;
   std::vector<Candidate> heap_;
 

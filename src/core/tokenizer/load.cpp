@@ -28,7 +28,7 @@ Status TokenizerLoader::tokenizer_json() {
   std::vector<Span> spans;  // the top-level members (a handful)
   const bool ok = r.object([&](std::string_view key) {
     Span s{std::string(key), 0, 0};
-    if (!r.skip(s.begin, s.end)) return false;
+    if (!r.skip(s.begin, s.end)) return path_.push_back(s.key), false;  // a syntax error inside this member
     spans.push_back(std::move(s));
     return true;
   });
@@ -84,6 +84,7 @@ Status TokenizerLoader::gpt2_files(std::string_view vocab_json, std::string_view
   Reader r(vocab_json);
   if (!vocab(r)) return status_;
   if (!r.end()) return syntax(r), status_;
+  t_.bpe_.index_tokens();
   file_ = "merges.txt";
   if (utf8_invalid_at(merges_txt) != merges_txt.size())
     return fail("is not UTF-8 text (at byte " + std::to_string(utf8_invalid_at(merges_txt)) + ")"), status_;

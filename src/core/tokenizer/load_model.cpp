@@ -186,7 +186,7 @@ bool TokenizerLoader::model(Reader& r) {
     bpe.unk = bpe.vocab.find(unk);
     if (bpe.unk == Vocab::kNone) return at("unk_token", [&] { return fail(quoted(unk) + " is not in the vocabulary"); });
   }
-  if (bpe.byte_fallback) bpe.index_byte_tokens();
+  bpe.index_tokens();
   Reader mr(text_, text_.substr(merges_span[0], merges_span[1] - merges_span[0]), merges_span[0]);
   return at("merges", [&] { return merges_array(mr); });
 }

@@ -18,11 +18,6 @@ constexpr std::size_t kMaxLookahead = 64;     // characters a lookahead body may
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
 constexpr int kInfinite = -1;
 
-bool has_prop(char32_t c, std::uint8_t props) {
-  return ((props & kLetterProp) && is_letter(c)) || ((props & kNumberProp) && is_number(c)) ||
-         ((props & kSpaceProp) && is_white_space(c));
-}
-
 struct Node {
   enum Kind { kEmpty, kClass, kConcat, kAlt, kRepeat, kAssert } kind = kEmpty;
   std::uint32_t index = 0;  // class or assertion index
@@ -33,18 +28,50 @@ struct Node {
 
 }  // namespace
 
-bool Regex::Class::matches(char32_t c) const {
-  if (c < 128) return (ascii[c >> 5] >> (c & 31)) & 1;
-  bool in = false;
-  const auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
-                                   [](char32_t v, const std::pair<char32_t, char32_t>& r) { return v < r.first; });
-  if (it != ranges.begin() && c <= std::prev(it)->second) in = true;
-  if (!in && props && has_prop(c, props)) in = true;
-  if (!in && not_props) {
-    for (std::uint8_t p : {kLetterProp, kNumberProp, kSpaceProp})
-      if ((not_props & p) && !has_prop(c, p)) in = true;
+std::uint8_t Regex::props_of(char32_t c) {
+  return static_cast<std::uint8_t>((is_letter(c) ? kLetterProp : 0) | (is_number(c) ? kNumberProp : 0) |
+                                   (is_white_space(c) ? kSpaceProp : 0));
+}
+
+bool Regex::Class::matches(char32_t c, std::uint8_t props_of_c) const {
+  bool in = (props & props_of_c) || (not_props & ~props_of_c);
+  if (!in && !ranges.empty()) {
+    const auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
+                                     [](char32_t v, const std::pair<char32_t, char32_t>& r) { return v < r.first; });
+    in = it != ranges.begin() && c <= std::prev(it)->second;
   }
   return in != negated;
+}
+
+void Regex::build_closures() {
+  const std::size_t n = insts_.size();
+  closure_begin_.assign(n + 1, 0);
+  closure_.clear();
+  static_.assign(n, 0);
+  std::vector<std::uint32_t> stack;
+  std::vector<std::uint8_t> seen(n, 0);
+  std::vector<std::uint32_t> touched;
+  for (std::uint32_t pc = 0; pc < n; ++pc) {
+    closure_begin_[pc] = static_cast<std::uint32_t>(closure_.size());
+    bool ok = closure_.size() < (std::size_t{1} << 20);  // beyond that, closures are walked at run time
+    stack.assign(1, pc);
+    while (ok && !stack.empty()) {
+      const std::uint32_t at = stack.back();
+      stack.pop_back();
+      if (seen[at]) continue;
+      seen[at] = 1, touched.push_back(at);
+      const Inst& in = insts_[at];
+      if (in.op == Inst::kJmp) stack.push_back(in.x);
+      else if (in.op == Inst::kSplit) stack.push_back(in.y), stack.push_back(in.x);
+      else if (in.op == Inst::kAssert) ok = false;
+      else closure_.push_back(at);
+    }
+    for (std::uint32_t t : touched) seen[t] = 0;
+    touched.clear();
+    if (ok) static_[pc] = 1;
+    else closure_.resize(closure_begin_[pc]);
+  }
+  closure_begin_[n] = static_cast<std::uint32_t>(closure_.size());
 }
 
 // Parser and code generator. Errors name the construct and the byte offset in the pattern.
@@ -66,6 +93,7 @@ class RegexCompiler {
       re_.assertions_[lookaheads_[i].first].start = static_cast<std::uint32_t>(re_.insts_.size());
       ok = emit(*lookaheads_[i].second) && push({Regex::Inst::kMatch});
     }
+    if (ok) re_.build_closures();
     if (!ok) error = error_;
     return ok;
   }
@@ -120,9 +148,8 @@ class RegexCompiler {
     probe.ascii[0] = probe.ascii[1] = probe.ascii[2] = probe.ascii[3] = 0;
     for (char32_t ch = 0; ch < 128; ++ch) {
       bool in = std::any_of(r.begin(), r.end(), [&](const auto& x) { return ch >= x.first && ch <= x.second; });
-      if (!in && c.props && has_prop(ch, c.props)) in = true;
-      for (std::uint8_t p : {kLetterProp, kNumberProp, kSpaceProp})
-        if (!in && (c.not_props & p) && !has_prop(ch, p)) in = true;
+      if (!in && (c.props & Regex::props_of(ch))) in = true;
+      if (!in && (c.not_props & ~Regex::props_of(ch))) in = true;
       if (in != c.negated) c.ascii[ch >> 5] |= 1u << (ch & 31);
     }
     re_.classes_.push_back(std::move(c));
@@ -617,6 +644,8 @@ class RegexVm {
       char32_t c = 0;
       std::size_t next = pos;
       if (pos < text_.size()) c = utf8_next(text_, next);
+      // A character's properties are looked up once per position, not once per thread.
+      const std::uint8_t props = c >= 128 ? Regex::props_of(c) : 0;
       nxt->clear();
       for (const auto& t : cur->runs) {
         if (++steps > budget) return exhausted = true, false;
@@ -625,7 +654,9 @@ class RegexVm {
           matched = true, ms = t.start, me = pos;
           break;  // lower-priority threads are cut
         }
-        if (pos < text_.size() && re_.classes_[in.x].matches(c)) add(*nxt, t.pc + 1, t.start, next);
+        if (pos >= text_.size()) continue;
+        const Regex::Class& cls = re_.classes_[in.x];
+        if (c < 128 ? (cls.ascii[c >> 5] >> (c & 31)) & 1 : cls.matches(c, props)) add(*nxt, t.pc + 1, t.start, next);
       }
       std::swap(cur, nxt);
       if (pos >= text_.size()) break;
@@ -686,6 +717,15 @@ class RegexVm {
 
   // Adds the thread at pc and everything reachable without consuming a character, in priority order.
   void add(List& l, std::uint32_t pc, std::size_t start, std::size_t pos) {
+    if (re_.static_[pc]) {
+      // No assertion on the way: the closure is the same at every position.
+      for (std::uint32_t k = re_.closure_begin_[pc], end = re_.closure_begin_[pc + 1]; k < end; ++k) {
+        const std::uint32_t r = re_.closure_[k];
+        ++steps;
+        if (l.insert(r)) l.runs.push_back({r, start});
+      }
+      return;
+    }
     stack_.push_back({pc, start});
     while (!stack_.empty()) {
       const Thread t = stack_.back();
@@ -728,7 +768,12 @@ bool Regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, s
   while (from <= text.size()) {
     std::size_t s, e;
     bool exhausted = false;
-    if (!vm.search(main_, from, false, s, e, budget, exhausted)) {
+    // Pre-tokenizer patterns match at almost every position: a search anchored where the last match ended
+    // follows one start's threads instead of one per position, and gives the same match whenever one starts
+    // there (threads from the earliest start outrank all others). Only when none does is the text searched on.
+    bool found = vm.search(main_, from, true, s, e, budget, exhausted);
+    if (!found && !exhausted) found = vm.search(main_, from, false, s, e, budget, exhausted);
+    if (!found) {
       if (exhausted) {
         error = "the pattern needs more than " + std::to_string(budget) + " steps on this text (it rescans it)";
         return false;

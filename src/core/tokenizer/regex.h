@@ -52,8 +52,11 @@ class Regex {
     std::uint32_t ascii[4] = {0, 0, 0, 0};               // membership of 0…127, negation applied
     std::uint8_t props = 0, not_props = 0;               // kLetter… that a code point must (not) have to match
     bool negated = false;
-    bool matches(char32_t c) const;
+    /** Whether c (not ASCII) is in the class, given its properties (props_of(c)). */
+    bool matches(char32_t c, std::uint8_t props_of_c) const;
   };
+  /** The kLetter… bits of a code point, which classes test. */
+  static std::uint8_t props_of(char32_t c);
   struct Inst {
     enum Op : std::uint8_t { kClass, kSplit, kJmp, kMatch, kAssert } op;
     std::uint32_t x = 0, y = 0;  // class index / branch targets / assertion index
@@ -70,6 +73,11 @@ class Regex {
   std::vector<Assertion> assertions_;
   std::uint32_t main_ = 0;  // the pattern's first instruction
   bool matches_empty_ = false;
+  // Per instruction, the runnable instructions (kClass, kMatch) its epsilon closure reaches, in priority order,
+  // when no assertion is on the way (static_[pc]); the VM then copies them instead of walking Splits and Jmps.
+  std::vector<std::uint32_t> closure_begin_, closure_;
+  std::vector<std::uint8_t> static_;
+  void build_closures();
 
   friend class RegexCompiler;
   friend class RegexVm;
