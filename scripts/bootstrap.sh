@@ -12,6 +12,7 @@ APT_PACKAGES=(
   chromium                        # the explorer and the package in a real browser
   clang libclang-rt-14-dev        # libFuzzer harnesses (npm run fuzz; a short pass in npm test)
   python3-numpy                   # runs the explorer's "copy as NumPy code" output in the e2e tests
+  perl fortunes                   # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py), test texts
 )
 
 missing=()
