@@ -222,7 +222,8 @@ def main():
         else:
             path.write_text(text, encoding='utf-8')
     if stale:
-        sys.exit(f'gen-unicode-tables: {", ".join(stale)} differ from what scripts/gen-unicode-tables.py writes: '
+        sys.exit(f'gen-unicode-tables: {", ".join(stale)} {"differs" if len(stale) == 1 else "differ"} from what '
+                 'scripts/gen-unicode-tables.py writes: '
                  'run it (/usr/bin/python3 scripts/gen-unicode-tables.py) and commit the result')
 
 
