@@ -827,8 +827,11 @@ export interface Tokenizer {
   /** True after {@link Tokenizer.dispose}. */
   readonly disposed: boolean;
   /**
-   * The token ids of `text`.
-   * @throws TypeError when `text` is not a string or an option is unknown or mistyped; Error after dispose().
+   * The token ids of `text` (sent to the engine as UTF-8: a lone surrogate becomes U+FFFD, as `TextEncoder`
+   * makes it).
+   * @throws TypeError when `text` is not a string or an option is unknown or mistyped; Error after dispose();
+   * RangeError naming `text` when a pre-tokenizer pattern would need more than its work budget on it (a pattern
+   * written to rescan the text; none of the real files' is).
    */
   encode(text: string, options?: EncodeOptions): Int32Array;
   /**

@@ -32,12 +32,17 @@ async function blobBytes(fn, name, v) {
   return new Uint8Array(buffer);
 }
 
-// The descriptors' field indices, per call kind, in the order the binding declares.
+// The descriptors' field indices, per call kind, in the order the binding declares (read once per module).
+const fieldsByModule = new WeakMap();
 function fieldsOf(m) {
-  const kinds = {};
-  for (const kind of ['load', 'encode', 'decode', 'lookup']) {
-    const F = Object.fromEntries(m.tokenizerCallFields(kind).split(',').filter(Boolean).map((name, i) => [name, i]));
-    kinds[kind] = { F, n: Object.keys(F).length };
+  let kinds = fieldsByModule.get(m);
+  if (!kinds) {
+    kinds = {};
+    for (const kind of ['load', 'encode', 'decode', 'lookup']) {
+      const F = Object.fromEntries(m.tokenizerCallFields(kind).split(',').filter(Boolean).map((name, i) => [name, i]));
+      kinds[kind] = { F, n: Object.keys(F).length };
+    }
+    fieldsByModule.set(m, kinds);
   }
   return kinds;
 }
