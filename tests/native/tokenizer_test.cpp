@@ -307,7 +307,7 @@ TEST_CASE("tokenizer GPT-2 files: vocab.json + merges.txt, byte-level, <|endofte
 TEST_CASE("tokenizer errors: malformed and unsupported files name the file, the field and the value", "[tokenizer]") {
   const std::vector<std::string> v = {"a", "b", "ab"};
   const std::string good = json(v, {"a b"});
-  CHECK(has(load_error(good.substr(0, good.size() / 2)), "tokenizer.json: invalid JSON at byte"));
+  CHECK(has(load_error(good.substr(0, good.size() / 2)), "tokenizer.json: model: invalid JSON at byte"));
   CHECK(has(load_error("{\"model\": 5}"), "tokenizer.json: model: expected an object"));
   CHECK(has(load_error(R"({"model":{"type":"BPE","vocab":[],"merges":[]}})"), "model.vocab: expected an object"));
   CHECK(has(load_error(R"({"model":{"type":"BPE","vocab":{"a":0,"a":1},"merges":[]}})"), "model.vocab: the token \"a\" is given twice"));

@@ -7,9 +7,89 @@
 
 namespace attnlab::tokenizer {
 
-using namespace tables;
+namespace {
 
-const char* unicode_version() { return kUnicodeVersion; }
+// The tables decoded from their varint streams (unicode_tables.h), once.
+struct Tables {
+  std::vector<std::uint32_t> letter, number, white, word;  // [first, last] pairs
+  std::vector<std::uint32_t> ccc;                          // (first << 8 | class, length - 1) pairs
+  std::vector<std::uint64_t> decomposition;                // composes << 63 | cp << 42 | first << 21 | second
+  std::vector<std::uint32_t> fold;                         // (first, count << 2 | stride, delta mod 2^32) triples
+};
+
+class Varints {
+ public:
+  Varints(const std::uint8_t* p, std::size_t n) : p_(p), end_(p + n) {}
+  std::uint32_t next() {
+    std::uint32_t v = 0;
+    for (unsigned shift = 0; p_ < end_; shift += 7) {
+      const std::uint8_t b = *p_++;
+      v |= std::uint32_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return v;
+  }
+  std::int32_t signed_next() {
+    const std::uint32_t z = next();
+    return static_cast<std::int32_t>(z >> 1) ^ -static_cast<std::int32_t>(z & 1);
+  }
+
+ private:
+  const std::uint8_t *p_, *end_;
+};
+
+std::vector<std::uint32_t> ranges_of(const std::uint8_t* data, std::size_t bytes, std::size_t count) {
+  std::vector<std::uint32_t> out;
+  out.reserve(2 * count);
+  Varints v(data, bytes);
+  std::uint32_t expected = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint32_t first = expected + v.next(), last = first + v.next();
+    out.push_back(first), out.push_back(last);
+    expected = last + 1;
+  }
+  return out;
+}
+
+const Tables& unicode_data() {
+  static const Tables t = [] {
+    using namespace attnlab::tokenizer::tables;
+    Tables d;
+    d.letter = ranges_of(kLetter, kLetterBytes, kLetterCount);
+    d.number = ranges_of(kNumber, kNumberBytes, kNumberCount);
+    d.white = ranges_of(kWhiteSpace, kWhiteSpaceBytes, kWhiteSpaceCount);
+    d.word = ranges_of(kWord, kWordBytes, kWordCount);
+    Varints c(kCombiningClass, kCombiningClassBytes);
+    std::uint32_t expected = 0;
+    for (std::size_t i = 0; i < kCombiningClassCount; ++i) {
+      const std::uint32_t first = expected + c.next(), length = c.next(), cls = c.next();
+      d.ccc.push_back(first << 8 | cls), d.ccc.push_back(length);
+      expected = first + length + 1;
+    }
+    Varints dec(kDecomposition, kDecompositionBytes);
+    std::int64_t cp = -1;
+    for (std::size_t i = 0; i < kDecompositionCount; ++i) {
+      const std::uint32_t head = dec.next();
+      cp += (head >> 1) + 1;
+      const std::int64_t first = cp - dec.signed_next();
+      const std::uint64_t second = dec.next();
+      d.decomposition.push_back(std::uint64_t(head & 1) << 63 | std::uint64_t(cp) << 42 | std::uint64_t(first) << 21 | second);
+    }
+    Varints f(kCaseFold, kCaseFoldBytes);
+    std::uint32_t start = 0;
+    for (std::size_t i = 0; i < kCaseFoldCount; ++i) {
+      start += f.next();
+      const std::uint32_t count = f.next(), stride = f.next();
+      d.fold.push_back(start), d.fold.push_back(count << 2 | stride), d.fold.push_back(static_cast<std::uint32_t>(f.signed_next()));
+    }
+    return d;
+  }();
+  return t;
+}
+
+}  // namespace
+
+const char* unicode_version() { return tables::kUnicodeVersion; }
 
 // --- UTF-8 ---
 
@@ -128,27 +208,28 @@ bool in_ranges(const std::uint32_t* r, std::size_t n, char32_t cp) {
 
 bool is_letter(char32_t cp) {
   if (cp < 0x80) return (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
-  return in_ranges(kLetter, kLetterSize, cp);
+  return in_ranges(unicode_data().letter.data(), unicode_data().letter.size(), cp);
 }
 
 bool is_number(char32_t cp) {
   if (cp < 0x80) return cp >= '0' && cp <= '9';
-  return in_ranges(kNumber, kNumberSize, cp);
+  return in_ranges(unicode_data().number.data(), unicode_data().number.size(), cp);
 }
 
 bool is_white_space(char32_t cp) {
   if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D);
-  return in_ranges(kWhiteSpace, kWhiteSpaceSize, cp);
+  return in_ranges(unicode_data().white.data(), unicode_data().white.size(), cp);
 }
 
 bool is_word(char32_t cp) {
   if (cp < 0x80) return ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') || (cp >= '0' && cp <= '9') || cp == '_';
-  return in_ranges(kWord, kWordSize, cp);
+  return in_ranges(unicode_data().word.data(), unicode_data().word.size(), cp);
 }
 
 char32_t simple_fold(char32_t cp) {
   // Runs of (first, count << 2 | stride, delta), sorted by first and not overlapping.
-  const std::size_t runs = kCaseFoldSize / 3;
+  const std::uint32_t* kCaseFold = unicode_data().fold.data();
+  const std::size_t runs = unicode_data().fold.size() / 3;
   std::size_t lo = 0, hi = runs;
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
@@ -166,7 +247,8 @@ void fold_equivalents(char32_t cp, std::vector<char32_t>& out) {
   const char32_t target = simple_fold(cp);
   out.push_back(cp);
   if (target != cp) out.push_back(target);
-  for (std::size_t i = 0; i < kCaseFoldSize; i += 3) {
+  const std::uint32_t* kCaseFold = unicode_data().fold.data();
+  for (std::size_t i = 0; i < unicode_data().fold.size(); i += 3) {
     const std::uint32_t count = kCaseFold[i + 1] >> 2, stride = kCaseFold[i + 1] & 3;
     for (std::uint32_t k = 0; k < count; ++k) {
       const char32_t c = kCaseFold[i] + k * stride;
@@ -181,7 +263,8 @@ void fold_equivalents(char32_t cp, std::vector<char32_t>& out) {
 unsigned combining_class(char32_t cp) {
   if (cp < 0x300) return 0;
   // Pairs of (first << 8 | class, length - 1), sorted by first.
-  const std::size_t runs = kCombiningClassSize / 2;
+  const std::uint32_t* kCombiningClass = unicode_data().ccc.data();
+  const std::size_t runs = unicode_data().ccc.size() / 2;
   std::size_t lo = 0, hi = runs;
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
@@ -205,7 +288,8 @@ char32_t decomposition_cp(std::uint64_t w) { return static_cast<char32_t>((w >> 
 // The one-step canonical decomposition of cp: the table word, or 0 when it has none.
 std::uint64_t decomposition_of(char32_t cp) {
   if (cp < 0xC0) return 0;
-  const std::uint64_t* end = kDecomposition + kDecompositionSize;
+  const std::uint64_t* kDecomposition = unicode_data().decomposition.data();
+  const std::uint64_t* end = kDecomposition + unicode_data().decomposition.size();
   const std::uint64_t* it = std::lower_bound(kDecomposition, end, cp,
                                              [](std::uint64_t w, char32_t c) { return decomposition_cp(w) < c; });
   return it != end && decomposition_cp(*it) == cp ? *it : 0;
@@ -261,9 +345,8 @@ std::u32string decomposed(std::string_view s) {
 const std::vector<std::uint64_t>& compositions() {
   static const std::vector<std::uint64_t> table = [] {
     std::vector<std::uint64_t> t;
-    for (std::size_t i = 0; i < kDecompositionSize; ++i)
-      if (kDecomposition[i] >> 63)
-        t.push_back(((kDecomposition[i] & ((std::uint64_t{1} << 42) - 1)) << 21) | decomposition_cp(kDecomposition[i]));
+    for (std::uint64_t w : unicode_data().decomposition)
+      if (w >> 63) t.push_back(((w & ((std::uint64_t{1} << 42) - 1)) << 21) | decomposition_cp(w));
     std::sort(t.begin(), t.end());
     return t;
   }();
