@@ -956,14 +956,6 @@ export interface GenerateResult {
   reason: 'stop' | 'maxTokens';
 }
 
-/** Token ids of a text. */
-  encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array<ArrayBuffer>;
-  /** The text of token ids. */
-  decode(ids: Int32Array | readonly number[]): string;
-  /** Each token's display string (GPT-2's `Ġhave` as ` have`). */
-  tokens(ids: Int32Array | readonly number[]): string[];
-}
-
 /**
  * A decoder-only checkpoint in the engine's wasm memory, from {@link Lab.loadModel}: GPT-2 (`GPT2LMHeadModel`) or a
  * Llama-family model (`LlamaForCausalLM`, `Qwen2ForCausalLM`, `MistralForCausalLM`). Its weights are stored once, as
@@ -1005,7 +997,11 @@ export interface Model {
    * The options are checked when it is called; leaving the loop early ends the generation.
    */
   stream(prompt: Int32Array | readonly number[] | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
-  /** Frees the model's wasm memory now (it is freed on garbage collection otherwise). Idempotent. */
+  /** Frees the model's wasm memory now, its tokenizer's too (both are freed on garbage collection otherwise). Idempotent. */
+  dispose(): void;
+}
+
+/**
  * The files of a Hugging Face model folder, by name: `tokenizer.json` (with `tokenizer_config.json` and
  * `special_tokens_map.json` when present), or GPT-2's `vocab.json` and `merges.txt`. Other names are ignored, so
  * a whole folder can be passed.
@@ -1226,6 +1222,7 @@ export interface Lab {
   loadModel(source: ModelFiles | string | UrlLike, options?: LoadModelOptions): Promise<Model>;
   /** Models from {@link Lab.loadModel} not yet disposed or garbage-collected. */
   readonly liveModels: number;
+  /**
    * A Hugging Face tokenizer from a model folder's files (see {@link TokenizerFiles}; Blobs are read). The engine
    * parses and checks them: anything it does not support (another model type, a normalizer or regex construct it
    * does not run, truncation…) or anything malformed is an error naming the file, the field (a JSON path such as

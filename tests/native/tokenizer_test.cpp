@@ -296,7 +296,8 @@ TEST_CASE("tokenizer GPT-2 files: vocab.json + merges.txt, byte-level, <|endofte
   CHECK(tk->token_of(258) == "Ġwor");
   CHECK_FALSE(tk->token_of(260));
   CHECK(tk->vocab_size() == 260);
-  f.merges_txt = std::string("Ġ w\nx y z\n");
+  const std::string bad_merges = "Ġ w\nx y z\n";  // the view must outlive the load
+  f.merges_txt = bad_merges;
   const auto s = t::Tokenizer::load(f, tk);
   CHECK(s.arg == "merges.txt");
   CHECK(has(s.message, "merges.txt: line 2: \"x y z\" is not two tokens separated by one space"));
