@@ -854,8 +854,9 @@ export interface ModelConfig {
   readonly ffnDim: number;
   /** LayerNorm's or RMSNorm's eps. */
   readonly normEps: number;
-  /** `'gelu_tanh'` (GPT-2's `gelu_new`) or `'silu'` (SwiGLU). */
-  readonly activation: 'gelu_tanh' | 'silu';
+  /** `'gelu_tanh'` (GPT-2's `gelu_new` and the other names of GELU's tanh form), `'gelu'` (the exact erf GELU:
+   * `activation_function` `"gelu"` or `"gelu_python"`) or `'silu'` (SwiGLU). */
+  readonly activation: 'gelu_tanh' | 'gelu' | 'silu';
   /** The head shares the token embedding. */
   readonly tied: boolean;
   /** RoPE's base (`rope_theta`); null for GPT-2's learned positions. */

@@ -40,6 +40,11 @@ inline constexpr std::size_t half_lane(std::size_t r) noexcept { return r < 4 ? 
   void rmsnorm_row(const float* x, std::size_t n, const float* w, float eps, float* y) noexcept;              \
   /* GELU's tanh form (GPT-2's gelu_new): y = ½x·(1 + tanh(√(2/π)·(x + 0.044715x³))). y may be x. */          \
   void gelu_tanh(const float* x, std::size_t n, float* y) noexcept;                                          \
+  /* The exact GELU (transformers' "gelu", PyTorch's nn.GELU()): y = x·Φ(x) = ½x·(1 + erf(x/√2)), Φ taken as      \
+     ½·erfc(−x/√2) so the left tail keeps its relative accuracy. y may be x. */                               \
+  void gelu_erf(const float* x, std::size_t n, float* y) noexcept;                                            \
+  /* y = erf(x), within 3 ulp (the SIMD set: erf_simd.h derives the bound). y may be x. */                      \
+  void erf_f32(const float* x, std::size_t n, float* y) noexcept;                                             \
   /* SwiGLU's gate: y = silu(g)·u = g/(1 + e^(−g))·u. y may be g or u. */                                      \
   void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept;                           \
   /* Σ of p's 32-bit words (mod 2³²), n bytes (a multiple of 16, p 16-byte aligned): the plainest read of       \

@@ -205,7 +205,10 @@ Status LmModel::run(const std::int32_t* ids, std::size_t n, std::size_t pos0, bo
     norm_rows(c, x, n, L.norm2_w, L.norm2_b, h);
     if (c.family == Family::gpt2) {
       linear(L.fc, h, n, ff1, c.ffn, L.fc_b, false, mm);
-      lmk::gelu_tanh(ff1, n * c.ffn, ff1);
+      if (c.activation == Activation::gelu_erf)
+        lmk::gelu_erf(ff1, n * c.ffn, ff1);
+      else
+        lmk::gelu_tanh(ff1, n * c.ffn, ff1);
       linear(L.proj, ff1, n, x, d, L.proj_b, true, mm);
     } else {
       linear(L.gate, h, n, ff1, c.ffn, L.gate_b, false, mm);

@@ -2,7 +2,7 @@
 // the engine's operators — the panel products of linear.h, attention (attention_impl.h) with its KV cache
 // (kv_cache.h), RoPE (rope.h), LayerNorm and the other kernels — and generation token by token.
 //
-//   GPT-2:  x = wte[id] + wpe[pos];  per layer: x += c_proj(attn(ln_1(x)));  x += c_proj(gelu_new(c_fc(ln_2(x))))
+//   GPT-2:  x = wte[id] + wpe[pos];  per layer: x += c_proj(attn(ln_1(x)));  x += c_proj(gelu(c_fc(ln_2(x))))  (tanh form or exact)
 //   Llama:  x = embed[id];           per layer: x += o(attn(rope(q), rope(k), v)(rms(x)));  x += down(silu(gate)·up)
 //   logits = norm(x)·headᵀ  (head = the embedding when tied)
 #pragma once
