@@ -104,7 +104,7 @@ export const learnLab: Lab = {
           schedule();
           break;
         case 'weights':
-          example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', mhTrained: true }));
+          example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', causal: true, mhTrained: true, mhCausal: true }));
           break;
         case 'error':
           controls.status.textContent = `Training stopped: ${msg.message}`;
