@@ -13,7 +13,7 @@ export function inlineEntry(file) {
   return file.startsWith('attnlab-gpt-') ? 'attnlab/inline-gpt' : 'attnlab/inline';
 }
 
-/** Whether an instantiated module has the small GPT (its Embind class). */
+/** Whether an instantiated module has the small GPT (its engine calls). */
 export function hasGpt(m) {
-  return typeof m.GPTModel === 'function';
+  return typeof m.gptCreate === 'function';
 }

@@ -1,8 +1,9 @@
-// Types every binding shares (the status object) and the build information.
+// What every call shares on the JS side of the boundary: the status of the last failed call (call.h), and the
+// build information.
 #include <emscripten/bind.h>
 
 #include "build_info.h"
-#include "marshal.h"
+#include "call.h"
 
 namespace {
 

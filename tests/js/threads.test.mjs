@@ -65,17 +65,21 @@ const single = { q: r.array(300 * 20, -1, 1), k: r.array(260 * 20, -1, 1), v: r.
 const mqa = { q: r.array(2 * 4 * 90 * 16, -1, 1), k: r.array(2 * 140 * 16, -1, 1), v: r.array(2 * 140 * 16, -1, 1), batch: 2, heads: 4, kvHeads: 1, nq: 90, nk: 140, dk: 16, dv: 16 };
 const wide = { ...single, k: single.k.subarray(0, 150 * 20), v: single.v.subarray(0, 150 * 12), nk: 150 };
 const parts = await import(pathToFileURL(`${dist}attention-parts.js`).href);
-// The workers' attention with a query range (not on the lab: lab.attention takes one argument), on a module of
-// this thread's own, for running a plan's parts one by one.
-const { makeRangedAttention } = await import(pathToFileURL(`${dist}attention.js`).href);
+// A plan's sub-calls are descriptors of the engine's call, as the workers run them: here they run one by one on a
+// module of this thread's own (no worker, no fallback to hide behind). The calls are prepared (types, the engine's
+// check) by the lab's own prepare/run pairs.
+const { CALLS } = await import(pathToFileURL(`${dist}lab.js`).href);
+const { engineCall } = await import(pathToFileURL(`${dist}call.js`).href);
 const factory = (await import(pathToFileURL(`${dist}attnlab.mjs`).href)).default;
-const rangedFor = async (simd) => makeRangedAttention(await factory({ wasmBinary: readFileSync(`${dist}attnlab-${simd ? 'simd' : 'scalar'}.wasm`) }));
+const moduleFor = async (simd) => factory({ wasmBinary: readFileSync(`${dist}attnlab-${simd ? 'simd' : 'scalar'}.wasm`) });
+const runCalls = (m, name, calls) => calls.map(({ d, given }) => engineCall(m, name).call(name, d, given));
 
 for (const backend of backends) {
   for (const threads of [1, 2, 3]) {
     describe(`threads: ${threads} (${backend.name})`, async () => {
       const lab = await init({ simd: backend.simd, threads });
       after(() => lab.dispose());
+      const own = await moduleFor(backend.simd); // (the parts' own module)
       // This backend's own y: the describes of other backends and thread counts set up while this one runs.
       const y = lab.softmax(x, { cols: 37 });
 
@@ -123,10 +127,11 @@ for (const backend of backends) {
           const fwd = lab.attention({ ...opts, returnLse: true });
           const grad = { ...opts, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
           const want = lab.attentionBackward(grad);
+          const backward = lab[CALLS].attentionBackward;
           for (let count = 2; count <= 4; ++count) {
-            const plan = parts.planBackward(grad, count, 1);
+            const plan = parts.planBackward(backward.prepare(grad), backward.op.F, count, 1);
             assert.equal(plan.plan.length, Math.min(count, c === 0 ? 6 : 2), `call ${c}: parts`);
-            const results = plan.plan.map((rects) => parts.backwardCalls(plan, rects, grad).calls.map((o) => lab.attentionBackward(o)));
+            const results = plan.plan.map((rects) => runCalls(own, 'attentionBackward', parts.backwardCalls(plan, rects).calls));
             same(parts.mergeBackward(plan, results), want, `backward call ${c}, ${count} parts`);
           }
         }
@@ -142,12 +147,12 @@ for (const backend of backends) {
           { ...mqa, causal: true, layout: 'bshd', returnRawScores: true, returnLse: true },
           { ...wide, causal: true, returnLse: true, out: new Float32Array(300 * 12) },
         ];
-        const ranged = await rangedFor(backend.simd);
+        const attention = lab[CALLS].attention;
         for (const [c, opts] of calls.entries())
           for (let count = 2; count <= 5; ++count) {
-            const plan = parts.planAttention(opts, count, 1);
+            const plan = parts.planAttention(attention.prepare(opts), attention.op.F, count, 1);
             assert.equal(plan.plan.length, count, `call ${c}: ${count} parts`);
-            const results = plan.plan.map((rects) => parts.partCalls(plan, rects, opts).calls.map(({ opts: o, part }) => ranged(o, part)));
+            const results = plan.plan.map((rects) => runCalls(own, 'attention', parts.partCalls(plan, rects).calls));
             same(parts.mergeAttention(plan, results), lab.attention(opts), `call ${c}, ${count} parts`);
           }
       });
