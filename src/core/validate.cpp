@@ -12,7 +12,8 @@ std::string fmt(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  // Integers as JS prints them (2147483648, not 2.14748365e+09), up to where JS switches to exponents.
+  std::snprintf(buf, sizeof buf, v == std::floor(v) && std::fabs(v) < 1e21 ? "%.0f" : "%.9g", v);
   return buf;
 }
 

@@ -25,7 +25,7 @@ export function attentionBackwardCall(m) {
       const d = op.descriptor();
       const given = readAttentionOptions(fn, opts, d, F, undefined);
       given.output = tensor(fn, 'output', opts.output);
-      given.lse = tensor(fn, 'lse', opts.lse);
+      given.savedLse = tensor(fn, 'lse', opts.lse); // (the forward's: its own field of the shared descriptor)
       given.dOutput = tensor(fn, 'dOutput', opts.dOutput);
       // Optional buffers for the gradients: { dq, dk, dv }, each a Float32Array shaped as q, k, v.
       if (opts.out !== undefined && opts.out !== null) {

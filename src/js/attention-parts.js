@@ -301,7 +301,7 @@ export function backwardCalls({ d, F, given, o, m, group }, rects) {
       v: own(take(given.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
       output: own(take(given.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
       dOutput: own(take(given.dOutput, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
-      lse: own(take(given.lse, 0, o.heads, o.nq, 1, b, h0, h1, 0, o.nq)),
+      savedLse: own(take(given.savedLse, 0, o.heads, o.nq, 1, b, h0, h1, 0, o.nq)),
     };
     let shape;
     if (mask) {

@@ -1,6 +1,7 @@
 // The one way a call crosses into the engine (src/wasm/call.h): a descriptor of float64 fields, one address
-// passed, the error kind returned and the message read from lastStatus(). engineCall() reads a call's field list
-// from the module once; each call then goes in two steps:
+// passed (attnlab_call(index, address), a plain wasm export), the error kind returned and the message read from
+// lastStatus(). engineCall() reads a call's number and field list from the module once (callIndex, callFields);
+// each call then goes in two steps:
 //   check(fn, d, given)  the descriptor with no tensor in memory (addresses 0, the lengths of `given`): the engine
 //                        validates every size and option, resolves what was left out (sizes, broadcast shapes, the
 //                        lengths of the outputs) and writes it back into `d`, computing nothing. Nothing is
@@ -20,7 +21,7 @@ const ELEMENTS = {
 };
 
 /** The engine's error for a failed call: the message of lastStatus(), prefixed with the function's name. */
-export function engineError(m, fn, kind) {
+function engineError(m, fn, kind) {
   const message = `${fn}: ${m.lastStatus().message}`;
   return kind === 1 ? new RangeError(message) : new Error(message);
 }
@@ -30,7 +31,8 @@ export function option(d, at, value) {
   if (value !== undefined) d[at] = value, d[at + 1] = 1;
 }
 
-const lengthOf = (v) => (Array.isArray(v) ? v.reduce((n, a) => n + a.length, 0) : v.length);
+// The length of a list of arrays laid end to end (a typed array's is its own).
+const lengthOf = (list) => list.reduce((n, a) => n + a.length, 0);
 
 /**
  * The engine call `name` of module `m`: its fields' indices (F: field → slot), a descriptor kept in wasm memory for
@@ -48,26 +50,31 @@ export function engineCall(m, name) {
 const made = new WeakMap(); // module → name → its call (one descriptor per call and module)
 
 function makeCall(m, name) {
-  const F = {};
+  const slotOf = []; // [field, slot]
   const tensors = [];
   let slots = 0;
-  for (const field of m[`${name}Fields`]().split(',')) {
+  const index = m.callIndex(name);
+  if (index < 0) throw new Error(`attnlab: this module has no engine call named ${name}`);
+  for (const field of m.callFields(index).split(',')) {
     if (!field) continue;
     const [key, type, dir] = field.split(':');
     if (type) {
-      F[key] = slots;
+      slotOf.push([key, slots]);
       tensors.push({ key, slot: slots, ...ELEMENTS[type], input: dir === 'in', shares: dir.startsWith('over_') ? dir.slice(5) : null });
       slots += 2;
     } else if (key.endsWith('?')) {
-      F[key.slice(0, -1)] = slots; // value, then whether it was given
+      slotOf.push([key.slice(0, -1), slots]); // value, then whether it was given
       slots += 2;
     } else {
-      F[key] = slots;
+      slotOf.push([key, slots]);
       slots += 1;
     }
   }
+  // (built at once: an object grown key by key past a few dozen keys becomes a slow dictionary, and the ops read
+  // F on every call)
+  const F = Object.fromEntries(slotOf);
   for (const t of tensors) if (t.shares) t.shares = tensors.find((s) => s.key === t.shares);
-  const enter = m[name];
+  const enter = m._attnlab_call;
   const at = m._malloc(slots * 8);
   if (!at) throw new Error(`${name}: out of memory allocating the call's descriptor`);
   const start = at >>> 3;
@@ -80,7 +87,7 @@ function makeCall(m, name) {
   function cross(fn, d) {
     if (view.buffer !== m.HEAPF64.buffer) view = m.HEAPF64.subarray(start, start + slots);
     view.set(d);
-    const kind = enter(at);
+    const kind = enter(index, at);
     if (view.buffer !== m.HEAPF64.buffer) view = m.HEAPF64.subarray(start, start + slots);
     d.set(view);
     if (kind !== 0) throw engineError(m, fn, kind);
@@ -91,7 +98,7 @@ function makeCall(m, name) {
     for (const t of tensors) {
       const v = given[t.key];
       d[t.slot] = 0;
-      d[t.slot + 1] = v ? lengthOf(v) : 0;
+      d[t.slot + 1] = !v ? 0 : Array.isArray(v) ? lengthOf(v) : v.length;
     }
     cross(fn, d);
     return d;
@@ -107,14 +114,19 @@ function makeCall(m, name) {
     const base = bytes ? m._malloc(bytes) : 0;
     if (bytes && !base) throw new Error(`${fn}: out of memory allocating ${bytes} bytes of wasm memory`);
     try {
-      // _malloc may have grown memory: the heap views are taken only now.
+      // _malloc may have grown memory: the heap views are taken only now. (An output that shares an input's
+      // memory comes after it in the field list.)
       for (let i = 0; i < tensors.length; ++i) {
         const t = tensors[i];
-        if (!d[t.slot + 1] || t.shares) continue;
+        if (!d[t.slot + 1]) continue;
+        if (t.shares) {
+          d[t.slot] = d[t.shares.slot];
+          continue;
+        }
         const address = base + offsets[i];
         d[t.slot] = address;
-        const v = given[t.key];
-        if (!t.input || !v) continue;
+        const v = t.input ? given[t.key] : undefined;
+        if (!v) continue;
         if (Array.isArray(v)) {
           let to = address / t.bytes;
           for (const a of v) m[t.heap].set(a, to), (to += a.length);
@@ -122,7 +134,6 @@ function makeCall(m, name) {
           m[t.heap].set(v, address / t.bytes);
         }
       }
-      for (const t of tensors) if (t.shares && d[t.slot + 1]) d[t.slot] = d[t.shares.slot];
       d[0] = 0;
       cross(fn, d);
       // The call may have grown memory too: every read goes through the current view.

@@ -4,10 +4,10 @@
 // (`attnlab`) loads the .wasm file beside it: browsers fetch it (compiled while it streams), Node reads it from
 // disk. inline.js (`attnlab/inline`) and inline-gpt.js (`attnlab/inline-gpt`) are the same API with a pair of
 // modules inside the JS. loader.js does the loading for all; lab.js assembles the functions, one file per
-// operation (softmax.js, …). They check types and sizes (TypeError / RangeError naming the argument,
-// checks.js), copy each tensor into wasm memory in one bulk copy (memory.js), call the engine, copy results
-// out and free everything, error or not. Values (NaN, +Infinity) and overflow are checked by the engine
-// itself; its status becomes the exception.
+// operation (softmax.js, …). They check types (TypeError naming the argument, checks.js) and write each call's
+// descriptor; call.js has the engine check it (sizes, values: RangeError naming the argument), copies each
+// tensor into wasm memory in one bulk copy, calls the engine, copies results out and frees everything, error or
+// not.
 // Static imports only: the package builds as one chunk in every bundler (Rollup's output.file included).
 import createAttnlab from './attnlab.mjs';
 import { compileBeside, readBeside, start } from './loader.js';

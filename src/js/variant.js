@@ -15,5 +15,5 @@ export function inlineEntry(file) {
 
 /** Whether an instantiated module has the small GPT (its engine calls). */
 export function hasGpt(m) {
-  return typeof m.gptCreate === 'function';
+  return m.callIndex('gptCreate') >= 0;
 }

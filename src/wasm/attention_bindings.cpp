@@ -1,5 +1,5 @@
-// lab.attention's binding: its descriptor is the shared options (attention_call.h), the outputs wanted and their
-// buffers; attention() validates everything.
+// lab.attention's binding: the descriptor it shares with lab.attentionBackward (attention_call.h), its options and
+// the outputs wanted; attention() validates everything.
 #include "attention.h"
 #include "attention_call.h"
 #include "call.h"
@@ -8,12 +8,6 @@ namespace {
 
 using namespace attnlab;
 using namespace attnlab::wasm;
-
-#define ATTNLAB_ATTENTION_CALL(N, O, T)                                                                    \
-  ATTNLAB_ATTENTION_OPTIONS(N, O, T)                                                                       \
-  N(return_raw_scores) N(return_scores) N(return_weights) N(return_lse)                                    \
-  T(out, f32, out) T(rawScores, f32, out) T(scores, f32, out) T(weights, f32, out) T(lse, f32, out)
-ATTNLAB_CALL_STRUCT(AttentionCall, ATTNLAB_ATTENTION_CALL);
 
 Status attention_call(AttentionCall& c) {
   AttentionArgs a;

@@ -1,6 +1,7 @@
-// The options lab.attention and lab.attentionBackward share (their descriptors' common fields, call.h) and their
-// reader: sizes as given or inferred from the tensors' lengths, then everything else as the core takes it. The core
-// validates; this reader only converts, and infers the sizes left out (a size rule of the JS API, stated here once).
+// The call descriptor lab.attention and lab.attentionBackward share (call.h): the options, the forward's outputs and
+// the backward's tensors (each call leaves the other's absent), and its reader: sizes as given or inferred from the
+// tensors' lengths, then everything else as the core takes it. The core validates; this reader only converts, and
+// infers the sizes left out (a size rule of the JS API, stated here once).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -29,6 +30,15 @@ namespace attnlab::wasm {
   T(q, f32, in) T(k, f32, in) T(v, f32, in) T(mask, f32, in) T(boolMask, u8, in) T(keyLengths, i32, in)       \
   T(alibiSlopes, f32, in)
 
+// The forward: the outputs wanted and their buffers. The backward: the forward's output and lse (savedLse) with
+// dL/d output, and the gradients dL/dq, dL/dk, dL/dv, shaped as q, k, v.
+#define ATTNLAB_ATTENTION_CALL(N, O, T)                                                                     \
+  ATTNLAB_ATTENTION_OPTIONS(N, O, T)                                                                        \
+  N(return_raw_scores) N(return_scores) N(return_weights) N(return_lse)                                     \
+  T(out, f32, out) T(rawScores, f32, out) T(scores, f32, out) T(weights, f32, out) T(lse, f32, out)         \
+  T(output, f32, in) T(savedLse, f32, in) T(dOutput, f32, in) T(gradQ, f32, out) T(gradK, f32, out) T(gradV, f32, out)
+ATTNLAB_CALL_STRUCT(AttentionCall, ATTNLAB_ATTENTION_CALL);
+
 namespace attention_detail {
 
 // `total` elements in rows of batch·heads·d (named by `names`): the row count, or the error naming the tensor.
@@ -48,8 +58,7 @@ inline Status rows_of(const char* tensor, std::size_t total, std::size_t batch, 
 // Without a cache: batch and heads default to 1, kvHeads to heads; dk from q.length (nq given) or k.length (nk
 // given); then nq, nk from q.length, k.length and dv from v.length. With a cache, batch and heads default to its
 // batch and kvHeads, kvHeads, dk and dv to its own, nk to its length (0 here: the core reads it), nq from q.length.
-template <class Call>
-Status read_sizes(Call& c, AttentionArgs& a) {
+inline Status read_sizes(AttentionCall& c, AttentionArgs& a) {
   using attention_detail::rows_of;
   const KvCacheConfig* cc = a.cache ? &a.cache->config() : nullptr;
   if (!size_of(c.batch, cc ? cc->batch : 1, a.batch)) return size_error("batch", c.batch);
@@ -82,8 +91,7 @@ Status read_sizes(Call& c, AttentionArgs& a) {
 }
 
 // A descriptor's options as AttentionArgs; `shape` holds maskShape (a.mask_shape points into it).
-template <class Call>
-Status read_attention_call(Call& c, AttentionArgs& a, std::int64_t (&shape)[4]) {
+inline Status read_attention_call(AttentionCall& c, AttentionArgs& a, std::int64_t (&shape)[4]) {
   a.q = in<float>(c.q), a.k = in<float>(c.k), a.v = in<float>(c.v);
   a.mask = in<float>(c.mask);
   a.bool_mask = in<std::uint8_t>(c.boolMask);
@@ -123,8 +131,7 @@ Status read_attention_call(Call& c, AttentionArgs& a, std::int64_t (&shape)[4]) 
 }
 
 // A check's write-back: the sizes resolved and the mask's broadcast shape.
-template <class Call>
-void write_shape(Call& c, const AttentionShape& s) {
+inline void write_shape(AttentionCall& c, const AttentionShape& s) {
   c.batch.set(double(s.batch)), c.heads.set(double(s.heads)), c.kv_heads.set(double(s.kv_heads));
   c.nq.set(double(s.nq)), c.nk.set(double(s.nk)), c.dk.set(double(s.dk)), c.dv.set(double(s.dv));
   c.mask_broadcast0 = double(s.mask[0]), c.mask_broadcast1 = double(s.mask[1]);
