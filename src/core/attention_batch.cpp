@@ -125,17 +125,21 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   // Lengths. Every product must fit in size_t (32 bits in wasm): the factors are checked one by one.
   const bool single = a.batch == 1 && heads == 1 && kv_heads == 1;
   std::size_t bh, bg, q_len, k_len, v_len, out_len, lse_len, nn = 0, bhn = 0;
-  if (!checked_mul(a.batch, heads, bh)) return check_product("batch·heads", a.batch, heads, bh);
-  if (!checked_mul(a.batch, kv_heads, bg)) return check_product("batch·kvHeads", a.batch, kv_heads, bg);
+  // (a product past size_t is named by the sizes the caller gave, not only the tensor they make)
+  auto too_large = [&](const char* seq_name, const char* tensor, const char* heads_name, std::size_t count, std::size_t seq,
+                       const char* d_name, std::size_t d) {
+    return range_errorf(tensor, "%s is too large: batch·%s·%s·%s = %zu·%zu·%zu·%zu elements would not fit in memory", tensor,
+                        heads_name, seq_name, d_name, a.batch, count, seq, d);
+  };
   {
     std::size_t t;
-    if (!checked_mul(bh, rows, t)) return check_product("q", bh, rows, t);
-    if (!checked_mul(t, dk, q_len)) return check_product("q", t, dk, q_len);
-    if (!checked_mul(t, dv, out_len)) return check_product("out", t, dv, out_len);
+    if (!checked_mul(a.batch, heads, bh) || !checked_mul(bh, rows, t) || !checked_mul(t, dk, q_len))
+      return too_large("nq", "q", "heads", heads, rows, "dk", dk);
+    if (!checked_mul(t, dv, out_len)) return too_large("nq", "out", "heads", heads, rows, "dv", dv);
     lse_len = t;
-    if (!checked_mul(bg, nk, t)) return check_product("k", bg, nk, t);
-    if (!checked_mul(t, dk, k_len)) return check_product("k", t, dk, k_len);
-    if (!checked_mul(t, dv, v_len)) return check_product("v", t, dv, v_len);
+    if (!checked_mul(a.batch, kv_heads, bg) || !checked_mul(bg, nk, t) || !checked_mul(t, dk, k_len))
+      return too_large("nk", "k", "kvHeads", kv_heads, nk, "dk", dk);
+    if (!checked_mul(t, dv, v_len)) return too_large("nk", "v", "kvHeads", kv_heads, nk, "dv", dv);
   }
   // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
   if (wants_matrix || a.path == AttentionPath::materialized) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "format.h"
@@ -52,12 +53,13 @@ bool overlaps(std::span<const float> x, std::span<float> y) noexcept {
 Status check_matmul(const MatmulArgs& a, std::size_t out_size) {
   for (auto [name, value] : {std::pair{"m", a.m}, {"k", a.k}, {"n", a.n}})
     if (!value) return check_size(name, value);
-  std::size_t a_len, b_len, out_len;
-  if (!checked_mul(a.m, a.k, a_len)) return check_product("a", a.m, a.k, a_len);
-  if (!checked_mul(a.k, a.n, b_len)) return check_product("b", a.k, a.n, b_len);
-  if (!checked_mul(a.m, a.n, out_len)) return check_product("out", a.m, a.n, out_len);
   // (messages only on failure: every call is checked twice in the package)
   auto dims = [](std::size_t x, std::size_t y, const char* names) { return format("%s = %zu·%zu", names, x, y); };
+  std::size_t a_len, b_len, out_len;
+  for (auto [tensor, x, y, names, len] : {std::tuple{"a", a.m, a.k, "m·k", &a_len}, {"b", a.k, a.n, "k·n", &b_len},
+                                          {"out", a.m, a.n, "m·n", &out_len}})
+    if (!checked_mul(x, y, *len))
+      return range_errorf(tensor, "%s is too large: %s elements would not fit in memory", tensor, dims(x, y, names).c_str());
   if (a.a.size() != a_len) return check_length("a", a.a.size(), a_len, dims(a.m, a.k, "m·k"));
   if (a.b.size() != b_len)
     return check_length("b", a.b.size(), b_len, a.transpose_b ? dims(a.n, a.k, "n·k") : dims(a.k, a.n, "k·n"));

@@ -54,19 +54,24 @@ Status multi_head_lengths(const MultiHeadArgs& a, bool wants_matrix, MultiHeadDi
   const std::size_t H = d.heads, G = d.kv_heads;
   // Every product below must fit in size_t (32 bits in wasm); check the factors one by one.
   std::size_t qw, kw, vw, ow, nn = 0;
-  for (auto [what, x, y, r] : {std::tuple{"x", a.n, a.d_model, &len.x}, {"heads·dk", H, d.dk, &qw},
-                               {"kvHeads·dk", G, d.dk, &kw}, {"kvHeads·dv", G, d.dv, &vw}, {"heads·dv", H, d.dv, &ow}})
-    if (!checked_mul(x, y, *r)) return check_product(what, x, y, *r);
-  for (auto [what, x, y, r] : {std::tuple{"q", a.n, qw, &len.q}, {"k", a.n, kw, &len.k}, {"v", a.n, vw, &len.v},
-                               {"concat", a.n, ow, &len.concat}, {"out", a.n, a.d_model, &len.out},
-                               {"wq", a.d_model, qw, &len.wq}, {"wk", a.d_model, kw, &len.wk},
-                               {"wv", a.d_model, vw, &len.wv}, {"wo", ow, a.d_model, &len.wo}})
-    if (!checked_mul(x, y, *r)) return check_product(what, x, y, *r);
+  // (a product past size_t is named by the sizes the caller gave)
+  auto too_large = [](const char* tensor, const char* names, std::size_t x, std::size_t y) {
+    return range_errorf(tensor, "%s is too large: %s = %zu × %zu elements would not fit in memory", tensor, names, x, y);
+  };
+  for (auto [what, x, y, r, names] : {std::tuple{"x", a.n, a.d_model, &len.x, "n·dModel"}, {"wq", H, d.dk, &qw, "dModel·heads·dk"},
+                                      {"wk", G, d.dk, &kw, "dModel·kvHeads·dk"}, {"wv", G, d.dv, &vw, "dModel·kvHeads·dv"},
+                                      {"wo", H, d.dv, &ow, "heads·dv·dModel"}})
+    if (!checked_mul(x, y, *r)) return too_large(what, names, x, y);
+  for (auto [what, x, y, r, names] : {std::tuple{"q", a.n, qw, &len.q, "n·heads·dk"}, {"k", a.n, kw, &len.k, "n·kvHeads·dk"},
+                                      {"v", a.n, vw, &len.v, "n·kvHeads·dv"}, {"concat", a.n, ow, &len.concat, "n·heads·dv"},
+                                      {"out", a.n, a.d_model, &len.out, "n·dModel"}, {"wq", a.d_model, qw, &len.wq, "dModel·heads·dk"},
+                                      {"wk", a.d_model, kw, &len.wk, "dModel·kvHeads·dk"}, {"wv", a.d_model, vw, &len.wv, "dModel·kvHeads·dv"},
+                                      {"wo", ow, a.d_model, &len.wo, "heads·dv·dModel"}})
+    if (!checked_mul(x, y, *r)) return too_large(what, names, x, y);
   len.matrix = 0;
-  if (wants_matrix || !a.mask.empty()) {
-    if (!checked_mul(a.n, a.n, nn)) return check_product("n·n", a.n, a.n, nn);
-    if (!checked_mul(H, nn, len.matrix)) return check_product("heads·n·n", H, nn, len.matrix);
-  }
+  if (wants_matrix || !a.mask.empty())
+    if (!checked_mul(a.n, a.n, nn) || !checked_mul(H, nn, len.matrix))
+      return range_errorf("scores", "scores is too large: heads·n·n = %zu·%zu·%zu elements would not fit in memory", H, a.n, a.n);
   len.mask = nn;
   return Status::success();
 }

@@ -110,7 +110,9 @@ for (const { name, simd } of backends) {
       for (const [call, pattern] of [
         // 2^31 and more: past what a size is
         [() => lab.attention({ q, k: q, v: q, nq: 2 ** 31, dk: 1 }), /^attention: nq = 2147483648 is too large/],
-        [() => lab.matmul(q, q, { m: 65536, k: 1, n: 65536 }), /^matmul: out is too large: 65536 x 65536 elements/],
+        [() => lab.matmul(q, q, { m: 65536, k: 1, n: 65536 }), /^matmul: out is too large: m·n = 65536·65536 elements would not fit in memory$/],
+        [() => lab.attention({ q, k: q, v: q, nq: 2 ** 20, dk: 1, dv: 2 ** 12 }), /^attention: out is too large: batch·heads·nq·dv = 1·1·1048576·4096 elements/],
+        [() => lab.multiHeadAttention({ x: q, n: 65536, heads: 1, dk: 65536, wq: q, wk: q, wv: q, wo: q }), /^multiHeadAttention: q is too large: n·heads·dk = 65536 × 65536 elements/],
         [() => lab.attention({ q, k: q, v: q, dk: 1, returnWeights: true }), /^attention: nq·nk = 65536·65536 .* \(rawScores, scores, weights\)/],
         // 2^29 weights: 2 GiB, past wasm memory with anything else
         [() => lab.attention({ q: q.subarray(0, 32768), k: q.subarray(0, 16384), v: q.subarray(0, 16384), dk: 1, returnWeights: true }),
