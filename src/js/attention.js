@@ -2,7 +2,7 @@
 // This file checks types and unknown options and writes the call's descriptor; the engine infers the sizes left out,
 // validates every size and value (its messages name the argument) and computes (src/wasm/attention_call.h).
 import { engineCall, option } from './call.js';
-import { checkKeys, describe, flag, int32s, isF32, layoutCode, number, optionalNumber, optionalTensor, options, outBuffer, tensor } from './checks.js';
+import { checkKeys, describe, flag, int32s, isF32, layoutCode, nonEmpty, number, optionalNumber, optionalTensor, options, outBuffer, tensor } from './checks.js';
 import { cacheOf } from './kv-cache.js';
 
 export const ATTENTION_OPTIONS = ['q', 'k', 'v', 'cache', 'batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'layout', 'causal',
@@ -35,7 +35,7 @@ export function readAttentionOptions(fn, opts, d, F, cache) {
     d[F.mask_dims] = opts.maskShape.length; // (more than 4: the engine says so)
     for (let i = 0; i < Math.min(4, opts.maskShape.length); ++i) d[F[`mask_shape${i}`]] = opts.maskShape[i];
   }
-  if (opts.keyLengths !== undefined && opts.keyLengths !== null) given.keyLengths = int32s(fn, 'keyLengths', opts.keyLengths);
+  if (opts.keyLengths !== undefined && opts.keyLengths !== null) given.keyLengths = nonEmpty(fn, 'keyLengths', int32s(fn, 'keyLengths', opts.keyLengths));
   given.alibiSlopes = optionalTensor(fn, 'alibiSlopes', opts.alibiSlopes);
   d[F.layout] = opts.layout === undefined ? 0 : layoutCode(fn, 'layout', opts.layout);
   if (opts.causal !== undefined && !CAUSAL.has(opts.causal)) {

@@ -81,13 +81,15 @@ export function layoutCode(fn, name, v) {
 // A JS array or Int32Array of integers as an Int32Array (the engine checks the values). An entry an Int32Array
 // cannot hold as it is (not an integer, past int32) is refused here: the conversion would change it.
 export function int32s(fn, name, v) {
-  if (isI32(v)) {
-    if (v.length === 0) throw new RangeError(`${fn}: ${name} must not be empty, got length 0`);
-    return v;
-  }
+  if (isI32(v)) return v;
   if (!Array.isArray(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array or an array of integers, got ${describe(v)}`);
-  if (v.length === 0) throw new RangeError(`${fn}: ${name} must not be empty, got length 0`);
   return Int32Array.from(v, (x, i) => int32(fn, `${name}[${i}]`, x));
+}
+
+// A list that must not be empty: in a descriptor, an empty tensor reads as one left out.
+export function nonEmpty(fn, name, v) {
+  if (v.length === 0) throw new RangeError(`${fn}: ${name} must not be empty, got length 0`);
+  return v;
 }
 
 export function int32(fn, name, x) {

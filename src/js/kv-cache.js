@@ -3,7 +3,7 @@
 // holds the handle and frees it on dispose() — or, if it is dropped without that, when it is garbage-collected.
 // Every call is an engine call (src/wasm/kv_cache_bindings.cpp) with the handle in its `cache` field.
 import { engineCall, option } from './call.js';
-import { checkKeys, describe, flag, int32s, layoutCode, optionalNumber, optionalTensor, options, required, tensor } from './checks.js';
+import { checkKeys, describe, flag, int32s, layoutCode, nonEmpty, optionalNumber, optionalTensor, options, required, tensor } from './checks.js';
 
 export const KV_CACHE_OPTIONS = ['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout'];
 export const KV_APPEND_OPTIONS = ['layout', 'rope'];
@@ -72,7 +72,7 @@ export function makeKvCache(m, live) {
         option(d, F.rotary_dim, optionalNumber(fn, 'rope.rotaryDim', o.rotaryDim));
         d[F.interleaved] = flag(fn, 'rope.interleaved', o.interleaved);
         given.cos = optionalTensor(fn, 'rope.cos', o.cos), given.sin = optionalTensor(fn, 'rope.sin', o.sin);
-        if (o.positions !== undefined && o.positions !== null) given.positions = int32s(fn, 'rope.positions', o.positions);
+        if (o.positions !== undefined && o.positions !== null) given.positions = nonEmpty(fn, 'rope.positions', int32s(fn, 'rope.positions', o.positions));
       }
       append.call(fn, d, given);
       return this;

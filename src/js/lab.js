@@ -10,6 +10,7 @@ import { softmaxCall } from './softmax.js';
 import { softmaxBackwardCall } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
 import { matmulCall } from './matmul.js';
+import { makeLoadModel } from './lm.js';
 
 /** Where a lab keeps its operators' prepare/run pairs (for lab-threads.js); not part of the public API. */
 export const CALLS = Symbol('attnlab.calls');
@@ -20,6 +21,7 @@ export function makeLab(m, { gpt = false } = {}) {
   const info = m.buildInfo();
   const backend = info.simd ? 'wasm-simd' : 'wasm';
   const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
+  const models = { count: 0 };  // loadModel's models alive
   const calls = {
     softmax: softmaxCall(m), attention: attentionCall(m), multiHeadAttention: multiHeadCall(m), matmul: matmulCall(m),
     rope: ropeCall(m), softmaxBackward: softmaxBackwardCall(m), attentionBackward: attentionBackwardCall(m),
@@ -40,12 +42,16 @@ export function makeLab(m, { gpt = false } = {}) {
     softmaxBackward: sync('softmaxBackward'),
     attentionBackward: sync('attentionBackward'),
     ...makeGPT(m, gpt),
+    loadModel: makeLoadModel(m, models),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
     },
     get liveKvCaches() {
       return caches.count;
+    },
+    get liveModels() {
+      return models.count;
     },
   };
   Object.defineProperty(lab, CALLS, { value: calls });

@@ -1,7 +1,7 @@
 // lab.rope: rotary position embedding of query/key heads (ONNX RotaryEmbedding, HF apply_rotary_pos_emb). Types
 // here; sizes, positions, tables and values in the engine (src/wasm/rope_bindings.cpp).
 import { engineCall, option } from './call.js';
-import { checkKeys, flag, int32, int32s, layoutCode, number, optionalNumber, optionalTensor, options, outBuffer, tensor } from './checks.js';
+import { checkKeys, flag, int32, int32s, layoutCode, nonEmpty, number, optionalNumber, optionalTensor, options, outBuffer, tensor } from './checks.js';
 
 export const ROPE_OPTIONS = ['batch', 'heads', 'dk', 'layout', 'positions', 'offset', 'base', 'rotaryDim', 'interleaved', 'cos', 'sin', 'inverse', 'out'];
 
@@ -27,10 +27,10 @@ export function ropeCall(m) {
       d[F.inverse] = flag(fn, 'inverse', opts.inverse);
       let offset;
       if (typeof opts.offset === 'number') offset = Int32Array.of(int32(fn, 'offset', opts.offset));
-      else if (opts.offset !== undefined && opts.offset !== null) offset = int32s(fn, 'offset', opts.offset);
+      else if (opts.offset !== undefined && opts.offset !== null) offset = nonEmpty(fn, 'offset', int32s(fn, 'offset', opts.offset));
       const given = {
         x, offset, out: outBuffer(fn, opts.out),
-        positions: opts.positions === undefined || opts.positions === null ? undefined : int32s(fn, 'positions', opts.positions),
+        positions: opts.positions === undefined || opts.positions === null ? undefined : nonEmpty(fn, 'positions', int32s(fn, 'positions', opts.positions)),
         cos: optionalTensor(fn, 'cos', opts.cos), sin: optionalTensor(fn, 'sin', opts.sin),
       };
       op.check(fn, d, given);

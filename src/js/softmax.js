@@ -30,12 +30,12 @@ export function softmaxCall(m) {
     run({ fn, d, given }) {
       const { x, out } = given;
       // Into the caller's buffer, or a call of one chunk: all of x is staged in wasm memory first (so that a bad
-      // value in the last row still leaves out untouched) and rotated in place there (out may be x itself).
+      // value in the last row still leaves out untouched) and computed in place there (out may be x itself).
       const cols = d[F.cols], chunk = Math.max(1, Math.floor(CHUNK_FLOATS / cols)) * cols;
       if (out || x.length <= chunk) return op.run(fn, d, given).out;
       // A new array is never seen when the call throws, so it is filled chunk by chunk of whole rows: the wasm
       // memory needed stays at one chunk of 256 KiB (or one row, when a row is longer) instead of all of x, and
-      // wasm memory never shrinks. As fast as staging (npm run bench, 1024 × 1024: 1.42 ms either way).
+      // wasm memory never shrinks. As fast as staging all of x (docs/performance.md#row-softmax).
       const result = new Float32Array(x.length);
       for (let i = 0; i < x.length; i += chunk) {
         const part = d.slice();
