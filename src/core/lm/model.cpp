@@ -236,6 +236,7 @@ Status LmModel::forward_sizes(std::size_t n, bool want_attention, std::size_t& l
 Status LmModel::forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention) {
   const LmConfig& c = config();
   const std::size_t n = ids.size();
+  if (auto s = check_ids(ids, "ids"); !s.ok()) return s;
   std::size_t want_logits, maps;
   if (auto s = forward_sizes(n, !attention.empty(), want_logits, maps); !s.ok()) return s;
   if (logits.size() != want_logits)
@@ -243,7 +244,6 @@ Status LmModel::forward(std::span<const std::int32_t> ids, std::span<float> logi
   if (!attention.empty() && attention.size() != maps)
     return detail::check_length("attention", attention.size(), maps,
                                 detail::format("layers·heads·n·n = %zu·%zu·%zu·%zu", c.layers, c.heads, n, n));
-  if (auto s = check_ids(ids, "ids"); !s.ok()) return s;
   if (auto s = ensure_work(n); !s.ok()) return s;
   return run(ids.data(), n, 0, false, logits.data(), n, attention.empty() ? nullptr : attention.data());
 }
@@ -269,8 +269,8 @@ Status LmModel::begin(std::span<const std::int32_t> prompt, std::size_t max_toke
                       std::span<const std::int32_t> stop) {
   const LmConfig& c = config();
   active_ = false;
-  if (auto s = check_begin(prompt.size(), max_tokens, o); !s.ok()) return s;
   if (auto s = check_ids(prompt, "prompt"); !s.ok()) return s;
+  if (auto s = check_begin(prompt.size(), max_tokens, o); !s.ok()) return s;
   for (std::size_t i = 0; i < stop.size(); ++i)
     if (stop[i] < 0 || std::size_t(stop[i]) >= c.vocab)
       return detail::range_errorf("stop", "stop[%zu] = %d is not a token id (0 to %zu)", i, int(stop[i]), c.vocab - 1);
