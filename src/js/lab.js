@@ -11,6 +11,7 @@ import { softmaxBackwardCall } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
 import { matmulCall } from './matmul.js';
 import { makeLoadModel } from './lm.js';
+import { makeTokenizers } from './tokenizer.js';
 
 /** Where a lab keeps its operators' prepare/run pairs (for lab-threads.js); not part of the public API. */
 export const CALLS = Symbol('attnlab.calls');
@@ -22,6 +23,7 @@ export function makeLab(m, { gpt = false } = {}) {
   const backend = info.simd ? 'wasm-simd' : 'wasm';
   const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
   const models = { count: 0 };  // loadModel's models alive
+  const tokenizers = { count: 0 };  // tokenizers alive, likewise
   const calls = {
     softmax: softmaxCall(m), attention: attentionCall(m), multiHeadAttention: multiHeadCall(m), matmul: matmulCall(m),
     rope: ropeCall(m), softmaxBackward: softmaxBackwardCall(m), attentionBackward: attentionBackwardCall(m),
@@ -43,6 +45,7 @@ export function makeLab(m, { gpt = false } = {}) {
     attentionBackward: sync('attentionBackward'),
     ...makeGPT(m, gpt),
     loadModel: makeLoadModel(m, models),
+    ...makeTokenizers(m, tokenizers),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
@@ -52,6 +55,9 @@ export function makeLab(m, { gpt = false } = {}) {
     },
     get liveModels() {
       return models.count;
+    },
+    get liveTokenizers() {
+      return tokenizers.count;
     },
   };
   Object.defineProperty(lab, CALLS, { value: calls });
