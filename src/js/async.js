@@ -4,10 +4,10 @@
 // was left out — so a call the engine refuses is refused here, before any part exists, with the synchronous form's
 // own error. With a pool (init({ threads: n }), n ≥ 2) a checked call is cut into parts whose results do not depend
 // on how the work is cut — whole rows (softmax, softmaxBackward), blocks of 64 rows (matmul: the GEMM's own row
-// block, so every row sees the same blocking), blocks of equal work over (batch item, K/V head, query rows)
-// (attention: each worker gets only the rows and heads it reads, attention-parts.js) — each part a descriptor of the
-// same engine call, which a worker runs and the calling thread merges. rope and multiHeadAttention go whole to one
-// worker.
+// block, so every row sees the same blocking; no last part of fewer than 4 rows), blocks of equal work over (batch
+// item, K/V head, query rows) (attention: each worker gets only the rows and heads it reads, attention-parts.js) —
+// each part a descriptor of the same engine call, which a worker runs and the calling thread merges. rope and
+// multiHeadAttention go whole to one worker.
 // Where the work ran is counted (stats, lab.threadStats()): parts a worker computed, calls kept on the calling thread
 // (below the tuning thresholds, over a KV cache, threads: 1), and calls run again on the calling thread after a
 // part failed or could not be posted. For a valid call nothing runs again. A part the engine refuses (a bad value:
@@ -147,7 +147,11 @@ export function makeAsync(calls, pool, stats) {
     const rows = p.d[F.m], depth = p.d[F.k], cols = p.d[F.n];
     if (rows * depth * cols < tuning.inlineMatmul) return inline(c, p);
     const perRow = depth * (cols + 1);
-    const parts = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / tuning.minPartFloats)), 64).map(([r0, r1]) => {
+    const cut = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / tuning.minPartFloats)), 64);
+    // A last part of 1–3 rows goes with the part before: alone, fewer rows than the GEMM's 4-row panel take the
+    // engine's few-row path (gemm_blocked.cpp: a decode step's), whose sums round unlike those rows' in one call.
+    if (cut.length > 1 && cut.at(-1)[1] - cut.at(-1)[0] < 4) cut.at(-2)[1] = cut.pop()[1];
+    const parts = cut.map(([r0, r1]) => {
       const d = p.d.slice();
       d[F.m] = r1 - r0;
       const rowsA = a.slice(r0 * depth, r1 * depth);

@@ -65,6 +65,12 @@ describe('defects the fuzzer found, fixed: their reproducers pass', () => {
       args: { x: rows(32), opts: { dk: 8, out: new Float32Array(new SharedArrayBuffer(128)) } } }), []);
   });
 
+  test('matmulAsync equals matmul when its cut would leave a last part of 1–3 rows (transposeB; the rows took the engine\'s few-row path)', async () => {
+    for (const m of [65, 66, 67])
+      assert.deepEqual(await failuresOf({ op: 'matmul', backend: 'simd', threads: 2,
+        args: { a: rows(m * 16), b: rows(8 * 16), opts: { m, k: 16, n: 8, transposeB: true } } }), [], `m ${m}`);
+  });
+
   test('a call refused for its sizes allocates nothing (an nq far beyond q grew wasm memory for good)', async () => {
     const good = { q: rows(12), k: rows(20), v: rows(20), nq: 3, nk: 5, dk: 4, dv: 4 };
     assert.deepEqual(await failuresOf({ op: 'attention', backend: 'scalar', threads: 2, args: { opts: good },

@@ -193,6 +193,22 @@ for (const backend of backends) {
         same(got, lab.attentionBackward(grad), 'attentionBackward out');
       });
 
+      // A cut in blocks of 64 rows leaves a last part of 1–3 rows at m = 64·j + 1…3: alone, such rows would take the
+      // engine's few-row path (one dot product per entry, over all of k), whose sums round unlike the same rows
+      // inside a larger call; the cut gives them to the part before. 65 × 2048 × 3072 is a product the package's
+      // own threshold cuts (about 4e8 multiply-adds) with a transposed b.
+      test('matmul: rows past the last 64-row block are the rows a whole call gives', { skip: threads === 1 }, async () => {
+        const cases = [[65, 37, 61], [66, 37, 61], [67, 37, 61], [129, 37, 61]]; // (past the lowered threshold: cut)
+        if (threads === 2 && !altDist) cases.push([65, 2048, 3072]); // (not in the debug build: 4e8 checked multiply-adds)
+        for (const [m, k, n] of cases) {
+          const ma = r.array(m * k, -1, 1), mb = r.array(n * k, -1, 1), opts = { m, k, n, transposeB: true };
+          const before = lab.threadStats();
+          same(await lab.matmulAsync(ma, mb, opts), lab.matmul(ma, mb, opts), `matmulAsync m ${m}, k ${k}, n ${n}`);
+          const stats = lab.threadStats();
+          assert.ok(stats.workerParts > before.workerParts && stats.reruns === before.reruns, `m ${m}: cut, run by the workers, nothing rerun`);
+        }
+      });
+
       test('a KV cache stays on the calling thread and gives the same result', async () => {
         const cache = lab.kvCache({ batch: 1, kvHeads: 2, dk: 8, dv: 8, capacity: 16 });
         cache.append(r.array(2 * 5 * 8, -1, 1), r.array(2 * 5 * 8, -1, 1));
