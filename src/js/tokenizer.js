@@ -1,7 +1,7 @@
 // lab.loadTokenizer: a Hugging Face tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) that lives in
 // the engine, which parses and validates the files and names the file and field at fault. This file checks types,
-// reads Blobs, moves bytes (text as UTF-8, ids as int32) through one call descriptor per call
-// (src/js/call.js, src/wasm/tokenizer_bindings.cpp), and frees the tokenizer on dispose() or when it is garbage-collected.
+// reads Blobs, moves bytes (text as UTF-8, ids as int32) through one call descriptor per call (src/js/call.js,
+// src/wasm/tokenizer_bindings.cpp), and frees the tokenizer on dispose() or when it is garbage-collected.
 // The model loader builds its model.tokenizer with loadTokenizerFrom(m, files).
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
 import { engineCall } from './call.js';
