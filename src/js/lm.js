@@ -3,30 +3,36 @@
 // checks types, turns token streams into an async iterator, and frees the model on dispose() or when the Model
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
+import { engineCall } from './call.js';
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
-import { arena, checkKind } from './memory.js';
 import { source, streamModel } from './load-model.js';
 import { moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
 
-// The descriptors' field names (lm_call.h), per module: { loader: [...], forward: [...], generate: [...] }.
-const fieldCache = new WeakMap();
-function fieldsOf(m) {
-  let f = fieldCache.get(m);
-  if (!f) {
-    f = Object.fromEntries(m.lmCallFields().split(';').map((part) => {
-      const [name, list] = part.split(':');
-      return [name, list.split(',').filter(Boolean)];
-    }));
-    fieldCache.set(m, f);
+// The model's engine calls on module m (src/wasm/lm_bindings.cpp), each taking the model's handle.
+const callCache = new WeakMap();
+function callsOf(m) {
+  let c = callCache.get(m);
+  if (!c) {
+    c = {};
+    for (const name of ['lmModelConfig', 'lmModelInfo', 'lmModelForward', 'lmModelBegin', 'lmModelNext', 'lmModelReadWeights', 'lmModelFree'])
+      c[name] = engineCall(m, name);
+    // A descriptor of `call` on the model whose handle is h (scratch: used at once).
+    c.on = (call, h) => {
+      const d = call.descriptor();
+      d[call.F.model] = h;
+      return d;
+    };
+    callCache.set(m, c);
   }
-  return f;
+  return c;
 }
 
 // A dropped Model's engine object is freed here; `held` is { m, handle, live }.
 const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((held) => {
-    held.m.lmModelFree(held.handle);
+    const c = callsOf(held.m);
+    c.lmModelFree.call('Model.dispose', c.on(c.lmModelFree, held.handle));
     held.live.count -= 1;
   })
   : null;
@@ -61,7 +67,9 @@ async function loadTokenizer(m, handle, files) {
   const tokenizer = await loadTokenizerFrom(m, files, null);
   try {
     const file = files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json';
-    checkKind(m, 'loadModel', m.lmModelCheckVocabulary(handle, tokenizer.vocabSize - 1, file));
+    const check = engineCall(m, 'lmModelCheckVocabulary'), d = check.descriptor();
+    d[check.F.model] = handle, d[check.F.largest] = tokenizer.vocabSize - 1;
+    check.call('loadModel', d, { file: new TextEncoder().encode(file) });
   } catch (e) {
     tokenizer.dispose();
     throw e;
@@ -72,19 +80,21 @@ async function loadTokenizer(m, handle, files) {
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
 class Model {
-  #m;
   #h;
   #live;
   #config;
   #tokenizer;
   #epoch = 0;  // bumped by every generation: an older iterator then ends
 
+  #calls;
+
   constructor(m, handle, tokenizer, live) {
-    this.#m = m;
+    this.#calls = callsOf(m);
     this.#h = handle;
     this.#live = live;
     this.#tokenizer = tokenizer;
-    this.#config = deepFreeze(JSON.parse(m.lmModelConfig(handle)));
+    const { lmModelConfig: config, on } = this.#calls;
+    this.#config = deepFreeze(JSON.parse(new TextDecoder().decode(config.call('Model.config', on(config, handle)).json)));
     live.count += 1;
     registry?.register(this, { m, handle, live }, this);
   }
@@ -102,13 +112,19 @@ class Model {
   get tokenizer() {
     return this.#tokenizer;
   }
+  // The model's counts (lmModelInfo's fields).
+  #info(fn) {
+    const { lmModelInfo: info, on } = this.#calls, d = on(info, this.#handle(fn));
+    info.call(fn, d);
+    return { memoryBytes: d[info.F.memory_bytes], weightBytes: d[info.F.weight_bytes] };
+  }
   /** Bytes of wasm memory the model holds: weights, KV caches, activations. */
   get memoryBytes() {
-    return this.#m.lmModelMemory(this.#handle('Model.memoryBytes'));
+    return this.#info('Model.memoryBytes').memoryBytes;
   }
   /** Bytes of the weights alone, as stored (F16 and BF16 matrices at 2 bytes a weight). */
   get weightBytes() {
-    return this.#m.lmModelWeightBytes(this.#handle('Model.weightBytes'));
+    return this.#info('Model.weightBytes').weightBytes;
   }
   get disposed() {
     return !this.#h;
@@ -124,35 +140,21 @@ class Model {
   }
 
   forward(ids, opts = {}) {
-    const fn = 'Model.forward', h = this.#handle(fn), m = this.#m;
+    const fn = 'Model.forward', h = this.#handle(fn);
     const tokens = this.#ids(fn, 'ids', ids);
     options(fn, opts);
     checkKeys(fn, opts, ['attention']);
-    const wantAttention = flag(fn, 'attention', opts.attention);
+    const { lmModelForward: call, on } = this.#calls, d = on(call, h);
+    d[call.F.want_attention] = flag(fn, 'attention', opts.attention);
+    const o = call.call(fn, d, { ids: tokens });
     const { vocabSize: V, layers: L, heads: H } = this.#config;
-    const n = tokens.length, F = fieldsOf(m).forward;
-    const a = arena(m, fn, [
-      { name: 'call', length: F.length, type: 'f64' },
-      { name: 'ids', length: n, data: tokens, type: 'i32' },
-      { name: 'logits', length: n * V },
-      { name: 'attention', length: wantAttention ? L * H * n * n : 0 },
-    ]);
-    try {
-      const call = a.view(0);
-      const set = (field, value) => (call[F.indexOf(field)] = value);
-      set('model', h), set('ids', a.at(1)), set('ids_len', n);
-      set('logits', a.at(2)), set('logits_len', n * V), set('attention', a.at(3)), set('attention_len', wantAttention ? L * H * n * n : 0);
-      checkKind(m, fn, m.lmModelForward(a.at(0)));
-      const result = { logits: a.read(2), shape: [n, V] };
-      if (wantAttention) {
-        const all = a.view(3);
-        result.attention = Array.from({ length: L }, (_, l) =>
-          Array.from({ length: H }, (_, hh) => all.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
-      }
-      return result;
-    } finally {
-      a.free();
+    const n = tokens.length;
+    const result = { logits: o.logits, shape: [n, V] };
+    if (o.attention) {
+      result.attention = Array.from({ length: L }, (_, l) =>
+        Array.from({ length: H }, (_, hh) => o.attention.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
     }
+    return result;
   }
 
   // generate's and stream's arguments checked; the options with the defaults filled in.
@@ -191,30 +193,19 @@ class Model {
   }
 
   async *#tokens(fn, plan) {
-    const m = this.#m, h = this.#handle(fn), F = fieldsOf(m).generate;
+    const h = this.#handle(fn), { lmModelBegin: begin, lmModelNext: next, on } = this.#calls;
     if (plan.signal?.aborted) throw abortError(plan.signal);
     const epoch = ++this.#epoch;
-    const a = arena(m, fn, [
-      { name: 'call', length: F.length, type: 'f64' },
-      { name: 'prompt', length: plan.ids.length, data: plan.ids, type: 'i32' },
-      { name: 'stop', length: plan.stopIds.length, data: Int32Array.from(plan.stopIds), type: 'i32' },
-    ]);
-    try {
-      const call = a.view(0);
-      const set = (field, value) => (call[F.indexOf(field)] = value);
-      set('model', h), set('prompt', a.at(1)), set('prompt_len', plan.ids.length), set('max_tokens', plan.maxTokens);
-      set('temperature', plan.temperature), set('top_k', plan.topK), set('top_p', plan.topP), set('seed', plan.seed);
-      set('stop', a.at(2)), set('stop_len', plan.stopIds.length);
-      checkKind(m, fn, m.lmModelBegin(a.at(0)));
-    } finally {
-      a.free();
-    }
+    const d = on(begin, h), { F } = begin;
+    d[F.max_tokens] = plan.maxTokens, d[F.temperature] = plan.temperature, d[F.top_k] = plan.topK, d[F.top_p] = plan.topP;
+    d[F.seed] = plan.seed;
+    begin.call(fn, d, { prompt: plan.ids, stop: plan.stopIds.length ? Int32Array.from(plan.stopIds) : undefined });
     const generated = [];
     let text = '';
     for (let index = 0; ; ++index) {
-      const token = m.lmModelNext(this.#handle(fn));
-      if (token < 0) checkKind(m, fn, 1);
-      const more = m.lmModelActive(h);
+      const step = on(next, this.#handle(fn));
+      next.call(fn, step);
+      const token = step[next.F.token], more = step[next.F.active] === 1;
       generated.push(token);
       let piece;
       if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
@@ -263,14 +254,16 @@ class Model {
 
   // For bench/lm-decode.mjs: reads every weight byte once, the plainest way (what a decode step must stream).
   [Symbol.for('attnlab.readWeights')]() {
-    return this.#m.lmModelReadWeights(this.#handle('Model.readWeights'));
+    const { lmModelReadWeights: call, on } = this.#calls, d = on(call, this.#handle('Model.readWeights'));
+    call.call('Model.readWeights', d);
+    return d[call.F.checksum];
   }
 
   /** Frees the model's wasm memory now (it is also freed when the object is garbage-collected). Idempotent. */
   dispose() {
     if (!this.#h) return;
     registry?.unregister(this);
-    this.#m.lmModelFree(this.#h);
+    this.#calls.lmModelFree.call('Model.dispose', this.#calls.on(this.#calls.lmModelFree, this.#h));
     this.#h = 0;
     this.#live.count -= 1;
     this.#tokenizer?.dispose();
@@ -295,12 +288,13 @@ export function makeLoadModel(m, live) {
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
     const src = source(fn, given, signal);
     const mm = await moduleWithModels(m, fn);
-    const { handle, tokenizerFiles } = await streamModel(mm, fn, src, { onProgress, signal, fields: fieldsOf(mm).loader });
+    const { handle, tokenizerFiles } = await streamModel(mm, fn, src, { onProgress, signal });
     let tokenizer;
     try {
       tokenizer = await loadTokenizer(mm, handle, tokenizerFiles);
     } catch (e) {
-      mm.lmModelFree(handle);
+      const c = callsOf(mm);
+      c.lmModelFree.call(fn, c.on(c.lmModelFree, handle));
       throw e;
     }
     return new Model(mm, handle, tokenizer, live);

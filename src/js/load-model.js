@@ -6,6 +6,7 @@
 //   URL:   a base URL laid out as a Hugging Face repository's resolve/main/ folder; each response body streams in.
 // Progress ({ file, loaded, total }) is reported per piece; an AbortSignal stops the load between pieces (and
 // aborts the fetches); any error frees what the engine holds.
+import { engineCall } from './call.js';
 import { describe } from './checks.js';
 
 const STAGING = 1 << 20;      // bytes of wasm memory a piece passes through
@@ -148,20 +149,17 @@ async function readAll(file) {
 
 /**
  * Streams a model folder into a new engine loader and returns the finished model's handle (and the tokenizer
- * files found, by name). `fields` maps the loader descriptor's field names to their indices (lm_call.h).
+ * files found, by name). Every step is an engine call (src/wasm/lm_bindings.cpp) on the loader's handle; each
+ * chunk of a file crosses as one (at most STAGING bytes at a time in wasm memory).
  */
-export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
-  const check = (kind) => {
-    if (kind !== 0) {
-      const s = m.lastStatus();
-      const message = `${fn}: ${s.message}`;
-      throw s.kind === 1 ? new RangeError(message) : new Error(message);
-    }
-  };
+export async function streamModel(m, fn, src, { onProgress, signal }) {
+  const [create, index, files, begin, feed, end, finish, free] = ['lmLoaderCreate', 'lmLoaderIndex', 'lmLoaderFiles',
+    'lmLoaderBegin', 'lmLoaderFeed', 'lmLoaderEnd', 'lmLoaderFinish', 'lmLoaderFree'].map((name) => engineCall(m, name));
   const abortCheck = () => {
     if (signal?.aborted) throw abortError(signal);
   };
   const report = (file, loaded, total) => onProgress?.({ file, loaded, total });
+  const encode = (name) => new TextEncoder().encode(name);
 
   abortCheck();
   const configFile = await src.open(CONFIG, false);
@@ -172,61 +170,46 @@ export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
   if (generation) report(GENERATION, generation.length, generation.length);
   abortCheck();
 
-  let loader = 0, staging = 0;
+  let loader = 0;
+  // A call of `c` on the loader (its descriptor: scratch, used at once).
+  const on = (c) => {
+    const d = c.descriptor();
+    d[c.F.loader] = loader;
+    return d;
+  };
   try {
-    // The loader's descriptor and the JSON files in one allocation.
-    const callBytes = fields.length * 8;
-    const total = callBytes + config.length + (generation?.length ?? 0);
-    staging = m._malloc(Math.max(total, STAGING));
-    if (!staging) throw new Error(`${fn}: out of memory allocating ${STAGING} bytes of wasm memory`);
-    m.HEAPU8.set(config, staging + callBytes);
-    if (generation) m.HEAPU8.set(generation, staging + callBytes + config.length);
-    const call = m.HEAPF64.subarray(staging / 8, staging / 8 + fields.length);
-    call[fields.indexOf('config')] = staging + callBytes;
-    call[fields.indexOf('config_len')] = config.length;
-    call[fields.indexOf('generation')] = generation ? staging + callBytes + config.length : 0;
-    call[fields.indexOf('generation_len')] = generation?.length ?? 0;
-    loader = m.lmLoaderCreate(staging);
-    check(loader ? 0 : m.lastStatus().kind);
+    const d = create.descriptor();
+    create.call(fn, d, { config, generation: generation ?? undefined });
+    loader = d[create.F.loader];
 
     const indexFile = await src.open(INDEX, true);
     if (indexFile) {
-      const index = await readAll(indexFile);
-      report(INDEX, index.length, index.length);
+      const bytes = await readAll(indexFile);
+      report(INDEX, bytes.length, bytes.length);
       abortCheck();
-      const at = index.length > STAGING ? m._malloc(index.length) : staging;
-      if (!at) throw new Error(`${fn}: out of memory allocating ${index.length} bytes of wasm memory`);
-      try {
-        m.HEAPU8.set(index, at);
-        check(m.lmLoaderIndex(loader, at, index.length));
-      } finally {
-        if (at !== staging) m._free(at);
-      }
+      index.call(fn, on(index), { bytes });
     }
 
-    for (const name of m.lmLoaderFiles(loader).split('\n').filter(Boolean)) {
+    const names = new TextDecoder().decode(files.call(fn, on(files)).names ?? new Uint8Array(0));
+    for (const name of names.split('\n').filter(Boolean)) {
       abortCheck();
       const file = await src.open(name, false);
-      check(m.lmLoaderBegin(loader, name));
+      begin.call(fn, on(begin), { bytes: encode(name) });
       let loaded = 0;
       report(name, 0, file.size);
       for await (const piece of file.chunks()) {
-        for (let at = 0; at < piece.length; at += STAGING) {
-          const part = piece.subarray(at, Math.min(at + STAGING, piece.length));
-          m.HEAPU8.set(part, staging);  // the engine may have grown memory: HEAPU8 is read fresh each time
-          check(m.lmLoaderFeed(loader, staging, part.length));
-        }
+        for (let at = 0; at < piece.length; at += STAGING) feed.call(fn, on(feed), { bytes: piece.subarray(at, Math.min(at + STAGING, piece.length)) });
         loaded += piece.length;
         report(name, loaded, file.size);
         abortCheck();
       }
-      check(m.lmLoaderEnd(loader));
+      end.call(fn, on(end));
     }
 
     // The tokenizer's files, as they are (the tokenizer reads them).
     const tokenizerFiles = {};
-    const fetchAll = async (names) => {
-      for (const name of names) {
+    const fetchAll = async (list) => {
+      for (const name of list) {
         abortCheck();
         const file = src.has(name) ? await src.open(name, true) : null;
         if (file) {
@@ -238,11 +221,10 @@ export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
     await fetchAll(TOKENIZER_JSON);
     if (!tokenizerFiles['tokenizer.json']) await fetchAll(TOKENIZER_BPE);
     abortCheck();
-    const handle = m.lmLoaderFinish(loader);
-    check(handle ? 0 : m.lastStatus().kind);
-    return { handle, tokenizerFiles };
+    const done = on(finish);
+    finish.call(fn, done);
+    return { handle: done[finish.F.model], tokenizerFiles };
   } finally {
-    if (loader) m.lmLoaderFree(loader);  // after finish it holds nothing; after an error, everything goes here
-    if (staging) m._free(staging);
+    if (loader) free.call(fn, on(free)); // after finish it holds nothing; after an error, everything goes here
   }
 }

@@ -26,6 +26,7 @@ async function run() {
   checks.oneWeights = same(bytes(a), bytes(b)) && a.steps === b.steps;
   const want = a.trainStep(five.x, five.y), got = await b.trainStepAsync(five.x, five.y);
   checks.fiveLoss = Math.abs(got - want) <= 2 ** (Math.floor(Math.log2(want)) - 23);
+  const stats = lab.threadStats(); // two steps: one part (a batch of one), then one per worker
   let syncMessage = null, error = null;
   try { a.trainStep(five.x, five.y, { lr: -1 }); } catch (e) { syncMessage = e.message; }
   try { await b.trainStepAsync(five.x, five.y, { lr: -1 }); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
@@ -34,7 +35,7 @@ async function run() {
   let disposed = null;
   try { await step; } catch (e) { disposed = e.message; }
   checks.unchanged = same(bytes(b), kept) && b.steps === 2;
-  return { checks, error, syncMessage, disposed, isolated: globalThis.crossOriginIsolated === true };
+  return { checks, stats, error, syncMessage, disposed, isolated: globalThis.crossOriginIsolated === true };
 }
 const violations = [];
 document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
@@ -89,6 +90,7 @@ for (const entry of ['index', 'inline-gpt']) {
     assert.deepEqual(problems, []);
     assert.equal(got.isolated, false);
     assert.deepEqual(got.checks, { oneLoss: true, oneWeights: true, fiveLoss: true, unchanged: true });
+    assert.deepEqual(got.stats, { workerParts: 3, inlineCalls: 0, reruns: 0 }, 'the workers computed every part');
     assert.equal(got.error.isRangeError, true);
     assert.equal(got.error.message, got.syncMessage);
     assert.match(got.disposed, /this lab was disposed/);

@@ -42,11 +42,15 @@ class LmModel {
   // logits [n × vocab]; attention, when not empty, [layers × heads × n × n] (the softmax weights each head used).
   // Independent of any generation in progress.
   Status forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention);
+  // forward()'s checks that read no id, for n ids: the lengths its outputs need (attention: 0 unless wanted).
+  Status forward_sizes(std::size_t n, bool want_attention, std::size_t& logits, std::size_t& attention) const;
 
   // Starts generating after `prompt`: at most max_tokens tokens (prompt + max_tokens ≤ context), stopping early after
   // a token of `stop`. Runs the prompt through the model into the KV caches. A new begin() ends the previous one.
   Status begin(std::span<const std::int32_t> prompt, std::size_t max_tokens, const Sampling& sampling,
                std::span<const std::int32_t> stop);
+  // begin()'s checks that read no id, for a prompt of `prompt` ids.
+  Status check_begin(std::size_t prompt, std::size_t max_tokens, const Sampling& sampling) const;
   // The next token; `done` when no other will follow (max_tokens reached, or a stop token). An error ends the
   // generation. After done, next() is an error until begin().
   Status next(std::int32_t& token, bool& done);
