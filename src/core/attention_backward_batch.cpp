@@ -101,18 +101,17 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
     for (std::size_t h = 0; h < heads; ++h)
       if (auto s = attend_backward(problem(bi, h, dq.data(), dkb.data(), dvb.data(), sums.data())); !s.ok()) return s;
 
-  // Recomputed weights must sum to 1 up to the rounding of the logits and of lse (first order, generous ×8): the
-  // logits' magnitudes are bounded by scale·‖q‖·‖k‖, ALiBi's slope·(nq + nk) and the largest finite mask value.
-  double mask_max = 0.0;
-  for (float x : a.mask)
-    if (std::isfinite(x)) mask_max = std::fmax(mask_max, std::fabs(double(x)));
+  // Recomputed weights must sum to 1 up to the rounding of the logits and of lse (first order, generous ×8), each
+  // row on its own: the products are bounded by scale·‖q‖·‖k‖ and ALiBi's slope·(nq + nk). A mask value enters a
+  // logit exactly, by one rounded addition (u·|logit|), and only the logits within a few dozen of the row's lse
+  // carry weight: the row's |lse| covers them, whatever the mask holds elsewhere (−1e9 on padded keys or rows).
   const TensorView &q = b.q, &k = b.k;
   const std::size_t group = heads / kv_heads;
   for (std::size_t bi = 0; bi < b.batch; ++bi)
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t kg = h / group;
       const double k_max = max_row_norm(k.data + bi * k.batch_stride + kg * k.head_stride, nk, dk, k.row_stride);
-      const double bias = (b.alibi ? std::fabs(double(b.alibi[h])) * double(nq + nk) : 0.0) + mask_max;
+      const double bias = b.alibi ? std::fabs(double(b.alibi[h])) * double(nq + nk) : 0.0;
       for (std::size_t i = 0; i < nq; ++i) {
         const std::size_t at = (bi * heads + h) * nq + i;
         const double lse = saved.lse[at];

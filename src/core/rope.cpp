@@ -62,8 +62,8 @@ class Doubles {
 // [rows × half] float tables, in double until the final rounding (rope_math.h's functions; the error is in
 // rope.h). Each angle is split as p = 64·q + l, and cos/sin(A + B), A = 64q·fᵢ, B = l·fᵢ, come from the
 // angle-sum formulas: the 64 rows of B are computed when first needed, the row of A once per run of positions
-// sharing q, so contiguous positions take 1/32 of the sin/cos evaluations of one per entry (measured in Node,
-// wasm SIMD, one head of 4096 tokens × 128: 1.6 ms a call instead of 9.2 ms, under a load average of 9).
+// sharing q, so contiguous positions take 1/32 of the sin/cos evaluations of one per entry (measured:
+// docs/performance.md#kernel-and-engine-choices-measured).
 // A + B is p·fᵢ up to the rounding a direct product would have; every position always takes this route, so
 // its entries are the same bits whichever call computes them.
 template <class PositionOfRow>

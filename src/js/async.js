@@ -36,23 +36,20 @@ async function settle(parts, fallback) {
   return { values: done.map((d) => d.value) };
 }
 
-// Where cutting a call starts to pay. A part's round trip — slicing its inputs, posting them, copying them into
-// the worker's memory, reading its rows out, merging them — costs 0.15–0.3 ms beyond its work (quiet 2-core machine,
-// Node 20 and Chromium 156); calls below these sizes run on this thread. Exported for the tests, which lower them
-// to send small calls through the workers.
+// Where cutting a call starts to pay: a part's round trip — slicing its inputs, posting them, copying them into
+// the worker's memory, reading its rows out, merging them — costs time beyond its work, so calls below these sizes
+// run on this thread. Chosen from the measurements in docs/performance.md#when-the-async-twins-cut-a-call.
+// Exported for the tests, which lower them to send small calls through the workers.
 export const tuning = {
   // softmax, softmaxBackward, in floats: row-wise softmax costs about what its copies to and from a worker cost, so
-  // cut in two it was slower at every size measured (256 × 1024 0.44 → 1.35 ms, 1024 × 1024 1.75 → 2.39,
-  // 4096 × 1024 6.85 → 9.50 in Node; 1024 × 1024 1.34 → 3.58 in Chromium). Above 4 Mi floats it is cut anyway, to
-  // keep the calling thread free of a call that long.
+  // cut in two it was slower at every size measured; it is cut only above this, to keep the calling thread free of
+  // a call that long.
   inlineFloats: 1 << 22,
   minPartFloats: 1 << 14,
-  // matmul, in multiply-adds: cut in two, 256 × 1024 × 256 took 4.1 → 6.2 ms, 1024 × 1024 × 256 15.9 → 18.8,
-  // 2048 × 1024 × 256 32.4 → 27.9 (Node).
+  // matmul, in multiply-adds: about where two workers start to win.
   inlineMatmul: 4e8,
-  // attention, in multiply-adds (32 more keys per row for its fixed costs): cut in two, 8 heads × 64 × 64 at d = 64
-  // (6.3e6) took 337 → 486 µs, one head × 256 × 256 (9.4e6) 552 → 672 µs, 8 × 96 × 96 (1.3e7) 708 → 682 µs,
-  // 8 × 128 × 128 (2.1e7) 1.21 → 1.11 ms (Node; Chromium's round trip costs about twice Node's).
+  // attention, in multiply-adds (32 more keys per row for its fixed costs): about where two workers start to win
+  // in Node (Chromium's round trip costs about twice Node's).
   inlineWork: 1.2e7,
   minPartWork: 4e6,
 };

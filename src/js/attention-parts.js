@@ -21,9 +21,9 @@ const ROW_COST = 32;
 
 // Buffers reused from call to call: the parts' inputs come back from the workers once copied into their wasm
 // memory, the parts' outputs once merged (never a buffer handed to the caller). Fresh buffers of megabytes cost
-// page faults and garbage collections on every call (measured: slicing n = 1024's parts took 0.8 ms at best, 3.7
-// ms in the median). Kept while calls keep coming, released after a second without one (a timer that does not
-// keep Node alive), so an idle lab holds none of them.
+// page faults and garbage collections on every call (measured: docs/performance.md#threads). Kept while calls keep
+// coming, released after a second without one (a timer that does not keep Node alive), so an idle lab holds none
+// of them.
 const spare = new Map();  // byteLength → ArrayBuffer[]
 let release;
 function fresh(Type, length) {

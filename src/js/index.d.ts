@@ -9,8 +9,9 @@
  * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
  *
  * Three entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
- * compiled as it streams, read from disk in Node); `attnlab/inline` carries the operators' module inside its
- * JS, for bundlers that do not copy the file, and `attnlab/inline-gpt` the module with the small GPT
+ * compiled as it streams, read from disk in Node), and where a bundler did not copy it there imports the copy
+ * inside the package's JS ({@link BuildInfo.source}); `attnlab/inline` carries the operators' module inside its
+ * JS (nothing to serve, nothing requested), and `attnlab/inline-gpt` the module with the small GPT
  * (`init({ gpt: true })`). The declarations need neither the DOM lib nor `@types/node`.
  *
  * Errors: a missing tensor, a tensor that is not a `Float32Array`, or an option of the wrong type throws a
@@ -109,7 +110,9 @@ export interface InitOptions {
    * at `attnlab-gpt-*.wasm` with `gpt: true` (an `Error` if the module has no GPT). A function receives the file
    * name of the chosen module ({@link WasmFile}) and returns its location: `(file) => '/static/' + file` serves
    * all four from one folder.
-   * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk.
+   * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk. Where that file cannot
+   * be loaded, `attnlab` runs its copy inside the JS ({@link BuildInfo.fallback}); a `wasmUrl` given here that
+   * cannot be loaded is an `Error`, never a fallback.
    */
   wasmUrl?: string | UrlLike | ((file: WasmFile) => string | UrlLike);
   /**
@@ -122,7 +125,8 @@ export interface InitOptions {
    * Workers for the async twins ({@link Lab.attentionAsync}, {@link Lab.softmaxAsync}, …): an integer from 1 to
    * 256. With `n ≥ 2`, `init` starts `n` Web Workers (worker_threads in Node), each with its own instance of the
    * same compiled module (sent to it, not downloaded again), from a Blob URL of the package's worker script
-   * (`attnlab` reads `attnlab-worker.js` beside its JS, `attnlab/inline` carries it): works from `file://` pages
+   * (`attnlab` reads `attnlab-worker.js` beside its JS, or its copy inside the JS where the file is not there;
+   * `attnlab/inline` carries it): works from `file://` pages
    * and without cross-origin isolation (the page's Content-Security-Policy must allow `worker-src blob:`).
    * With 1 the async twins run on the calling thread.
    * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
@@ -538,6 +542,18 @@ export interface BuildInfo {
   simd: boolean;
   /** Name of the kernel set: `'wasm-simd128'` or `'scalar'`. */
   kernels: string;
+  /**
+   * Where the module came from: `'file'`, the `.wasm` beside the package's JS (what `attnlab` loads);
+   * `'inline'`, the copy inside the package's JS (`attnlab/inline`, `attnlab/inline-gpt`, or `attnlab` where its
+   * file was not there: see {@link BuildInfo.fallback}); `'wasmUrl'` or `'wasmBinary'`, what init() was given.
+   */
+  source: 'file' | 'inline' | 'wasmUrl' | 'wasmBinary';
+  /**
+   * Only where `attnlab` could not load a file beside its JS (a bundler that copies no assets, a CommonJS bundle
+   * without `import.meta.url`) and ran its copy inside the JS instead: which file, and why. Covers the module and,
+   * with {@link InitOptions.threads}, the workers' script (`attnlab-worker.js`).
+   */
+  fallback?: string;
 }
 
 /**
@@ -922,15 +938,16 @@ export interface Lab {
 /**
  * Loads the engine. From `attnlab`, browsers fetch the `.wasm` beside the package's JS (compiled while it
  * streams when served as `application/wasm`, from the same response's bytes otherwise) and Node reads it
- * from disk; from `attnlab/inline` and `attnlab/inline-gpt` the module comes from inside the JS. Without
+ * from disk, and where it is not there the copy inside the JS runs ({@link BuildInfo.source}); from `attnlab/inline` and `attnlab/inline-gpt` the module comes from inside the JS. Without
  * `gpt: true` it is the operators' module (`attnlab-simd.wasm`, or `attnlab-scalar.wasm`); with it, the one
  * that also has the small GPT (`attnlab-gpt-simd.wasm`, `attnlab-gpt-scalar.wasm`). Each call makes an
  * independent instance.
  * @param options See {@link InitOptions}.
  * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, when
  * `gpt: true` meets a module without the GPT (from `attnlab/inline`, or a `wasmUrl` / `wasmBinary` of the
- * operators' module), and when the module cannot be loaded: the message names the URL or path it tried and
- * what to do.
+ * operators' module), and when the module cannot be loaded (a `wasmUrl` or `wasmBinary` that does not hold
+ * it; from `attnlab`, neither the file nor its copy inside the JS): the message names the URL or path it tried
+ * and what to do.
  */
 export function init(options?: InitOptions): Promise<Lab>;
 

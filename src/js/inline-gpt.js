@@ -15,8 +15,12 @@ export { simdSupported } from './loader.js';
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
-  return start(options, createAttnlab, async (file) => {
-    const simdFile = file.endsWith('-simd.wasm');
-    return compileBase64(simdFile ? simd : scalar, simdFile ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm');
-  }, async () => workerScript); // init({ threads }): the workers' script, carried here too
+  return start(options, createAttnlab, {
+    module: async (file) => {
+      const simdFile = file.endsWith('-simd.wasm');
+      const name = simdFile ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm';
+      return { module: await compileBase64(simdFile ? simd : scalar, name), source: 'inline' };
+    },
+    workerScript: async () => ({ text: workerScript }), // init({ threads }): the workers' script, carried here too
+  });
 }

@@ -29,7 +29,7 @@ export function makeSoftmax(m) {
     }
     // A new array is never seen when the call throws, so it is filled chunk by chunk of whole rows: the wasm
     // memory needed stays at one chunk of 256 KiB (or one row, when a row is longer) instead of all of x, and
-    // wasm memory never shrinks. As fast as staging (npm run bench, 1024 × 1024: 1.42 ms either way).
+    // wasm memory never shrinks. As fast as staging all of x (docs/performance.md#row-softmax).
     const result = new Float32Array(x.length);
     const chunk = Math.max(1, Math.floor(SOFTMAX_CHUNK_FLOATS / cols)) * cols;
     const a = arena(m, fn, [{ name: 'x', length: Math.min(chunk, x.length) }]);

@@ -34,10 +34,22 @@ export function run(command, args, { cwd = app, env = {}, expectFail = false } =
   return { stdout: res.stdout, stderr: res.stderr, shown };
 }
 
-/** The answer of apps/check.js; `result` is what check() returned (check(init, { gpt }) with the same gpt). */
-export function expectGood(result, label, { gpt = false } = {}) {
+/**
+ * The answer of apps/check.js; `result` is what check() returned (check(init, { gpt }) with the same gpt).
+ * `source`: where both modules must have come from, 'file' (the .wasm beside the package's JS), 'inline' (the
+ * copy inside its JS) or 'wasmUrl' (the app's own URL); from attnlab's fallback (`fallback: true`) each says why, from the inline entries never.
+ */
+export function expectGood(result, label, { gpt = false, source, fallback = false } = {}) {
   const at = `${label}: ${JSON.stringify(result)}`;
   assert.equal(result.error, undefined, at);
+  assert.ok(['file', 'inline', 'wasmUrl'].includes(source), `${label}: expectGood needs the expected source`);
+  assert.deepEqual([result.source, result.scalarSource], [source, source], at);
+  if (fallback) {
+    assert.match(result.fallback, /^attnlab-(gpt-)?simd\.wasm: .*; its copy inside the package's JS ran instead\.$/, at);
+    assert.match(result.scalarFallback, /^attnlab-(gpt-)?scalar\.wasm: .*; its copy inside the package's JS ran instead\.$/, at);
+  } else {
+    assert.deepEqual([result.fallback, result.scalarFallback], [undefined, undefined], at);
+  }
   assert.equal(result.backend, 'wasm-simd', at);
   assert.equal(result.scalar, 'wasm', at);
   assert.equal(result.version, packageJson.version, at);

@@ -16,13 +16,13 @@ describe('init', () => {
     assert.equal(simdSupported(), true);
     const lab = await init();
     assert.equal(lab.backend, 'wasm-simd');
-    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm-simd', simd: true, kernels: 'wasm-simd128' });
+    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm-simd', simd: true, kernels: 'wasm-simd128', source: 'file' });
   });
 
   test('simd: false forces the scalar module', async () => {
     const lab = await init({ simd: false });
     assert.equal(lab.backend, 'wasm');
-    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm', simd: false, kernels: 'scalar' });
+    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm', simd: false, kernels: 'scalar', source: 'file' });
   });
 
   test('the SIMD modules really contain SIMD128 code and the scalar ones none (binaryen wasm-dis)', () => {
@@ -44,6 +44,7 @@ describe('init', () => {
     for (const wasmBinary of [new Uint8Array(bytes), bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)]) {
       const lab = await init({ simd: false, wasmBinary });
       assert.equal(lab.backend, 'wasm');
+      assert.equal(lab.buildInfo().source, 'wasmBinary');
       assert.equal(lab.softmax(x).length, 4);
     }
   });
@@ -57,6 +58,7 @@ describe('init', () => {
     assert.equal(viaUrl.backend, 'wasm');
     const viaPath = await init({ simd: false, wasmUrl: `${dist}attnlab-scalar.wasm` });
     assert.equal(viaPath.backend, 'wasm');
+    for (const lab of [viaFn, viaUrl, viaPath]) assert.equal(lab.buildInfo().source, 'wasmUrl');
     await assert.rejects(init({ wasmUrl: `${dist}missing.wasm` }), /ENOENT|missing/);
   });
 

@@ -317,7 +317,7 @@ Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<c
   if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
   const auto counted = static_cast<std::size_t>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
   if (!normalizer && counted == 0)
-    return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+    return Status::range_error("targets", "targets are all -1 (ignored): the batch has nothing to learn from");
   if (normalizer && counted > normalizer)
     return detail::range_errorf("normalizer", "normalizer must count at least this part's %zu targets, got %zu", counted,
                                 normalizer);
@@ -368,7 +368,7 @@ Status GPT::check_step(std::span<const std::int32_t> tokens, std::span<const std
   if (auto s = check_options(o); !s.ok()) return s;
   if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
   if (std::none_of(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }))
-    return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+    return Status::range_error("targets", "targets are all -1 (ignored): the batch has nothing to learn from");
   return Status::success();
 }
 

@@ -1,11 +1,12 @@
 // "The context is full", measured (run by the training worker, train-worker.ts, on a message of its own: one worker
-// script, so the offline copy inlines the engine once for both labs): two small GPTs (learned positions, rotary positions) train on the words corpus
+// script, so the offline copy carries the package's code once for both labs): two small GPTs (learned positions, rotary positions) train on the words corpus
 // with their targets cut at `trained` positions, then their loss is measured at every position up to `context`.
 // Positions past `trained` get no gradient: learned position vectors there stay as initialised.
-import { init } from 'attnlab';
+import { initFrom, type WasmFiles } from '../wasm-files';
 import { batchMaker, wordsCorpus } from '../model/train-tasks';
 
-export interface ContextRequest { type: 'context'; trained: number; context: number; steps: number }
+/** wasm: the page's module files. */
+export interface ContextRequest { type: 'context'; trained: number; context: number; steps: number; wasm: WasmFiles }
 export type ContextMessage =
   | { type: 'progress'; position: 'learned' | 'rope'; step: number; steps: number }
   | { type: 'result'; position: 'learned' | 'rope'; loss: number[] }
@@ -13,7 +14,7 @@ export type ContextMessage =
   | { type: 'error'; message: string };
 
 export async function runContext(req: ContextRequest, post: (m: ContextMessage) => void): Promise<void> {
-  const lab = await init({ gpt: true });
+  const lab = await initFrom(req.wasm, { gpt: true });
   const V = wordsCorpus().vocab.length, T = req.context;
   for (const position of ['learned', 'rope'] as const) {
     const gpt = lab.createGPT({ vocabSize: V, context: T, dModel: 32, heads: 2, layers: 1, mlp: true, position, bias: false, seed: 5 });

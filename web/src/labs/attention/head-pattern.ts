@@ -6,6 +6,12 @@
 import { fmt } from '../../ui/format';
 import { isContentWord } from '../../text/word-class';
 
+/**
+ * A head "has" a pattern when, on average over its rows, at least this much of its weight sits on it: this lab's
+ * sentences and the learn lab's named heads use the same bar.
+ */
+export const PATTERN_THRESHOLD = 0.4;
+
 export interface PatternScores { previous: number; self: number; first: number; even: number; link?: { i: number; j: number; w: number } }
 
 /** weights: n × n row-major (rows are queries). Averages over rows 1…n−1 (row 0 has nothing before it). */
@@ -80,10 +86,10 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
   const p = patternScores(weights, n, causal);
   const named: [string, number][] = [['the word just before', p.previous], ['itself', p.self], ['the first word', p.first]];
   const [what, score] = named.reduce((a, b) => (b[1] > a[1] ? b : a));
-  const strong = score >= Math.max(0.4, 1.5 * p.even);
+  const strong = score >= Math.max(PATTERN_THRESHOLD, 1.5 * p.even);
   const parts = [strong
     ? `Mostly looks at ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
-    : score >= 1.5 * p.even // above even, but under 0.4: a lean, not "near even"
+    : score >= 1.5 * p.even // above even, but under the threshold: a lean, not "near even"
       ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
       : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
   const content = contentScores(weights, n, words, causal);
@@ -91,6 +97,6 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
   if (follows.text) parts.push(follows.text);
   // The strongest longer link, unless the content sentence already quotes it.
   const quoted = p.link && follows.shown.some((h) => h.i === p.link!.i && h.j === p.link!.j);
-  if (p.link && p.link.w >= 0.4 && !quoted) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
+  if (p.link && p.link.w >= PATTERN_THRESHOLD && !quoted) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
   return parts.join(' ');
 }

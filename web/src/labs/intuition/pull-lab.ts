@@ -13,9 +13,9 @@ import { wordVector } from '../../text/embeddings';
 import { PullPlane } from './pull-plane';
 import type { Engine } from '../../engine';
 import type { AppState } from '../../state/app-state';
-import { LIMITS } from '../../state/app-state';
+import { LIMITS } from '../../state/params';
+import { INTUITION_LIMITS, PULL_SENTENCES } from './state';
 
-export const PULL_SENTENCES = ['I ate a banana and an apple', 'I got a new phone from apple', 'banana pear phone apple'];
 const EMB_SEED = 1; // the attention lab's default seed: the same words sit in the same places
 
 export interface PullState {
@@ -77,7 +77,7 @@ export const pullLab: Lab = {
     const controls = buttonGroup('Pull controls', [
       { label: '▶ Animate the pull', name: 'pull-animate', onClick: () => plane.playMove() },
       { label: 'Apply attention again', name: 'pull-apply', title: 'Move every word to its updated vector, then pull again', onClick: () => {
-        if (store.state.pullIters < LIMITS.pullIters) { animateNext = true; store.update({ pullIters: store.state.pullIters + 1 }); }
+        if (store.state.pullIters < INTUITION_LIMITS.pullIters) { animateNext = true; store.update({ pullIters: store.state.pullIters + 1 }); }
       } },
       { label: 'Back to the embeddings', name: 'pull-reset', onClick: () => store.update({ pullIters: 0 }) },
       { label: 'Reset positions', name: 'pull-reset-edits', onClick: () => store.update({ pullEdits: new Map(), pullIters: 0 }) },

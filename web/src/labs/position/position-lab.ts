@@ -7,6 +7,7 @@ import '../../styles/position.css';
 import type { Lab, LabContext } from '../lab';
 import type { Engine } from '../../engine';
 import { el, clear } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { tex } from '../../ui/katex';
 import { fmt } from '../../ui/format';
 import { Heatmap } from '../../ui/heatmap';
@@ -127,7 +128,7 @@ export const positionLab: Lab = {
         else if (m.type === 'done') { progress.textContent = 'Done.'; runBtn.disabled = false; worker?.terminate(); worker = undefined; }
         else if (m.type === 'error') { progress.textContent = `Failed: ${m.message}`; runBtn.disabled = false; }
       });
-      worker.postMessage({ type: 'context', trained: TRAINED, context: CONTEXT, steps: STEPS } satisfies ContextRequest);
+      worker.postMessage({ type: 'context', trained: TRAINED, context: CONTEXT, steps: STEPS, wasm: wasmFiles } satisfies ContextRequest);
     });
     drawContext();
 

@@ -1,4 +1,6 @@
-// The plain-JavaScript baseline: what a careful JS programmer would write without wasm.
+// The plain-JavaScript baseline: what a careful JS programmer would write without wasm. The speed lab's worker
+// (bench-worker.ts) times it in the browser and `npm run bench` in Node (bench/adapters/plainjs.mjs): one file, so
+// both time the same code. Plain JavaScript with its types beside it (plainjs.d.mts), so Node runs it as it is.
 // Float32Array storage, float64 arithmetic (JS numbers), register blocks of 4 queries × 4 keys (Q·Kᵀ) and
 // 4 rows × 4 value columns (P·V) so every load feeds 2 multiply-adds, key tiles of 64 with online softmax (no n×n matrix), and causal blocks stop
 // at the diagonal instead of computing masked scores.
