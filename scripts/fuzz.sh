@@ -8,9 +8,11 @@
 # as deterministic as alone. The build's time and each harness's are printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NAMES=(softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full)
+NAMES=(softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full
+       lm_loader)
 declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000
-                 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000)
+                 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000
+                 [lm_loader]=100000)
 mode=${1:-${FUZZ_SECONDS:-300}}
 
 t0=$SECONDS

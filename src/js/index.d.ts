@@ -771,6 +771,244 @@ export interface GPT {
   dispose(): void;
 }
 
+/**
+ * A model folder's files for {@link Lab.loadModel}, by file name, as a Hugging Face repository holds them:
+ * `config.json`, `model.safetensors` (or `model.safetensors.index.json` and the shards it names),
+ * `generation_config.json` when there is one, and the tokenizer's files. A `Blob` (a `File` from an
+ * `<input type="file">` or a drop) is read slice by slice: a large file never sits in JavaScript memory whole.
+ */
+export type ModelFiles = Record<string, Uint8Array | ArrayBuffer | BlobLike> | Map<string, Uint8Array | ArrayBuffer | BlobLike>;
+
+/**
+ * A `Blob` or `File` (declared structurally, so that these types need neither the DOM lib nor `@types/node`): its
+ * size, and slices read as ArrayBuffers.
+ */
+export interface BlobLike {
+  /** Bytes in all. */
+  readonly size: number;
+  /** Bytes `start` … `end − 1`, read with their `arrayBuffer()`. */
+  slice(start?: number, end?: number): BlobSliceLike;
+}
+
+/** A slice of a {@link BlobLike}. */
+export interface BlobSliceLike {
+  /** The slice's bytes. */
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** Progress of {@link Lab.loadModel}: reported as each piece of each file reaches the engine. */
+export interface LoadProgress {
+  /** The file being read (`config.json`, `model.safetensors`, a shard, …). */
+  file: string;
+  /** Its bytes read so far. */
+  loaded: number;
+  /** Its size, when known (a `Content-Length` without `Content-Encoding`, a Blob's size); undefined otherwise. */
+  total: number | undefined;
+}
+
+/** An `AbortSignal` (declared structurally, so that these types need neither the DOM lib nor `@types/node`). */
+export interface AbortSignalLike {
+  /** Whether it was aborted. */
+  readonly aborted: boolean;
+  /** What it was aborted with (the error a load or a generation then rejects with). */
+  readonly reason?: unknown;
+}
+
+/** Options of {@link Lab.loadModel}. */
+export interface LoadModelOptions {
+  /** Called as the bytes come in. */
+  onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Aborting stops the load between two pieces (and aborts the downloads): the promise rejects with the signal's
+   * reason and nothing of the model stays in memory.
+   */
+  signal?: AbortSignalLike;
+}
+
+/**
+ * A checkpoint's configuration as the engine read it from `config.json` (and `generation_config.json`), in the
+ * package's words.
+ */
+export interface ModelConfig {
+  /** `architectures[0]`: `'GPT2LMHeadModel'`, `'LlamaForCausalLM'`, `'Qwen2ForCausalLM'` or `'MistralForCausalLM'`. */
+  readonly architecture: string;
+  /** `'gpt2'`, `'llama'`, `'qwen2'` or `'mistral'`. */
+  readonly modelType: string;
+  /** Rows of the token embedding: token ids are 0 … vocabSize − 1. */
+  readonly vocabSize: number;
+  /** Positions: `n_positions` / `max_position_embeddings`. A prompt and its generated tokens fit in it. */
+  readonly context: number;
+  /** Residual width (`n_embd` / `hidden_size`). */
+  readonly dModel: number;
+  /** Transformer blocks (`n_layer` / `num_hidden_layers`). */
+  readonly layers: number;
+  /** Query heads. */
+  readonly heads: number;
+  /** Key/value heads (fewer than `heads`: grouped-query attention). */
+  readonly kvHeads: number;
+  /** Width of a head. */
+  readonly headDim: number;
+  /** The MLP's hidden width (`n_inner` / `intermediate_size`). */
+  readonly ffnDim: number;
+  /** LayerNorm's or RMSNorm's eps. */
+  readonly normEps: number;
+  /** `'gelu_tanh'` (GPT-2's `gelu_new`) or `'silu'` (SwiGLU). */
+  readonly activation: 'gelu_tanh' | 'silu';
+  /** The head shares the token embedding. */
+  readonly tied: boolean;
+  /** RoPE's base (`rope_theta`); null for GPT-2's learned positions. */
+  readonly ropeTheta: number | null;
+  /** A query sees the last `slidingWindow` positions (itself included); 0 = all. */
+  readonly slidingWindow: number;
+  /** End-of-sequence ids: generation stops after one unless {@link ModelGenerateOptions.stop} says otherwise. */
+  readonly eos: readonly number[];
+  /** The beginning-of-sequence id, or null. */
+  readonly bos: number | null;
+  /**
+   * The sampling {@link Model.generate} uses when not told: `generation_config.json`'s when it samples
+   * (`do_sample: true`), else greedy (`temperature` 0), as Hugging Face's `generate`.
+   */
+  readonly defaults: SamplingDefaults;
+}
+
+/** {@link ModelConfig.defaults}. */
+export interface SamplingDefaults {
+  /** 0: greedy. */
+  readonly temperature: number;
+  /** 0: every token. */
+  readonly topK: number;
+  /** 1: every token. */
+  readonly topP: number;
+}
+
+/** Options of {@link Model.forward}. */
+export interface ModelForwardOptions {
+  /** Also return every layer's and head's attention weights. Default false. */
+  attention?: boolean;
+}
+
+/** What {@link Model.forward} always returns. */
+export interface ModelLogits {
+  /** `[n, vocabSize]` logits, row-major: row i is the prediction after the first i + 1 tokens. */
+  logits: Float32Result;
+  /** The logits' shape: `[n, vocabSize]`. */
+  shape: [number, number];
+}
+
+/** Added to {@link Model.forward}'s result by {@link ModelForwardOptions.attention}. */
+export interface ModelAttention {
+  /**
+   * `attention[layer][head]`: that head's `[n, n]` causal attention weights as the engine computed them, row-major
+   * (row i: how much query i attends to each key; 0 past the diagonal and outside a sliding window).
+   */
+  attention: Float32Result[][];
+}
+
+/** Result of {@link Model.forward}; `attention` is in the type exactly when `O` asks for it. */
+export type ModelForwardResult<O extends ModelForwardOptions = {}> = Simplify<ModelLogits & Requested<O, 'attention', ModelAttention>>;
+
+/** Options of {@link Model.generate} and {@link Model.stream}. */
+export interface ModelGenerateOptions {
+  /** Tokens to generate at most; the prompt and these must fit in {@link ModelConfig.context}. */
+  maxTokens: number;
+  /** Sampling temperature, ≥ 0; 0 is greedy (the first most likely token). Default: {@link ModelConfig.defaults}. */
+  temperature?: number;
+  /** Sample among the k most likely tokens (ties with the k-th kept); 0 = all. Default: {@link ModelConfig.defaults}. */
+  topK?: number;
+  /**
+   * Nucleus sampling: among the most likely tokens whose probabilities before them sum to less than topP (the
+   * smallest set holding at least topP), in (0, 1]. Applied after temperature and topK, as Hugging Face does.
+   * Default: {@link ModelConfig.defaults}.
+   */
+  topP?: number;
+  /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
+  seed?: number;
+  /**
+   * Stop after any of these token ids (the stop token is the last one returned); strings stop once the generated
+   * text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   */
+  stop?: number | string | readonly (number | string)[];
+  /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */
+  signal?: AbortSignalLike;
+}
+
+/** One generated token, from {@link Model.stream} (and {@link Model.generate}'s `onToken`). */
+export interface GeneratedToken {
+  /** The token id. */
+  id: number;
+  /** Its index among the generated tokens (0 for the first). */
+  index: number;
+  /** The text it adds (with a tokenizer; a piece may complete a character an earlier one began), else undefined. */
+  text: string | undefined;
+  /** Whether it is the last one (maxTokens reached, or a stop). */
+  last: boolean;
+}
+
+/** Result of {@link Model.generate}. */
+export interface GenerateResult {
+  /** The generated tokens (the prompt not included). */
+  tokens: Int32Array<ArrayBuffer>;
+  /** Their text, when the model has a tokenizer. */
+  text?: string;
+  /** Why it ended: a stop token or string, or maxTokens. */
+  reason: 'stop' | 'maxTokens';
+}
+
+/** A tokenizer of a loaded model ({@link Model.tokenizer}). */
+export interface ModelTokenizer {
+  /** Token ids of a text. */
+  encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array<ArrayBuffer>;
+  /** The text of token ids. */
+  decode(ids: Int32Array | readonly number[]): string;
+  /** Each token's display string (GPT-2's `Ġhave` as ` have`). */
+  tokens(ids: Int32Array | readonly number[]): string[];
+}
+
+/**
+ * A decoder-only checkpoint in the engine's wasm memory, from {@link Lab.loadModel}: GPT-2 (`GPT2LMHeadModel`) or a
+ * Llama-family model (`LlamaForCausalLM`, `Qwen2ForCausalLM`, `MistralForCausalLM`). Its weights are stored once, as
+ * the files have them (F16 and BF16 matrices stay 16-bit and are widened in the kernels); generation keeps a KV cache
+ * in wasm memory. Token ids are `Int32Array`s or arrays of integers (strings too, with a tokenizer).
+ *
+ * Errors: arguments of the wrong type throw `TypeError`; a token id outside the vocabulary, an empty prompt, a prompt
+ * and `maxTokens` past the context, or a bad sampling option throws `RangeError` naming it, and the model keeps
+ * working. Any method after {@link Model.dispose} throws an `Error`.
+ */
+export interface Model {
+  /** The configuration as the engine read it. */
+  readonly config: ModelConfig;
+  /** The tokenizer, or null when the model was loaded without one. */
+  readonly tokenizer: ModelTokenizer | null;
+  /** Bytes of wasm memory the model holds now: weights, KV caches, activations. */
+  readonly memoryBytes: number;
+  /** Bytes of the weights alone, as stored. */
+  readonly weightBytes: number;
+  /** Whether {@link Model.dispose} was called. */
+  readonly disposed: boolean;
+  /**
+   * Logits of every position of `ids` (at most {@link ModelConfig.context}), and with `attention: true` every
+   * layer's and head's attention weights. Independent of any generation in progress.
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  forward<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+    options?: O & KnownKeys<O, ModelForwardOptions>): ModelForwardResult<O>;
+  /**
+   * Generates up to `maxTokens` tokens after `prompt`: the prompt runs through the model once into the KV cache,
+   * then one token per step. Greedy generation (`temperature: 0`) gives, token for token, the argmax of
+   * {@link Model.forward} over the prompt and the tokens so far. Between tokens the event loop runs; `onToken`
+   * sees each token as it comes. One generation runs per model: starting another ends this one (it rejects).
+   */
+  generate(prompt: Int32Array | readonly number[] | string,
+    options: ModelGenerateOptions & { onToken?: (token: GeneratedToken) => void }): Promise<GenerateResult>;
+  /**
+   * {@link Model.generate} as an async iterator: `for await (const t of model.stream(prompt, { maxTokens: 20 }))`.
+   * The options are checked when it is called; leaving the loop early ends the generation.
+   */
+  stream(prompt: Int32Array | readonly number[] | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
+  /** Frees the model's wasm memory now (it is freed on garbage collection otherwise). Idempotent. */
+  dispose(): void;
+}
+
 /** A loaded engine instance, from {@link init}. Methods do not use `this`; they may be destructured. */
 export interface Lab {
   /** The module that runs. */
@@ -876,6 +1114,28 @@ export interface Lab {
    * a missing, extra or misshapen tensor, or a non-finite weight.
    */
   loadGPT(bytes: Uint8Array | ArrayBuffer): GPT;
+  /**
+   * Loads a decoder-only checkpoint (GPT-2, Llama, Qwen2, Mistral; F32, F16 or BF16 safetensors, sharded or not) from
+   * a Hugging Face model folder: its files ({@link ModelFiles}), or a base URL laid out as a repository's
+   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine —,
+   * `model.safetensors.index.json` or `model.safetensors`, the shards, the tokenizer's files), each response body
+   * streamed into the engine. Every tensor goes straight to its place in wasm memory as its bytes arrive; the engine
+   * checks the files against `config.json` first (names, shapes, dtypes) and names the file and field of any error.
+   *
+   * Works from any lab: the language-model engine is in the modules with the small GPT, which a lab on the
+   * operators' module (`init()` without `gpt: true`) loads the first time it is needed, beside the package's JS
+   * (`attnlab/inline` cannot: it carries only the operators — use `attnlab/inline-gpt`). Its models live in that
+   * module's memory, not in the lab's ({@link Lab.memoryBytes}).
+   * @returns a promise of the {@link Model}.
+   * @throws (rejects with) TypeError for a source or option of the wrong type; RangeError naming the file and the
+   * field or tensor for an unsupported architecture or `rope_scaling`, a malformed or truncated file, a tensor whose
+   * shape disagrees with `config.json`, a quantized dtype, or a model too large for wasm memory (2 GiB); Error for a
+   * missing file, a download that fails (halfway too: the message says how far it got), or the signal's reason when
+   * aborted. Nothing of a failed load stays in memory.
+   */
+  loadModel(source: ModelFiles | string | UrlLike, options?: LoadModelOptions): Promise<Model>;
+  /** Models from {@link Lab.loadModel} not yet disposed or garbage-collected. */
+  readonly liveModels: number;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */

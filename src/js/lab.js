@@ -8,6 +8,7 @@ import { makeSoftmax } from './softmax.js';
 import { makeSoftmaxBackward } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
 import { makeMatmul } from './matmul.js';
+import { makeLoadModel } from './lm.js';
 
 // `gpt`: whether init() was asked for the small GPT (init({ gpt: true })); without it, createGPT and loadGPT
 // throw an Error that says so.
@@ -15,6 +16,7 @@ export function makeLab(m, { gpt = false } = {}) {
   const info = m.buildInfo();
   const backend = info.simd ? 'wasm-simd' : 'wasm';
   const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
+  const models = { count: 0 };  // loadModel's models alive
   return {
     backend,
     softmax: makeSoftmax(m),
@@ -26,12 +28,16 @@ export function makeLab(m, { gpt = false } = {}) {
     softmaxBackward: makeSoftmaxBackward(m),
     attentionBackward: makeAttentionBackward(m),
     ...makeGPT(m, gpt),
+    loadModel: makeLoadModel(m, models),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
     },
     get liveKvCaches() {
       return caches.count;
+    },
+    get liveModels() {
+      return models.count;
     },
   };
 }

@@ -5,8 +5,9 @@
 // This file holds no import.meta, so a CommonJS bundle of the inline entry carries none either.
 import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
-import { hasGpt, inlineEntry, moduleFile } from './variant.js';
+import { hasGpt, hasLm, inlineEntry, moduleFile } from './variant.js';
 import { withThreads } from './lab-threads.js';
+import { setModelModule } from './lm.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([
@@ -196,6 +197,15 @@ export async function start(options, factory, own) {
     if (got.fallback) fallbacks.push(got.fallback);
     return got.text;
   };
+  // lab.loadModel on the operators' module: the module with the language-model engine, loaded when first needed
+  // (the entry's own copy of it; a fallback to the copy inside the JS is recorded like the first module's).
+  if (!hasLm(m)) {
+    setModelModule(m, async () => {
+      const got = await own.module(moduleFile({ simd, gpt: true }));
+      if (got.fallback) fallbacks.push(got.fallback);
+      return instantiate(factory, got.module);
+    });
+  }
   // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
   return withThreads(lab, { threads, module, gpt, workerScript });
 }

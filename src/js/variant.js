@@ -17,3 +17,8 @@ export function inlineEntry(file) {
 export function hasGpt(m) {
   return typeof m.GPTModel === 'function';
 }
+
+/** Whether an instantiated module has the language-model engine (lab.loadModel): the GPT modules do. */
+export function hasLm(m) {
+  return typeof m.lmLoaderCreate === 'function';
+}

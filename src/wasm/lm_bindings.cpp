@@ -1,0 +1,102 @@
+// lab.loadModel's binding: the loader and the model as handles (addresses of engine objects) that the wrapper frees
+// with lmLoaderFree / lmModelFree (dispose(), or its FinalizationRegistry). Marshalling only: the descriptors and
+// their readers are in lm_call.h; the engine validates everything (lm/loader.h, lm/model.h).
+#include <emscripten/bind.h>
+
+#include <memory>
+#include <string>
+
+#include "lm/loader.h"
+#include "lm/model.h"
+#include "lm_call.h"
+#include "marshal.h"
+
+namespace {
+
+using namespace attnlab;
+using namespace attnlab::wasm;
+
+lm::Loader* loader(std::uintptr_t h) { return reinterpret_cast<lm::Loader*>(h); }
+lm::LmModel* handle_of(std::uintptr_t h) { return reinterpret_cast<lm::LmModel*>(h); }
+
+std::string_view bytes_at(double ptr, double len) {
+  return ptr ? std::string_view(reinterpret_cast<const char*>(lm_whole(ptr)), lm_whole(len)) : std::string_view();
+}
+
+// A loader for config.json (and generation_config.json); 0 when the status (lastStatus) says why not.
+std::uintptr_t loader_create(std::uintptr_t call) {
+  const LmLoaderCall& c = *reinterpret_cast<const LmLoaderCall*>(call);
+  std::unique_ptr<lm::Loader> l;
+  if (keep(lm::Loader::create(bytes_at(c.config, c.config_len), bytes_at(c.generation, c.generation_len), l))) return 0;
+  return reinterpret_cast<std::uintptr_t>(l.release());
+}
+
+// The safetensors files to send, one name per line.
+std::string loader_files(std::uintptr_t h) {
+  std::string r;
+  for (const std::string& f : loader(h)->files()) r += f + "\n";
+  return r;
+}
+
+std::uintptr_t loader_finish(std::uintptr_t h) {
+  std::unique_ptr<lm::LmModel> m;
+  if (keep(loader(h)->finish(m))) return 0;
+  return reinterpret_cast<std::uintptr_t>(m.release());
+}
+
+int model_forward(std::uintptr_t call) {
+  const LmForwardCall& c = *reinterpret_cast<const LmForwardCall*>(call);
+  return keep(handle_of(lm_whole(c.model))->forward(lm_in<std::int32_t>(c.ids, c.ids_len), out(lm_whole(c.logits), lm_whole(c.logits_len)),
+                                                out(lm_whole(c.attention), lm_whole(c.attention_len))));
+}
+
+int model_begin(std::uintptr_t call) {
+  const LmGenerateCall& c = *reinterpret_cast<const LmGenerateCall*>(call);
+  std::size_t max_tokens = 0;
+  lm::Sampling s;
+  if (auto st = read_generate_call(c, max_tokens, s); !st.ok()) return keep(std::move(st));
+  return keep(handle_of(lm_whole(c.model))->begin(lm_in<std::int32_t>(c.prompt, c.prompt_len), max_tokens, s,
+                                              lm_in<std::int32_t>(c.stop, c.stop_len)));
+}
+
+// The next token (≥ 0), or −1 with the error in lastStatus. lmModelActive then says whether more will follow.
+int model_next(std::uintptr_t h) {
+  std::int32_t token = -1;
+  bool done = false;
+  if (keep(handle_of(h)->next(token, done))) return -1;
+  return token;
+}
+
+int model_check_vocabulary(std::uintptr_t h, double largest, std::string file) {
+  return keep(handle_of(h)->check_vocabulary(largest >= 0 ? lm_whole(largest) : 0, file.c_str()));
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlab_lm) {
+  using namespace emscripten;
+  function("lmCallFields", &lm_call_fields);
+  function("lmLoaderCreate", &loader_create);
+  function("lmLoaderIndex", +[](std::uintptr_t h, std::uintptr_t p, std::size_t n) {
+    return keep(loader(h)->set_index(std::string_view(reinterpret_cast<const char*>(p), n)));
+  });
+  function("lmLoaderFiles", &loader_files);
+  function("lmLoaderBegin", +[](std::uintptr_t h, std::string name) { return keep(loader(h)->begin_file(name)); });
+  function("lmLoaderFeed", +[](std::uintptr_t h, std::uintptr_t p, std::size_t n) {
+    return keep(loader(h)->feed(reinterpret_cast<const std::uint8_t*>(p), n));
+  });
+  function("lmLoaderEnd", +[](std::uintptr_t h) { return keep(loader(h)->end_file()); });
+  function("lmLoaderBytes", +[](std::uintptr_t h) { return double(loader(h)->bytes()); });
+  function("lmLoaderFinish", &loader_finish);
+  function("lmLoaderFree", +[](std::uintptr_t h) { delete loader(h); });
+  function("lmModelConfig", +[](std::uintptr_t h) { return lm::config_json(handle_of(h)->config()); });
+  function("lmModelMemory", +[](std::uintptr_t h) { return double(handle_of(h)->memory_bytes()); });
+  function("lmModelWeightBytes", +[](std::uintptr_t h) { return double(handle_of(h)->weight_bytes()); });
+  function("lmModelForward", &model_forward);
+  function("lmModelBegin", &model_begin);
+  function("lmModelNext", &model_next);
+  function("lmModelActive", +[](std::uintptr_t h) { return handle_of(h)->active(); });
+  function("lmModelCheckVocabulary", &model_check_vocabulary);
+  function("lmModelReadWeights", +[](std::uintptr_t h) { return double(handle_of(h)->read_weights()); });
+  function("lmModelFree", +[](std::uintptr_t h) { delete handle_of(h); });
+}
