@@ -9,10 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NAMES=(softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full
-       lm_loader)
+       lm_loader tokenizer_json tokenizer_encode tokenizer_regex)
 declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000
                  [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000
-                 [lm_loader]=100000)
+                 [lm_loader]=100000 [tokenizer_json]=30000 [tokenizer_encode]=100000 [tokenizer_regex]=40000)
 mode=${1:-${FUZZ_SECONDS:-300}}
 
 t0=$SECONDS

