@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 
+import { launchChromium } from '../chromium.mjs';
 import { dist } from './support/load.mjs';
 
 const pageScript = (entry) => `
@@ -63,11 +63,7 @@ before(async () => {
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();   // the run's shared browser under npm test (tests/chromium.mjs)
 });
 
 after(async () => {

@@ -1,5 +1,5 @@
 // The language models' hot loops (src/core/lm/), in the two kernel sets of kernels.h (scalar:: the reference,
-// simd:: wasm SIMD128; same signatures, `lm_active::` picks one at compile time).
+// simd:: wasm SIMD128; same signatures, `lm_active::` calls the build's set: dispatch.h).
 //
 // Weight matrices W [rows × cols] (y = W·x: a Hugging Face Linear's [out, in]) are stored in panels of
 // kLmPanel = 8 rows: panel p holds rows 8p … 8p + 7 as [cols][8], column c's eight weights side by side, rows past
@@ -12,6 +12,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+
+#include "dispatch.h"
 
 namespace attnlab::kernels {
 
@@ -62,10 +64,7 @@ ATTNLAB_LM_KERNEL_SET
 #undef ATTNLAB_LM_KERNEL_SET
 
 // The set the models call, chosen as kernels.h chooses `active`.
-#ifdef ATTNLAB_FORCE_SCALAR
-namespace lm_active = scalar;
-#else
-namespace lm_active = simd;
-#endif
+ATTNLAB_KERNEL_DISPATCH(lm_active, matvec_f32, matvec_f16, matvec_bf16, matvec_f16_scaled, widen_panel_f16, widen_panel_bf16,
+                        rmsnorm_row, gelu_tanh, gelu_erf, erf_f32, silu_mul, stream_sum)
 
 }  // namespace attnlab::kernels
