@@ -67,13 +67,17 @@ async function spawn(url, source) {
 export async function createPool(count, module, gpt, source) {
   const url = isNode ? undefined : URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   const queue = [];    // parts waiting for a worker: { message, transfer, resolve, reject }
+  const own = Array.from({ length: count }, () => []); // parts waiting for the worker in one slot (runOn)
+  const generations = new Array(count).fill(0); // per slot: how many times its worker was replaced
   const idle = [];
   const all = [];
   let disposed = false, nextId = 1;
 
-  async function start() {
+  // slot: the worker's place (0 … count − 1), kept by its replacement.
+  async function start(slot) {
     const w = await spawn(url, source);
     w.busy = null;
+    w.slot = slot;
     w.onMessage = (data) => {
       const task = w.busy;
       w.busy = null;
@@ -91,7 +95,7 @@ export async function createPool(count, module, gpt, source) {
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
       if (task) task.reject(new Error(`attnlab: a worker failed: ${e?.message ?? e}`));
-      if (!disposed && w.ready) replace();
+      if (!disposed && w.ready) replace(w.slot);
     };
     all.push(w);
     await new Promise((resolve, reject) => {
@@ -103,8 +107,9 @@ export async function createPool(count, module, gpt, source) {
     return w;
   }
 
-  function replace() {
-    start().then((w) => {
+  function replace(slot) {
+    generations[slot] += 1;
+    start(slot).then((w) => {
       if (disposed) return w.stop();
       idle.push(w);
       pump();
@@ -112,8 +117,10 @@ export async function createPool(count, module, gpt, source) {
   }
 
   function pump() {
-    while (idle.length && queue.length) {
-      const w = idle.pop(), task = queue.shift();
+    for (let i = idle.length - 1; i >= 0; --i) {
+      const w = idle[i], task = own[w.slot].length ? own[w.slot].shift() : queue.shift();
+      if (!task) continue;
+      idle.splice(i, 1);
       w.busy = task;
       w.ref();
       try {
@@ -128,7 +135,7 @@ export async function createPool(count, module, gpt, source) {
   }
 
   try {
-    idle.push(...(await Promise.all(Array.from({ length: count }, start))));
+    idle.push(...(await Promise.all(Array.from({ length: count }, (_, slot) => start(slot)))));
   } catch (e) {
     if (url) URL.revokeObjectURL(url);
     for (const w of all) w.stop();
@@ -144,6 +151,18 @@ export async function createPool(count, module, gpt, source) {
         pump();
       });
     },
+    /**
+     * run() on the worker in one slot (0 … size − 1): for state a worker keeps between calls (GPT.trainStepAsync's
+     * replicas). A worker that dies is replaced in its slot with nothing kept: generation(slot) then counts one more.
+     */
+    runOn(slot, message, transfer = []) {
+      if (disposed) return Promise.reject(new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())'));
+      return new Promise((resolve, reject) => {
+        own[slot].push({ message, transfer, resolve, reject });
+        pump();
+      });
+    },
+    generation: (slot) => generations[slot],
     get workers() {
       return all.length;
     },
@@ -160,7 +179,8 @@ export async function createPool(count, module, gpt, source) {
         w.busy?.reject(new Error('attnlab: this lab was disposed while a worker ran the call'));
       }
       idle.length = 0;
-      for (const task of queue.splice(0)) task.reject(new Error('attnlab: this lab was disposed while the call waited for a worker'));
+      for (const task of [...queue.splice(0), ...own.flatMap((q) => q.splice(0))])
+        task.reject(new Error('attnlab: this lab was disposed while the call waited for a worker'));
     },
   };
 }
