@@ -113,11 +113,10 @@ export function modelChanged(port) {
   if (port.trainer) port.trainer.fresh = false;
 }
 
-/** The model is gone: its replicas are freed. */
-export function dropReplicas(port) {
-  const t = port.trainer;
-  if (!t || port.threads.closed()) return;
-  for (let s = 0; s < t.n; ++s) port.threads.pool.runOn(s, { op: 'gptTrain', phase: 'drop', key: t.key }).catch(() => {});
+/** The model is gone (port: anything with its { threads, trainer }): its replicas are freed. */
+export function dropReplicas({ threads, trainer: t }) {
+  if (!t || threads.closed()) return;
+  for (let s = 0; s < t.n; ++s) threads.pool.runOn(s, { op: 'gptTrain', phase: 'drop', key: t.key }).catch(() => {});
 }
 
 // The model's state (weights, moments, steps) into the committed state, then into every worker's replica.
@@ -163,6 +162,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
   };
   live();
   const t = (port.trainer ??= makeTrainer(port));
+  Object.assign(port.replicas, { threads, trainer: t });
   const t0 = performance.now();
   try {
     await seed(port, t, fn);
@@ -171,6 +171,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
     throw e;
   }
   live();
+  const t1 = performance.now();
   // (the engine checked that the batch is whole sequences of the context)
   const seq = config.context, batch = tokens.length / seq;
   let counted = 0;
@@ -182,12 +183,12 @@ async function inWorkers(port, { tokens, targets, opts }) {
   pd[partial.F.normalizer] = counted;
   const sent = [], runs = Math.min(t.n, batch);
   for (let i = 0; i < runs; ++i) {
-    const [t0, t1] = [Math.floor((batch * i) / runs) * seq, Math.floor((batch * (i + 1)) / runs) * seq];
-    const part = targets.slice(t0, t1);
+    const [from, to] = [Math.floor((batch * i) / runs) * seq, Math.floor((batch * (i + 1)) / runs) * seq];
+    const part = targets.slice(from, to);
     if (!part.some((y) => y >= 0)) continue;
     // (a replica behind the committed weights gets them: in shared memory a view, otherwise a copy)
     const params = t.holds[i] === t.version ? undefined : committed.params;
-    sent.push({ slot: i, job: pool.runOn(i, { op: 'gptTrain', phase: 'gradients', key: t.key, params, d: pd.slice(), tokens: tokens.slice(t0, t1), targets: part, into: t.grads?.[i] }) });
+    sent.push({ slot: i, job: pool.runOn(i, { op: 'gptTrain', phase: 'gradients', key: t.key, params, d: pd.slice(), tokens: tokens.slice(from, to), targets: part, into: t.grads?.[i] }) });
     if (params) t.holds[i] = t.version;
   }
   let values;
@@ -198,6 +199,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
     throw e;
   }
   threads.stats.workerParts += sent.length;
+  const t2 = performance.now();
   let h = live();
   let lossSum = 0, slowest = 0;
   for (const v of values) lossSum += v.lossSum, (slowest = Math.max(slowest, v.ms));
@@ -221,6 +223,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
       : values.map((v) => v.grads.slice(offset, offset + length));
     return pool.runOn(slot, { op: 'gptTrain', phase: 'reduce', key: t.key, d: rd.slice(), parts });
   }));
+  const t3 = performance.now();
   h = live();
   let squares = 0;
   for (const { sumSquares } of sums) squares += sumSquares;
@@ -250,6 +253,8 @@ async function inWorkers(port, { tokens, targets, opts }) {
   // Committed: the step's state is the model's from now on (this thread's copy takes it when read).
   t.current = 1 - t.current, t.steps += 1, t.version += 1, t.behind = true;
   for (const { slot } of owners) if (t.holds[slot] === t.version - 1 && t.slices[slot].length === t.P) t.holds[slot] = t.version;
-  threads.times.steps += 1, threads.times.serialMs += performance.now() - t0 - slowest, threads.times.workerMs += slowest;
+  const t4 = performance.now(), { times } = threads;
+  times.steps += 1, times.serialMs += t4 - t0 - slowest, times.workerMs += slowest;
+  times.seedMs += t1 - t0, times.gradientsMs += t2 - t1, times.reduceMs += t3 - t2, times.updateMs += t4 - t3;
   return loss;
 }

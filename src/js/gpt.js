@@ -62,9 +62,13 @@ function gptCalls(m) {
   return calls;
 }
 
-// The engine's model of a collected GPT is freed here (it holds the model's wasm memory).
+// The engine's model of a collected GPT is freed here (it holds the model's wasm memory), and its replicas on the
+// workers (replicas: { threads, trainer } once it trained there; nothing that refers to the GPT).
 const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ calls, handle }) => calls.gptFree.call('GPT.dispose', calls.on(calls.gptFree, handle)))
+  ? new FinalizationRegistry(({ calls, handle, replicas }) => {
+    calls.gptFree.call('GPT.dispose', calls.on(calls.gptFree, handle));
+    if (replicas.trainer) dropReplicas(replicas);
+  })
   : null;
 
 class GPT {
@@ -74,6 +78,7 @@ class GPT {
   #config;
   #threads; // the lab's { pool, closed() }
   #async;   // trainStepAsync's state (gpt-async.js), from the first call
+  #replicas = { threads: null, trainer: null }; // what the finalizer needs to free the workers' replicas
 
   [USE_THREADS](threads) {
     this.#threads = threads;
@@ -94,7 +99,7 @@ class GPT {
     for (const key of ['mlp', 'tied', 'bias']) c[key] = c[key] === 1;
     c.position = POSITIONS[c.position];
     this.#config = Object.freeze(Object.fromEntries(GPT_CONFIG_OPTIONS.map((key) => [key, c[key]])));
-    registry?.register(this, { calls, handle }, this);
+    registry?.register(this, { calls, handle, replicas: this.#replicas }, this);
   }
 
   #handle(fn) {
@@ -164,7 +169,7 @@ class GPT {
   /** trainStep with the batch's sequences split across the lab's workers (gpt-async.js). */
   trainStepAsync(tokens, targets, opts = {}) {
     this.#async ??= {
-      calls: this.#calls, config: this.#config, threads: this.#threads, busy: 0, last: null, trainer: null, handle: () => this.#h,
+      calls: this.#calls, config: this.#config, threads: this.#threads, busy: 0, last: null, trainer: null, replicas: this.#replicas, handle: () => this.#h,
       sync: (t, y, o) => this.trainStep(t, y, o),
       // The replicas' shape: a gptCreate descriptor of this configuration, seed left out (worker-gpt.js).
       shape: () => {

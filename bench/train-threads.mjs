@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// How GPT.trainStepAsync's training step scales with workers: the small GPT of bench/train.mjs (4 layers, 4 heads,
+// d = 128, context 128, vocabulary 256: 842 496 parameters) at batch 16 × 128, trainStep on one thread against
+// trainStepAsync on init({ threads }) — shared memory, and messages (sharedMemory: false) — on the same batches.
+//
+//   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false]
+//
+// Prints ms per step (median) for each, the step's serial milliseconds (lab.trainTimes(): the step's wall time less
+// its slowest worker's gradient time — the rounds' messages, the weights brought up to date, the slices' sums and
+// updates, this thread's checks: what more workers do not divide) and each round's share, then the projection for
+// 4, 8 and 16 threads: T(n) = W·2/n + S, with W the slowest worker's gradient time and S the serial milliseconds
+// measured at 2 threads (each worker's share of the serial work is the same at any n: it brings P floats of
+// weights up to date, sums P floats of gradient slices and updates P/n; this thread sends n messages per round,
+// microseconds each). Measured on more cores only where the machine has them; otherwise marked "projected".
+// The other load on the machine is printed beside every number: on a busy machine the workers wait for cores.
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSnapshot, otherLoad, machineInfo } from './lib/system.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const value = (name, d) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? d;
+const STEPS = Number(value('steps', 10)), SIMD = value('simd', 'true') !== 'false';
+const THREADS = value('threads', '2').split(',').map(Number);
+const CONFIG = { vocabSize: 256, context: 128, dModel: 128, heads: 4, layers: 4, seed: 1 };
+const BATCH = 16, T = CONFIG.context, TRAIN = { lr: 1e-3, gradClip: 1 };
+
+function batch(step) {
+  let s = (1000 + step) >>> 0;
+  const next = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 8) & 255;
+  const x = Int32Array.from({ length: BATCH * T }, next);
+  return { x, y: Int32Array.from(x, (t, i) => x[(i + 1) % x.length] ^ (t & 3)) };
+}
+
+const { init } = await import(path.join(root, 'dist/index.js'));
+const info = machineInfo();
+console.log(`train-threads bench: ${info.cpuModel}, ${info.logicalCpus} cpus, node ${info.node}, load average at start ${info.loadAverageAtStart.join(' ')}`);
+
+async function run(label, lab, step) {
+  const model = lab.createGPT(CONFIG);
+  await step(model, batch(0)); // (first step: replicas made, workspaces sized)
+  const before = cpuSnapshot(), times0 = lab.trainTimes?.(), ms = [];
+  for (let s = 1; s <= STEPS; ++s) {
+    const { x, y } = batch(s), t0 = performance.now();
+    await step(model, { x, y });
+    ms.push(performance.now() - t0);
+  }
+  const load = otherLoad(before, cpuSnapshot(), 0);
+  ms.sort((p, q) => p - q);
+  const r = { label, median: ms[ms.length >> 1], min: ms[0], load: load ? load.otherCores : NaN, loadavg: os.loadavg()[0] };
+  if (times0 && lab.trainTimes().steps > times0.steps) {
+    const t = lab.trainTimes(), per = (k) => (t[k] - times0[k]) / (t.steps - times0.steps);
+    Object.assign(r, { serial: per('serialMs'), worker: per('workerMs'), rounds: ['seedMs', 'gradientsMs', 'reduceMs', 'updateMs'].map(per) });
+  }
+  model.dispose();
+  const extra = r.serial === undefined ? '' : `; serial ${r.serial.toFixed(1)} ms/step, slowest worker's gradient ${r.worker.toFixed(1)} ms ` +
+    `(rounds: seed ${r.rounds[0].toFixed(1)}, gradients ${r.rounds[1].toFixed(1)}, reduce ${r.rounds[2].toFixed(1)}, update ${r.rounds[3].toFixed(1)} ms)`;
+  console.log(`${label.padEnd(30)} ${r.median.toFixed(1).padStart(7)} ms/step (best ${r.min.toFixed(1)}; other load ${r.load.toFixed(2)} cores, load average ${r.loadavg.toFixed(2)})${extra}`);
+  return r;
+}
+
+const one = await init({ simd: SIMD, gpt: true });
+console.log(`model: ${one.createGPT(CONFIG).parameterCount} parameters, batch ${BATCH} × ${T}, AdamW lr ${TRAIN.lr}, gradClip ${TRAIN.gradClip}; ${STEPS} timed steps each`);
+const base = await run('1 thread (trainStep)', one, (m, { x, y }) => m.trainStep(x, y, TRAIN));
+const results = [];
+for (const n of THREADS) {
+  for (const sharedMemory of [true, false]) {
+    const lab = await init({ simd: SIMD, gpt: true, threads: n, sharedMemory });
+    const r = await run(`${n} threads (${sharedMemory ? 'shared memory' : 'messages'})`, lab, (m, { x, y }) => m.trainStepAsync(x, y, TRAIN));
+    lab.dispose();
+    results.push({ n, sharedMemory, ...r });
+    console.log(`${''.padEnd(30)} ${(base.median / r.median).toFixed(2)}× one thread (median), ${(base.min / r.min).toFixed(2)}× (best)`);
+  }
+}
+const at2 = results.find((r) => r.n === 2 && r.sharedMemory);
+if (at2) {
+  const cores = os.availableParallelism?.() ?? os.cpus().length;
+  // Two projections: the work as divided here (W, the slowest worker's gradient at 2 threads, which on a busy
+  // machine includes waiting for a core), and as one thread does it (T₁: the whole step on one core, divided).
+  console.log(`\nprojection: T(n) = W·2/n + S with W = ${at2.worker.toFixed(1)} ms (measured at 2 threads), or T₁/n + S with T₁ = ${base.median.toFixed(1)} ms (one thread); S = ${at2.serial.toFixed(1)} ms (serial, measured at 2 threads)`);
+  for (const n of [2, 4, 8, 16]) {
+    const a = (at2.worker * 2) / n + at2.serial, b = base.median / n + at2.serial;
+    const how = n <= cores ? (n === 2 ? 'measured above' : 'this machine has the cores: measure with --threads') : `projected (this machine has ${cores} cores)`;
+    console.log(`  ${String(n).padStart(2)} threads: ${a.toFixed(1)} ms/step (${(base.median / a).toFixed(2)}×) from W; ${b.toFixed(1)} ms/step (${(base.median / b).toFixed(2)}×) from T₁ — ${how}`);
+  }
+  console.log(`the serial part alone limits the speed-up to ${(base.median / at2.serial).toFixed(1)}× one thread`);
+}
