@@ -3,15 +3,15 @@
 // d = 128, context 128, vocabulary 256: 842 496 parameters) at batch 16 × 128, trainStep on one thread against
 // trainStepAsync on init({ threads }) — shared memory, and messages (sharedMemory: false) — on the same batches.
 //
-//   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false]
+//   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false] [--dist=PATH]
+//
+//   --dist=PATH  another build of the package (e.g. an earlier commit's dist/, to compare under the same load)
 //
 // Prints ms per step (median) for each, the step's serial milliseconds (lab.trainTimes(): the step's wall time less
 // its slowest worker's gradient time — the rounds' messages, the weights brought up to date, the slices' sums and
-// updates, this thread's checks: what more workers do not divide) and each round's share, then the projection for
-// 4, 8 and 16 threads: T(n) = W·2/n + S, with W the slowest worker's gradient time and S the serial milliseconds
-// measured at 2 threads (each worker's share of the serial work is the same at any n: it brings P floats of
-// weights up to date, sums P floats of gradient slices and updates P/n; this thread sends n messages per round,
-// microseconds each). Measured on more cores only where the machine has them; otherwise marked "projected".
+// updates, this thread's checks: what more workers do not divide — and the work in it) and each round's wall time,
+// then the projection for 2, 4, 8 and 16 threads (below). Measured on more cores only where the machine has them
+// (--threads=2,4,8,16); otherwise marked "projected".
 // The other load on the machine is printed beside every number: on a busy machine the workers wait for cores.
 import os from 'node:os';
 import path from 'node:path';
@@ -33,30 +33,30 @@ function batch(step) {
   return { x, y: Int32Array.from(x, (t, i) => x[(i + 1) % x.length] ^ (t & 3)) };
 }
 
-const { init } = await import(path.join(root, 'dist/index.js'));
+const { init } = await import(path.resolve(value('dist', path.join(root, 'dist')), 'index.js'));
 const info = machineInfo();
 console.log(`train-threads bench: ${info.cpuModel}, ${info.logicalCpus} cpus, node ${info.node}, load average at start ${info.loadAverageAtStart.join(' ')}`);
 
 async function run(label, lab, step) {
   const model = lab.createGPT(CONFIG);
   await step(model, batch(0)); // (first step: replicas made, workspaces sized)
-  const before = cpuSnapshot(), times0 = lab.trainTimes?.(), ms = [];
+  const before = cpuSnapshot(), times0 = lab.trainTimes?.(), ms = [], cpu0 = process.cpuUsage();
   for (let s = 1; s <= STEPS; ++s) {
     const { x, y } = batch(s), t0 = performance.now();
     await step(model, { x, y });
     ms.push(performance.now() - t0);
   }
-  const load = otherLoad(before, cpuSnapshot(), 0);
+  const load = otherLoad(before, cpuSnapshot(), 0), cpu = process.cpuUsage(cpu0); // (the workers' threads counted)
   ms.sort((p, q) => p - q);
-  const r = { label, median: ms[ms.length >> 1], min: ms[0], load: load ? load.otherCores : NaN, loadavg: os.loadavg()[0] };
+  const r = { label, median: ms[ms.length >> 1], min: ms[0], load: load ? load.otherCores : NaN, loadavg: os.loadavg()[0], cpu: (cpu.user + cpu.system) / 1000 / STEPS };
   if (times0 && lab.trainTimes().steps > times0.steps) {
     const t = lab.trainTimes(), per = (k) => (t[k] - times0[k]) / (t.steps - times0.steps);
-    Object.assign(r, { serial: per('serialMs'), worker: per('workerMs'), rounds: ['seedMs', 'gradientsMs', 'reduceMs', 'updateMs'].map(per) });
+    Object.assign(r, { serial: per('serialMs'), work: per('serialWorkMs'), worker: per('workerMs'), rounds: ['seedMs', 'gradientsMs', 'reduceMs', 'updateMs'].map(per) });
   }
   model.dispose();
-  const extra = r.serial === undefined ? '' : `; serial ${r.serial.toFixed(1)} ms/step, slowest worker's gradient ${r.worker.toFixed(1)} ms ` +
+  const extra = r.serial === undefined ? '' : `; serial ${r.serial.toFixed(1)} ms/step (its work ${r.work.toFixed(1)} ms), slowest worker's gradient ${r.worker.toFixed(1)} ms ` +
     `(rounds: seed ${r.rounds[0].toFixed(1)}, gradients ${r.rounds[1].toFixed(1)}, reduce ${r.rounds[2].toFixed(1)}, update ${r.rounds[3].toFixed(1)} ms)`;
-  console.log(`${label.padEnd(30)} ${r.median.toFixed(1).padStart(7)} ms/step (best ${r.min.toFixed(1)}; other load ${r.load.toFixed(2)} cores, load average ${r.loadavg.toFixed(2)})${extra}`);
+  console.log(`${label.padEnd(30)} ${r.median.toFixed(1).padStart(7)} ms/step (best ${r.min.toFixed(1)}; CPU ${r.cpu.toFixed(1)} ms/step; other load ${r.load.toFixed(2)} cores, load average ${r.loadavg.toFixed(2)})${extra}`);
   return r;
 }
 
@@ -66,23 +66,32 @@ const base = await run('1 thread (trainStep)', one, (m, { x, y }) => m.trainStep
 const results = [];
 for (const n of THREADS) {
   for (const sharedMemory of [true, false]) {
-    const lab = await init({ simd: SIMD, gpt: true, threads: n, sharedMemory });
+    let lab;
+    try {
+      lab = await init({ simd: SIMD, gpt: true, threads: n, sharedMemory });
+    } catch {
+      if (!sharedMemory) continue; // (a build without the option: one exchange)
+      lab = await init({ simd: SIMD, gpt: true, threads: n });
+    }
     const r = await run(`${n} threads (${sharedMemory ? 'shared memory' : 'messages'})`, lab, (m, { x, y }) => m.trainStepAsync(x, y, TRAIN));
     lab.dispose();
     results.push({ n, sharedMemory, ...r });
-    console.log(`${''.padEnd(30)} ${(base.median / r.median).toFixed(2)}× one thread (median), ${(base.min / r.min).toFixed(2)}× (best)`);
+    console.log(`${''.padEnd(30)} ${(base.median / r.median).toFixed(2)}× one thread (median), ${(base.min / r.min).toFixed(2)}× (best); CPU per step ${(r.cpu / base.cpu).toFixed(2)}× one thread's`);
   }
 }
 const at2 = results.find((r) => r.n === 2 && r.sharedMemory);
-if (at2) {
+if (at2?.work !== undefined) {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
-  // Two projections: the work as divided here (W, the slowest worker's gradient at 2 threads, which on a busy
-  // machine includes waiting for a core), and as one thread does it (T₁: the whole step on one core, divided).
-  console.log(`\nprojection: T(n) = W·2/n + S with W = ${at2.worker.toFixed(1)} ms (measured at 2 threads), or T₁/n + S with T₁ = ${base.median.toFixed(1)} ms (one thread); S = ${at2.serial.toFixed(1)} ms (serial, measured at 2 threads)`);
+  // The step on n workers: its gradient work divided, T₁/n (one thread's whole step on one core), plus the serial
+  // part. Measured at 2 threads: S, the wall time (waits for a core included: on a busy machine mostly waits), and
+  // its work alone, S_w, plus three rounds of messages at 0.3 ms each (a part's round trip in Node on a quiet
+  // machine, docs/performance.md), which is what it costs on free cores. Each worker's share of S_w stays the same
+  // at any n (it brings P floats of weights up to date and sums P floats of slices; its update shrinks as P/n).
+  const quiet = at2.work + 3 * 0.3;
+  console.log(`\nprojection: T(n) = T₁/n + S, T₁ = ${base.median.toFixed(1)} ms (one thread); S = ${at2.serial.toFixed(1)} ms (serial wall time at 2 threads, this load) or ${quiet.toFixed(1)} ms (its work, ${at2.work.toFixed(1)} ms, and three rounds of messages at 0.3 ms: free cores)`);
   for (const n of [2, 4, 8, 16]) {
-    const a = (at2.worker * 2) / n + at2.serial, b = base.median / n + at2.serial;
-    const how = n <= cores ? (n === 2 ? 'measured above' : 'this machine has the cores: measure with --threads') : `projected (this machine has ${cores} cores)`;
-    console.log(`  ${String(n).padStart(2)} threads: ${a.toFixed(1)} ms/step (${(base.median / a).toFixed(2)}×) from W; ${b.toFixed(1)} ms/step (${(base.median / b).toFixed(2)}×) from T₁ — ${how}`);
+    const a = base.median / n + at2.serial, b = base.median / n + quiet;
+    const how = n <= cores ? (n === 2 ? `measured: ${(base.median / at2.median).toFixed(2)}× at this load` : 'this machine has the cores: measure with --threads') : `projected (this machine has ${cores} cores)`;
+    console.log(`  ${String(n).padStart(2)} threads: ${(base.median / b).toFixed(2)}× one thread on free cores (${b.toFixed(1)} ms/step); ${(base.median / a).toFixed(2)}× with this load's serial wall time (${a.toFixed(1)} ms/step) — ${how}`);
   }
-  console.log(`the serial part alone limits the speed-up to ${(base.median / at2.serial).toFixed(1)}× one thread`);
 }

@@ -163,9 +163,19 @@ async function inWorkers(port, { tokens, targets, opts }) {
   live();
   const t = (port.trainer ??= makeTrainer(port));
   Object.assign(port.replicas, { threads, trainer: t });
+  // This thread's own time in the step (between its waits), for lab.trainTimes().
   const t0 = performance.now();
+  let mainMs = 0, since = t0;
+  const wait = async (promise) => {
+    mainMs += performance.now() - since;
+    try {
+      return await promise;
+    } finally {
+      since = performance.now();
+    }
+  };
   try {
-    await seed(port, t, fn);
+    await wait(seed(port, t, fn));
   } catch (e) {
     t.seeded.fill(-1); // (a replica half written is written again)
     throw e;
@@ -193,7 +203,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
   }
   let values;
   try {
-    values = await settle(sent.map((s) => s.job));
+    values = await wait(settle(sent.map((s) => s.job)));
   } catch (e) {
     for (const { slot } of sent) t.holds[slot] = -1;
     throw e;
@@ -216,13 +226,13 @@ async function inWorkers(port, { tokens, targets, opts }) {
   // Round 2: each slice's gradients summed by its owner.
   const owners = t.slices.map((s, slot) => ({ ...s, slot })).filter((s) => s.length > 0);
   const rd = calls.gptReduceSlice.descriptor(), RF = calls.gptReduceSlice.F;
-  const sums = await settle(owners.map(({ slot, offset, length }) => {
+  const sums = await wait(settle(owners.map(({ slot, offset, length }) => {
     rd[RF.offset] = offset, rd[RF.length] = length;
     const parts = t.shared
       ? sent.map((s) => t.grads[s.slot].subarray(offset, offset + length))
       : values.map((v) => v.grads.slice(offset, offset + length));
     return pool.runOn(slot, { op: 'gptTrain', phase: 'reduce', key: t.key, d: rd.slice(), parts });
-  }));
+  })));
   const t3 = performance.now();
   h = live();
   let squares = 0;
@@ -235,11 +245,11 @@ async function inWorkers(port, { tokens, targets, opts }) {
   ud[upd.F.step] = t.steps + 1, ud[upd.F.norm] = Math.sqrt(squares);
   let updated;
   try {
-    updated = await settle(owners.map(({ slot, offset, length }) => {
+    updated = await wait(settle(owners.map(({ slot, offset, length }) => {
       ud[upd.F.offset] = offset, ud[upd.F.length] = length;
       const into = t.shared ? { parameters: next.params.subarray(offset, offset + length), moment1: next.moment1.subarray(offset, offset + length), moment2: next.moment2.subarray(offset, offset + length) } : undefined;
       return pool.runOn(slot, { op: 'gptTrain', phase: 'update', key: t.key, d: ud.slice(), into, length });
-    }));
+    })));
   } catch (e) {
     t.fresh = false; // some replicas may have stepped: all start again from the model (which is synced first)
     syncModel(port);
@@ -253,8 +263,10 @@ async function inWorkers(port, { tokens, targets, opts }) {
   // Committed: the step's state is the model's from now on (this thread's copy takes it when read).
   t.current = 1 - t.current, t.steps += 1, t.version += 1, t.behind = true;
   for (const { slot } of owners) if (t.holds[slot] === t.version - 1 && t.slices[slot].length === t.P) t.holds[slot] = t.version;
-  const t4 = performance.now(), { times } = threads;
+  const t4 = performance.now(), { times } = threads, most = (list, key) => list.reduce((m, v) => Math.max(m, v[key]), 0);
+  mainMs += t4 - since;
   times.steps += 1, times.serialMs += t4 - t0 - slowest, times.workerMs += slowest;
+  times.serialWorkMs += mainMs + most(values, 'gatherMs') + most(sums, 'ms') + most(updated, 'ms');
   times.seedMs += t1 - t0, times.gradientsMs += t2 - t1, times.reduceMs += t3 - t2, times.updateMs += t4 - t3;
   return loss;
 }

@@ -49,25 +49,27 @@ export function makeGptWorker(m) {
     // (the step's weights, when the replica's are older) were written over them — into `into` (shared memory) or
     // sent back.
     gradients({ key, params, d, tokens, targets, into }) {
-      const h = replica(key);
+      const h = replica(key), t = performance.now();
       if (params) writeState(h, 0, params);
       const t0 = performance.now();
       const desc = on(partial, d, h);
       const o = partial.call(fn, desc, { tokens, targets, gradients: into });
       const lossSum = desc[partial.F.loss_sum];
-      return { lossSum, grads: into || !Number.isFinite(lossSum) ? null : o.gradients, ms: performance.now() - t0 };
+      return { lossSum, grads: into || !Number.isFinite(lossSum) ? null : o.gradients, ms: performance.now() - t0, gatherMs: t0 - t };
     },
     // The slice's gradients of every part (parts: arrays of the slice's length) summed → its sum of squares.
+    // (Each round also says how long its work took: lab.trainTimes().)
     reduce({ key, d, parts }) {
-      const desc = on(reduce, d, replica(key));
+      const t = performance.now(), desc = on(reduce, d, replica(key));
       reduce.call(fn, desc, { gradients: parts });
-      return { sumSquares: desc[reduce.F.sum_squares] };
+      return { sumSquares: desc[reduce.F.sum_squares], ms: performance.now() - t };
     },
     // The slice's AdamW update; its weights and moments after it into `into`'s arrays (shared memory) or sent back.
     update({ key, d, into, length }) {
+      const t = performance.now();
       const given = into ?? { parameters: new Float32Array(length), moment1: new Float32Array(length), moment2: new Float32Array(length) };
       update.call(fn, on(update, d, replica(key)), given);
-      return into ? {} : given;
+      return { ...(into ? {} : given), ms: performance.now() - t };
     },
     drop({ key }) {
       const h = replicas.get(key);
