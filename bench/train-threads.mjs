@@ -82,16 +82,17 @@ for (const n of THREADS) {
 const at2 = results.find((r) => r.n === 2 && r.sharedMemory);
 if (at2?.work !== undefined) {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
-  // The step on n workers: its gradient work divided, T₁/n (one thread's whole step on one core), plus the serial
-  // part. Measured at 2 threads: S, the wall time (waits for a core included: on a busy machine mostly waits), and
-  // its work alone, S_w, plus three rounds of messages at 0.3 ms each (a part's round trip in Node on a quiet
-  // machine, docs/performance.md), which is what it costs on free cores. Each worker's share of S_w stays the same
-  // at any n (it brings P floats of weights up to date and sums P floats of slices; its update shrinks as P/n).
-  const quiet = at2.work + 3 * 0.3;
-  console.log(`\nprojection: T(n) = T₁/n + S, T₁ = ${base.median.toFixed(1)} ms (one thread); S = ${at2.serial.toFixed(1)} ms (serial wall time at 2 threads, this load) or ${quiet.toFixed(1)} ms (its work, ${at2.work.toFixed(1)} ms, and three rounds of messages at 0.3 ms: free cores)`);
+  // The step on n workers: one thread's step divided, T₁/n, plus the serial part. T₁ is the one-thread step's CPU
+  // time (what it takes on a free core; on a busy machine its wall time is mostly waiting). The serial part,
+  // measured at 2 threads: S, its wall time (waits for a core included), or its work alone, S_w, plus three rounds
+  // of messages at 0.3 ms each (a part's round trip in Node on a quiet machine, docs/performance.md): what it costs
+  // on free cores. Each worker's share of S_w stays the same at any n (it brings P floats of weights up to date and
+  // sums P floats of slices; its update shrinks as P/n); this thread posts n messages a round.
+  const t1 = base.cpu, quiet = at2.work + 3 * 0.3;
+  console.log(`\nprojection: T(n) = T₁/n + S, T₁ = ${t1.toFixed(1)} ms (one thread's CPU time a step); S = ${quiet.toFixed(1)} ms on free cores (the serial work, ${at2.work.toFixed(1)} ms, and three rounds of messages at 0.3 ms) or ${at2.serial.toFixed(1)} ms (its wall time at 2 threads under this load)`);
   for (const n of [2, 4, 8, 16]) {
-    const a = base.median / n + at2.serial, b = base.median / n + quiet;
+    const a = t1 / n + at2.serial, b = t1 / n + quiet;
     const how = n <= cores ? (n === 2 ? `measured: ${(base.median / at2.median).toFixed(2)}× at this load` : 'this machine has the cores: measure with --threads') : `projected (this machine has ${cores} cores)`;
-    console.log(`  ${String(n).padStart(2)} threads: ${(base.median / b).toFixed(2)}× one thread on free cores (${b.toFixed(1)} ms/step); ${(base.median / a).toFixed(2)}× with this load's serial wall time (${a.toFixed(1)} ms/step) — ${how}`);
+    console.log(`  ${String(n).padStart(2)} threads: ${(t1 / b).toFixed(2)}× one thread on free cores (${b.toFixed(1)} ms/step); ${(t1 / a).toFixed(2)}× with this load's serial wall time (${a.toFixed(1)} ms/step) — ${how}`);
   }
 }
