@@ -51,10 +51,10 @@ async function run(label, lab, step) {
   const r = { label, median: ms[ms.length >> 1], min: ms[0], load: load ? load.otherCores : NaN, loadavg: os.loadavg()[0], cpu: (cpu.user + cpu.system) / 1000 / STEPS };
   if (times0 && lab.trainTimes().steps > times0.steps) {
     const t = lab.trainTimes(), per = (k) => (t[k] - times0[k]) / (t.steps - times0.steps);
-    Object.assign(r, { serial: per('serialMs'), work: per('serialWorkMs'), worker: per('workerMs'), rounds: ['seedMs', 'gradientsMs', 'reduceMs', 'updateMs'].map(per) });
+    Object.assign(r, { serial: per('serialMs'), work: per('serialWorkMs'), worker: per('workerMs'), parts: ['mainMs', 'gatherMs', 'sumMs', 'adamwMs'].map(per), rounds: ['seedMs', 'gradientsMs', 'reduceMs', 'updateMs'].map(per) });
   }
   model.dispose();
-  const extra = r.serial === undefined ? '' : `; serial ${r.serial.toFixed(1)} ms/step (its work ${r.work.toFixed(1)} ms), slowest worker's gradient ${r.worker.toFixed(1)} ms ` +
+  const extra = r.serial === undefined ? '' : `; serial ${r.serial.toFixed(1)} ms/step (its work ${r.work.toFixed(1)} ms: this thread ${r.parts[0].toFixed(1)}, weights up to date ${r.parts[1].toFixed(1)}, slices summed ${r.parts[2].toFixed(1)}, AdamW ${r.parts[3].toFixed(1)}), slowest worker's gradient ${r.worker.toFixed(1)} ms ` +
     `(rounds: seed ${r.rounds[0].toFixed(1)}, gradients ${r.rounds[1].toFixed(1)}, reduce ${r.rounds[2].toFixed(1)}, update ${r.rounds[3].toFixed(1)} ms)`;
   console.log(`${label.padEnd(30)} ${r.median.toFixed(1).padStart(7)} ms/step (best ${r.min.toFixed(1)}; CPU ${r.cpu.toFixed(1)} ms/step; other load ${r.load.toFixed(2)} cores, load average ${r.loadavg.toFixed(2)})${extra}`);
   return r;

@@ -266,7 +266,9 @@ async function inWorkers(port, { tokens, targets, opts }) {
   const t4 = performance.now(), { times } = threads, most = (list, key) => list.reduce((m, v) => Math.max(m, v[key]), 0);
   mainMs += t4 - since;
   times.steps += 1, times.serialMs += t4 - t0 - slowest, times.workerMs += slowest;
-  times.serialWorkMs += mainMs + most(values, 'gatherMs') + most(sums, 'ms') + most(updated, 'ms');
+  const work = [mainMs, most(values, 'gatherMs'), most(sums, 'ms'), most(updated, 'ms')];
+  times.serialWorkMs += work[0] + work[1] + work[2] + work[3];
+  times.mainMs += work[0], times.gatherMs += work[1], times.sumMs += work[2], times.adamwMs += work[3];
   times.seedMs += t1 - t0, times.gradientsMs += t2 - t1, times.reduceMs += t3 - t2, times.updateMs += t4 - t3;
   return loss;
 }

@@ -1295,12 +1295,15 @@ export interface Lab {
   /**
    * {@link GPT.trainStepAsync}'s steps on the workers since {@link init}, and their milliseconds summed: `serialMs`,
    * each step's wall time less its slowest worker's gradient time (`workerMs`) — what more workers do not divide,
-   * waits for a core included; `serialWorkMs`, the work in it: this thread's own time in the step, and the slowest
-   * worker's in each round besides its gradient (the weights brought up to date, its slice summed, updated) —
-   * and each round's wall time as this thread saw it (`seedMs`: replicas made or brought up to date from the
+   * waits for a core included; `serialWorkMs`, the work in it: this thread's own time in the step (`mainMs`), and
+   * the slowest worker's in each round besides its gradient (`gatherMs`, its replica's weights brought up to date;
+   * `sumMs`, its slice of the parts' gradients summed; `adamwMs`, its slice updated) — and each round's wall time as this thread saw it (`seedMs`: replicas made or brought up to date from the
    * model; `gradientsMs`, `reduceMs`, `updateMs`). For benches: `npm run bench:train-threads` prints them.
    */
-  trainTimes(): { steps: number; serialMs: number; serialWorkMs: number; workerMs: number; seedMs: number; gradientsMs: number; reduceMs: number; updateMs: number };
+  trainTimes(): {
+    steps: number; serialMs: number; serialWorkMs: number; workerMs: number; mainMs: number; gatherMs: number; sumMs: number;
+    adamwMs: number; seedMs: number; gradientsMs: number; reduceMs: number; updateMs: number;
+  };
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
    * does a call still running on the workers (the synchronous functions keep working). Idempotent.

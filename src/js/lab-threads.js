@@ -13,7 +13,10 @@ export async function withThreads(lab, { threads, module, gpt, workerScript, sha
   const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));
   for (const [name, twin] of Object.entries(twins)) lab[name] = (...args) => (disposed ? closed() : twin(...args));
   // Models get the pool for GPT.trainStepAsync (gpt-async.js).
-  const times = { steps: 0, serialMs: 0, serialWorkMs: 0, workerMs: 0, seedMs: 0, gradientsMs: 0, reduceMs: 0, updateMs: 0 };
+  const times = {
+    steps: 0, serialMs: 0, serialWorkMs: 0, workerMs: 0, seedMs: 0, gradientsMs: 0, reduceMs: 0, updateMs: 0,
+    mainMs: 0, gatherMs: 0, sumMs: 0, adamwMs: 0,
+  };
   const gptThreads = { pool, closed: () => disposed, stats, times, sharedMemory };
   for (const name of ['createGPT', 'loadGPT']) {
     const make = lab[name];
