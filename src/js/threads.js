@@ -62,7 +62,7 @@ async function spawn(url, source) {
 /**
  * Starts `count` workers running `source` (the worker script's text) on `module`; resolves once every one has
  * instantiated it.
- * @returns {Promise<{ size: number, run(message: object, transfer?: Transferable[]): Promise<any>, dispose(): void }>}
+ * @returns {Promise<{ size: number, run(message: object, transfer?: Transferable[]): Promise<any>, runOn(slot: number, message: object, transfer?: Transferable[]): Promise<any>, generation(slot: number): number, dispose(): void }>}
  */
 export async function createPool(count, module, gpt, source) {
   const url = isNode ? undefined : URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
