@@ -161,6 +161,23 @@ describe('GPT.trainStepAsync by slices', async () => {
     }
   });
 
+  test('reads while a step runs see the last committed step (the model brought up to it, not to the step under way)', async () => {
+    for (const lab of [labs['2 workers, shared memory'], labs['3 workers, messages']]) {
+      const b = lab.createGPT(CONFIG), c = lab.createGPT(CONFIG);
+      const [s1, s2] = [batch(600), batch(601)];
+      await b.trainStepAsync(s1.tokens, s1.targets, OPTS);
+      await c.trainStepAsync(s1.tokens, s1.targets, OPTS);
+      const pending = b.trainStepAsync(s2.tokens, s2.targets, OPTS);
+      const during = b.getWeights(); // b's model on this thread is behind its workers here: taken now, mid-step
+      assert.equal(b.steps, 1);
+      await pending;
+      assert.ok(sameWeights(during, c.getWeights()));
+      assert.ok(!sameWeights(b.getWeights(), during));
+      assert.equal(b.steps, 2);
+      b.dispose(), c.dispose();
+    }
+  });
+
   test('dispose: the model refuses further steps, the lab trains others; init checks sharedMemory', async () => {
     const lab = labs['3 workers, shared memory'];
     const b = lab.createGPT(CONFIG);
