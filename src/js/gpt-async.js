@@ -10,7 +10,7 @@
 // same (parameterCount floats to each worker per step either way), but the replicas then hold no optimizer
 // state, cannot drift, serve any model of their shape from any worker, and setWeights between steps just works.
 // Steps on one model run one after another in call order (each starts once the previous one settled).
-import { trainArgs, writeTrainOptions } from './gpt.js';
+import { trainArgs, writeTrainOptions } from './gpt-train-args.js';
 
 const disposedLab = () => new Error('attnlab: this lab was disposed; its async calls need a new init()');
 
