@@ -5,39 +5,26 @@
 // operators' module loads that module the first time it needs it (setModelModule, from loader.js).
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
 import { arena, checkKind } from './memory.js';
-import { source, streamModel } from './load-model.js';
+import { engineSink, source, streamModel } from './load-model.js';
+import { WorkerEngine, workersSink } from './lm-workers.js';
+import { canShare } from './lm-exchange.js';
 import { hasLm } from './variant.js';
+import { fieldsOf } from './lm-fields.js';
 
 // Per operators-only module: how to get the module with the language-model engine (a promise, made once).
 const modelModules = new WeakMap();
 
-/** loader.js: `make()` instantiates the module with the language-model engine for a lab whose module lacks it. */
-export function setModelModule(m, make) {
-  let pending;
-  modelModules.set(m, () => (pending ??= make()));
+/**
+ * loader.js: for a lab whose module lacks the language-model engine, `compile()` resolves with the compiled module
+ * that has it (the workers instantiate it themselves) and `instantiate(module)` makes it here; each once.
+ */
+export function setModelModule(m, { compile, instantiate }) {
+  let compiled, made;
+  const get = () => (made ??= (compiled ??= compile()).then(instantiate));
+  get.compiled = () => (compiled ??= compile());
+  modelModules.set(m, get);
 }
 
-// The descriptors' field names (lm_call.h), per module: { loader: [...], forward: [...], generate: [...] }.
-const fieldCache = new WeakMap();
-function fieldsOf(m) {
-  let f = fieldCache.get(m);
-  if (!f) {
-    f = Object.fromEntries(m.lmCallFields().split(';').map((part) => {
-      const [name, list] = part.split(':');
-      return [name, list.split(',').filter(Boolean)];
-    }));
-    fieldCache.set(m, f);
-  }
-  return f;
-}
-
-// A dropped Model's engine object is freed here; `held` is { m, handle, live }.
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((held) => {
-    held.m.lmModelFree(held.handle);
-    held.live.count -= 1;
-  })
-  : null;
 
 // Lets the event loop run between two tokens (rendering, input, other tasks) without setTimeout's 4 ms clamp.
 function nextTask() {
@@ -63,7 +50,8 @@ function abortError(signal) {
 // The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built here from the files loadModel found:
 // `files` maps each file name to its bytes. Until the package has a tokenizer, a model loads without one (token ids
 // in and out). Once a tokenizer is built, the engine checks that its largest id is a row of the embeddings
-// (m.lmModelCheckVocabulary(handle, largestId, fileName)) before the model is handed out.
+// (m.lmModelCheckVocabulary(handle, largestId, fileName)) before the model is handed out; for a model on the
+// workers, m is null and `handle` is its engine: await handle.checkVocabulary(largestId, fileName).
 // eslint-disable-next-line no-unused-vars
 async function loadTokenizer(m, handle, files) {
   return null;
@@ -71,47 +59,83 @@ async function loadTokenizer(m, handle, files) {
 
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
+// The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => {
+    held.free();
+    held.live.count -= 1;
+  })
+  : null;
+
+// What the registry keeps of a model (nothing that holds the Model itself).
+const held = (engine, live) => ({ free: () => engine.free(), live });
+
+// A model on this thread: module m's engine object at `handle` (its forward is synchronous).
+function localEngine(m, handle) {
+  return {
+    threads: 1,
+    config: JSON.parse(m.lmModelConfig(handle)),
+    m,
+    handle,
+    get memoryBytes() {
+      return m.lmModelMemory(handle);
+    },
+    get weightBytes() {
+      return m.lmModelWeightBytes(handle);
+    },
+    free: () => m.lmModelFree(handle),
+  };
+}
+
 class Model {
-  #m;
-  #h;
+  #e;  // the engine: this thread's (localEngine) or the workers' (lm-workers.js)
   #live;
   #config;
+  #split;
   #tokenizer;
+  #disposed = false;
   #epoch = 0;  // bumped by every generation: an older iterator then ends
 
-  constructor(m, handle, tokenizer, live) {
-    this.#m = m;
-    this.#h = handle;
+  constructor(engine, tokenizer, live) {
+    this.#e = engine;
     this.#live = live;
     this.#tokenizer = tokenizer;
-    this.#config = deepFreeze(JSON.parse(m.lmModelConfig(handle)));
+    this.#config = deepFreeze(engine.config);
+    this.#split = deepFreeze(splitOf(engine));
     live.count += 1;
-    registry?.register(this, { m, handle, live }, this);
+    registry?.register(this, held(engine, live), this);
   }
 
-  #handle(fn) {
-    if (!this.#h) throw new Error(`${fn}: this model was disposed`);
-    return this.#h;
+  #engine(fn) {
+    if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+    return this.#e;
   }
 
   /** The checkpoint's configuration as the engine read it (config.json, generation_config.json). */
   get config() {
     return this.#config;
   }
+  /** Where the model runs: the calling thread (threads 1) or the lab's workers, and each worker's slices. */
+  get split() {
+    return this.#split;
+  }
   /** The tokenizer, or null when the model was loaded without one. */
   get tokenizer() {
     return this.#tokenizer;
   }
-  /** Bytes of wasm memory the model holds: weights, KV caches, activations. */
+  /**
+   * Bytes of wasm memory the model holds: weights, KV caches, activations (on workers: all of theirs together, as
+   * of the last call that finished).
+   */
   get memoryBytes() {
-    return this.#m.lmModelMemory(this.#handle('Model.memoryBytes'));
+    return this.#engine('Model.memoryBytes').memoryBytes;
   }
   /** Bytes of the weights alone, as stored (F16 and BF16 matrices at 2 bytes a weight). */
   get weightBytes() {
-    return this.#m.lmModelWeightBytes(this.#handle('Model.weightBytes'));
+    return this.#engine('Model.weightBytes').weightBytes;
   }
   get disposed() {
-    return !this.#h;
+    return this.#disposed;
   }
 
   // Token ids from an Int32Array, an array of integers, or a string (through the tokenizer).
@@ -123,12 +147,19 @@ class Model {
     return int32s(fn, name, v);
   }
 
-  forward(ids, opts = {}) {
-    const fn = 'Model.forward', h = this.#handle(fn), m = this.#m;
+  #forwardArgs(fn, ids, opts) {
     const tokens = this.#ids(fn, 'ids', ids);
     options(fn, opts);
     checkKeys(fn, opts, ['attention']);
-    const wantAttention = flag(fn, 'attention', opts.attention);
+    return { tokens, wantAttention: flag(fn, 'attention', opts.attention) };
+  }
+
+  forward(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads > 1)
+      throw new Error(`${fn}: this model runs on ${e.threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }`);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    const { m, handle: h } = e;
     const { vocabSize: V, layers: L, heads: H } = this.#config;
     const n = tokens.length, F = fieldsOf(m).forward;
     const a = arena(m, fn, [
@@ -155,9 +186,24 @@ class Model {
     }
   }
 
+  /**
+   * forward() as a promise: on the workers for a model placed on them (the calling thread stays free), else on
+   * this thread.
+   */
+  async forwardAsync(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads === 1) return this.forward(ids, opts);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    try {
+      return await e.forward(fn, tokens, wantAttention);
+    } catch (err) {
+      throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+    }
+  }
+
   // generate's and stream's arguments checked; the options with the defaults filled in.
   #plan(fn, prompt, opts) {
-    this.#handle(fn);
+    this.#engine(fn);
     const ids = this.#ids(fn, 'prompt', prompt);
     if (opts === undefined) throw new TypeError(`${fn}: options with maxTokens are required, got undefined`);
     options(fn, opts);
@@ -190,10 +236,9 @@ class Model {
     return plan;
   }
 
-  async *#tokens(fn, plan) {
-    const m = this.#m, h = this.#handle(fn), F = fieldsOf(m).generate;
-    if (plan.signal?.aborted) throw abortError(plan.signal);
-    const epoch = ++this.#epoch;
+  // This thread's engine: the prompt through the model (begin), then one token per next().
+  #localSteps(fn, plan) {
+    const { m, handle: h } = this.#e, F = fieldsOf(m).generate;
     const a = arena(m, fn, [
       { name: 'call', length: F.length, type: 'f64' },
       { name: 'prompt', length: plan.ids.length, data: plan.ids, type: 'i32' },
@@ -209,12 +254,30 @@ class Model {
     } finally {
       a.free();
     }
+    return () => {
+      const token = m.lmModelNext(this.#engine(fn).handle);
+      if (token < 0) checkKind(m, fn, 1);
+      return { token, done: !m.lmModelActive(h) };
+    };
+  }
+
+  async *#tokens(fn, plan) {
+    const e = this.#engine(fn);
+    if (plan.signal?.aborted) throw abortError(plan.signal);
+    const epoch = ++this.#epoch;
+    // The workers' steps: the first runs the prompt and gives the first token, each next one more.
+    const workerStep = async (first) => {
+      try {
+        return await (first ? e.begin(fn, plan) : e.next(fn));
+      } catch (err) {
+        throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+      }
+    };
+    const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
     const generated = [];
     let text = '';
     for (let index = 0; ; ++index) {
-      const token = m.lmModelNext(this.#handle(fn));
-      if (token < 0) checkKind(m, fn, 1);
-      const more = m.lmModelActive(h);
+      const { token, done } = next ? next() : await workerStep(index === 0);
       generated.push(token);
       let piece;
       if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
@@ -224,9 +287,10 @@ class Model {
       }
       const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => text.includes(s));
       plan.stoppedByString = stopString;
-      yield { id: token, index, text: piece, last: !more || stopString };
-      if (!more || stopString) return;
-      await nextTask();
+      yield { id: token, index, text: piece, last: done || stopString };
+      if (done || stopString) return;
+      if (next) await nextTask();
+      if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
       if (epoch !== this.#epoch) throw new Error(`${fn}: another generate() or stream() on this model started; this one ended`);
       if (plan.signal?.aborted) throw abortError(plan.signal);
     }
@@ -261,20 +325,49 @@ class Model {
     return result;
   }
 
-  // For bench/lm-decode.mjs: reads every weight byte once, the plainest way (what a decode step must stream).
-  [Symbol.for('attnlab.readWeights')]() {
-    return this.#m.lmModelReadWeights(this.#handle('Model.readWeights'));
+  /**
+   * Each worker's share of a model placed on workers, as the workers count it now: { rank, memoryBytes (what the
+   * shard holds), weightBytes, wasmBytes (the worker's whole wasm memory), phases (steps' phases it ran), plan }.
+   * For a model on the calling thread: one entry, rank 0, that thread's.
+   */
+  async workers() {
+    const fn = 'Model.workers', e = this.#engine(fn);
+    if (e.threads > 1) return e.workers(fn);
+    return [{ rank: 0, memoryBytes: e.memoryBytes, weightBytes: e.weightBytes, wasmBytes: e.m.HEAPU8.byteLength,
+      phases: e.m.lmModelPhases(e.handle), plan: this.#split.ranks[0] }];
   }
 
-  /** Frees the model's wasm memory now (it is also freed when the object is garbage-collected). Idempotent. */
+  // For bench/lm-decode.mjs and bench/lm-threads.mjs: reads every weight byte once, the plainest way (what a decode
+  // step must stream); on workers, all of them at once: a promise of { bytes, ms }.
+  [Symbol.for('attnlab.readWeights')]() {
+    const e = this.#engine('Model.readWeights');
+    return e.threads > 1 ? e.read('Model.readWeights') : e.m.lmModelReadWeights(e.handle);
+  }
+
+  // For tests: ends one of the model's workers as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](rank) {
+    this.#engine('Model.killWorker').kill(rank);
+  }
+
+  /** Frees the model's wasm memory now (every worker's share; it is also freed when the object is garbage-collected). Idempotent. */
   dispose() {
-    if (!this.#h) return;
+    if (this.#disposed) return;
     registry?.unregister(this);
-    this.#m.lmModelFree(this.#h);
-    this.#h = 0;
+    this.#disposed = true;
+    this.#e.free();
     this.#live.count -= 1;
     ++this.#epoch;
   }
+}
+
+// model.split: { threads, exchange, ranks: [{ rank, heads, kvHeads, ffn, vocab, positions }] } ([begin, end) ranges).
+function splitOf(e) {
+  const c = e.config;
+  if (e.threads === 1) {
+    return { threads: 1, exchange: 'none', ranks: [{ rank: 0, heads: [0, c.heads], kvHeads: [0, c.kvHeads], ffn: [0, c.ffnDim],
+      vocab: [0, c.vocabSize], positions: [0, c.modelType === 'gpt2' ? c.context : 0] }] };
+  }
+  return { threads: e.threads, exchange: e.exchange, ranks: e.plans.map(({ rank, heads, kvHeads, ffn, vocab, positions }) => ({ rank, heads, kvHeads, ffn, vocab, positions })) };
 }
 
 function deepFreeze(o) {
@@ -282,17 +375,44 @@ function deepFreeze(o) {
   return Object.freeze(o);
 }
 
+// The lab's workers, for models placed on them (lab-threads.js sets it): { pool, closed() }.
+export const USE_POOL = Symbol('attnlab.modelThreads');
+
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
-  return async function loadModel(given, opts = {}) {
+  let threads = null;  // { pool, closed() }, from lab-threads.js
+  async function loadModel(given, opts = {}) {
     const fn = 'loadModel';
     options(fn, opts);
-    checkKeys(fn, opts, ['onProgress', 'signal']);
+    checkKeys(fn, opts, ['onProgress', 'signal', 'threads', 'exchange']);
     const { onProgress, signal } = opts;
     if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`);
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
+    const pool = threads?.pool;
+    const count = placement(fn, opts, pool);
+    const exchange = count > 1 ? exchangeOf(fn, opts) : 'none';
     const src = source(fn, given, signal);
+    if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+    if (count > 1) {
+      // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
+      const lmModule = hasLm(m) ? async () => null : async () => {
+        const make = modelModules.get(m);
+        if (!make) throw new Error(`${fn}: this lab's module has no language-model engine; load the lab with init({ gpt: true })`);
+        return make.compiled();
+      };
+      const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule });
+      const { placed, tokenizerFiles } = await streamModel(fn, src, sink, { onProgress, signal });
+      const engine = new WorkerEngine(pool, placed);
+      let tokenizer;
+      try {
+        tokenizer = await loadTokenizer(null, engine, tokenizerFiles);
+      } catch (e) {
+        engine.free();
+        throw e;
+      }
+      return new Model(engine, tokenizer, live);
+    }
     let mm = m;
     if (!hasLm(m)) {
       const make = modelModules.get(m);
@@ -303,7 +423,7 @@ export function makeLoadModel(m, live) {
         throw new Error(`${fn}: this lab runs the operators' module, and the module with the language-model engine could not be loaded: ${e?.message ?? e}`, { cause: e });
       }
     }
-    const { handle, tokenizerFiles } = await streamModel(mm, fn, src, { onProgress, signal, fields: fieldsOf(mm).loader });
+    const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn, fieldsOf(mm).loader), { onProgress, signal });
     let tokenizer;
     try {
       tokenizer = await loadTokenizer(mm, handle, tokenizerFiles);
@@ -311,6 +431,34 @@ export function makeLoadModel(m, live) {
       mm.lmModelFree(handle);
       throw e;
     }
-    return new Model(mm, handle, tokenizer, live);
+    return new Model(localEngine(mm, handle), tokenizer, live);
+  }
+  loadModel[USE_POOL] = (t) => {
+    threads = t;
+    return loadModel;
   };
+  return loadModel;
+}
+
+// loadModel's threads: 1 (this thread) to the pool's size; by default all of the lab's workers.
+function placement(fn, opts, pool) {
+  const size = pool?.size ?? 1;
+  if (opts.threads === undefined) return size;
+  const t = opts.threads;
+  if (typeof t !== 'number') throw new TypeError(`${fn}: threads must be a number, got ${describe(t)}`);
+  if (!Number.isInteger(t) || t < 1) throw new RangeError(`${fn}: threads must be an integer >= 1, got ${t}`);
+  if (t > size)
+    throw new RangeError(pool ? `${fn}: threads = ${t} is more than the lab's ${size} workers (init({ threads }))`
+      : `${fn}: threads = ${t} needs a lab with workers: init({ threads: ${t} }) (this lab runs on the calling thread alone)`);
+  return t;
+}
+
+// loadModel's exchange: 'shared' (SharedArrayBuffer) where this thread can share memory, else 'message'.
+function exchangeOf(fn, opts) {
+  const e = opts.exchange;
+  if (e === undefined) return canShare() ? 'shared' : 'message';
+  if (e !== 'shared' && e !== 'message') throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(e)}`);
+  if (e === 'shared' && !canShare())
+    throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
+  return e;
 }

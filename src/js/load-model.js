@@ -1,6 +1,7 @@
 // lab.loadModel's bytes: where a model folder's files come from and how they reach the engine. The engine
-// (lmLoader*) parses and validates everything; this file finds the files, reads them in pieces and moves each piece
-// once into a small staging buffer in wasm memory, from which the engine places the weights:
+// (lmLoader*) parses and validates everything; this file finds the files, reads them in pieces and hands each piece
+// to a sink: this thread's engine, through a small staging buffer in wasm memory from which it places the weights
+// (engineSink), or the lab's workers, each sent the bytes of its slices (lm-workers.js). The files:
 //   files: a Record or Map of file name → Uint8Array | ArrayBuffer | Blob (a File is a Blob): Blobs are read slice
 //          by slice, so a 500 MB file never sits in JS memory whole;
 //   URL:   a base URL laid out as a Hugging Face repository's resolve/main/ folder; each response body streams in.
@@ -147,17 +148,13 @@ async function readAll(file) {
 }
 
 /**
- * Streams a model folder into a new engine loader and returns the finished model's handle (and the tokenizer
- * files found, by name). `fields` maps the loader descriptor's field names to their indices (lm_call.h).
+ * Streams a model folder into `sink` and returns what its finish() gives (and the tokenizer files found, by name).
+ * A sink is where the bytes go — this thread's engine (engineSink) or the lab's workers (lm-workers.js):
+ *   create(config, generation) → the safetensors files to send;  index(bytes) → the same, from the index;
+ *   begin(name);  feed(piece) (pieces of any size, in order);  end(total bytes of the file);  finish();
+ *   free() after an error (nothing of the load may stay).
  */
-export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
-  const check = (kind) => {
-    if (kind !== 0) {
-      const s = m.lastStatus();
-      const message = `${fn}: ${s.message}`;
-      throw s.kind === 1 ? new RangeError(message) : new Error(message);
-    }
-  };
+export async function streamModel(fn, src, sink, { onProgress, signal }) {
   const abortCheck = () => {
     if (signal?.aborted) throw abortError(signal);
   };
@@ -172,55 +169,29 @@ export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
   if (generation) report(GENERATION, generation.length, generation.length);
   abortCheck();
 
-  let loader = 0, staging = 0;
   try {
-    // The loader's descriptor and the JSON files in one allocation.
-    const callBytes = fields.length * 8;
-    const total = callBytes + config.length + (generation?.length ?? 0);
-    staging = m._malloc(Math.max(total, STAGING));
-    if (!staging) throw new Error(`${fn}: out of memory allocating ${STAGING} bytes of wasm memory`);
-    m.HEAPU8.set(config, staging + callBytes);
-    if (generation) m.HEAPU8.set(generation, staging + callBytes + config.length);
-    const call = m.HEAPF64.subarray(staging / 8, staging / 8 + fields.length);
-    call[fields.indexOf('config')] = staging + callBytes;
-    call[fields.indexOf('config_len')] = config.length;
-    call[fields.indexOf('generation')] = generation ? staging + callBytes + config.length : 0;
-    call[fields.indexOf('generation_len')] = generation?.length ?? 0;
-    loader = m.lmLoaderCreate(staging);
-    check(loader ? 0 : m.lastStatus().kind);
-
+    let files = await sink.create(config, generation);
     const indexFile = await src.open(INDEX, true);
     if (indexFile) {
       const index = await readAll(indexFile);
       report(INDEX, index.length, index.length);
       abortCheck();
-      const at = index.length > STAGING ? m._malloc(index.length) : staging;
-      if (!at) throw new Error(`${fn}: out of memory allocating ${index.length} bytes of wasm memory`);
-      try {
-        m.HEAPU8.set(index, at);
-        check(m.lmLoaderIndex(loader, at, index.length));
-      } finally {
-        if (at !== staging) m._free(at);
-      }
+      files = await sink.index(index);
     }
 
-    for (const name of m.lmLoaderFiles(loader).split('\n').filter(Boolean)) {
+    for (const name of files) {
       abortCheck();
       const file = await src.open(name, false);
-      check(m.lmLoaderBegin(loader, name));
+      await sink.begin(name);
       let loaded = 0;
       report(name, 0, file.size);
       for await (const piece of file.chunks()) {
-        for (let at = 0; at < piece.length; at += STAGING) {
-          const part = piece.subarray(at, Math.min(at + STAGING, piece.length));
-          m.HEAPU8.set(part, staging);  // the engine may have grown memory: HEAPU8 is read fresh each time
-          check(m.lmLoaderFeed(loader, staging, part.length));
-        }
+        await sink.feed(piece);
         loaded += piece.length;
         report(name, loaded, file.size);
         abortCheck();
       }
-      check(m.lmLoaderEnd(loader));
+      await sink.end(loaded);
     }
 
     // The tokenizer's files, as they are (the tokenizer reads them).
@@ -238,11 +209,82 @@ export async function streamModel(m, fn, src, { onProgress, signal, fields }) {
     await fetchAll(TOKENIZER_JSON);
     if (!tokenizerFiles['tokenizer.json']) await fetchAll(TOKENIZER_BPE);
     abortCheck();
-    const handle = m.lmLoaderFinish(loader);
-    check(handle ? 0 : m.lastStatus().kind);
-    return { handle, tokenizerFiles };
-  } finally {
+    return { ...(await sink.finish()), tokenizerFiles };
+  } catch (e) {
+    sink.free();
+    throw e;
+  }
+}
+
+/**
+ * The sink of a model loaded on this thread: a loader of module `m`'s engine, fed through a small staging buffer
+ * in wasm memory. `fields`: the loader descriptor's field names (lm_call.h). finish() gives { handle }.
+ */
+export function engineSink(m, fn, fields) {
+  const check = (kind) => {
+    if (kind !== 0) {
+      const s = m.lastStatus();
+      const message = `${fn}: ${s.message}`;
+      throw s.kind === 1 ? new RangeError(message) : new Error(message);
+    }
+  };
+  let loader = 0, staging = 0;
+  const files = () => m.lmLoaderFiles(loader).split('\n').filter(Boolean);
+  const release = () => {
     if (loader) m.lmLoaderFree(loader);  // after finish it holds nothing; after an error, everything goes here
     if (staging) m._free(staging);
-  }
+    loader = staging = 0;
+  };
+  return {
+    async create(config, generation) {
+      // The loader's descriptor and the JSON files in one allocation.
+      const callBytes = fields.length * 8;
+      const total = callBytes + config.length + (generation?.length ?? 0);
+      staging = m._malloc(Math.max(total, STAGING));
+      if (!staging) throw new Error(`${fn}: out of memory allocating ${STAGING} bytes of wasm memory`);
+      m.HEAPU8.set(config, staging + callBytes);
+      if (generation) m.HEAPU8.set(generation, staging + callBytes + config.length);
+      const call = m.HEAPF64.subarray(staging / 8, staging / 8 + fields.length);
+      call.fill(0);
+      call[fields.indexOf('config')] = staging + callBytes;
+      call[fields.indexOf('config_len')] = config.length;
+      call[fields.indexOf('generation')] = generation ? staging + callBytes + config.length : 0;
+      call[fields.indexOf('generation_len')] = generation?.length ?? 0;
+      call[fields.indexOf('ranks')] = 1;
+      loader = m.lmLoaderCreate(staging);
+      check(loader ? 0 : m.lastStatus().kind);
+      return files();
+    },
+    async index(index) {
+      const at = index.length > STAGING ? m._malloc(index.length) : staging;
+      if (!at) throw new Error(`${fn}: out of memory allocating ${index.length} bytes of wasm memory`);
+      try {
+        m.HEAPU8.set(index, at);
+        check(m.lmLoaderIndex(loader, at, index.length));
+      } finally {
+        if (at !== staging) m._free(at);
+      }
+      return files();
+    },
+    async begin(name) {
+      check(m.lmLoaderBegin(loader, name));
+    },
+    async feed(piece) {
+      for (let at = 0; at < piece.length; at += STAGING) {
+        const part = piece.subarray(at, Math.min(at + STAGING, piece.length));
+        m.HEAPU8.set(part, staging);  // the engine may have grown memory: HEAPU8 is read fresh each time
+        check(m.lmLoaderFeed(loader, staging, part.length));
+      }
+    },
+    async end(total) {
+      check(m.lmLoaderEnd(loader, total));
+    },
+    async finish() {
+      const handle = m.lmLoaderFinish(loader);
+      check(handle ? 0 : m.lastStatus().kind);
+      release();
+      return { handle };
+    },
+    free: release,
+  };
 }

@@ -3,12 +3,14 @@
 // entries: scripts/build-wasm.sh bundles this file with the glue and the lab into one classic script
 // (attnlab-worker.js, and the same text as a string in attnlab-worker.inline.js), which threads.js starts from a
 // Blob URL in browsers (so it works on file:// pages and needs no bundler support) and with worker_threads' eval
-// in Node: one code path for both. Only the operators the async twins send are in it (no KV cache), and for a
-// GPT module the one training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module).
+// in Node: one code path for both. Only the operators the async twins send are in it (no KV cache), for a
+// GPT module the one training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module),
+// and the shards of models placed on the workers (worker-lm.js).
 import createAttnlab from './attnlab.mjs';
 import { makeRangedAttention } from './attention.js';
 import { makeAttentionBackward } from './attention-backward.js';
 import { makeGptWorker } from './worker-gpt.js';
+import { makeLmWorker } from './worker-lm.js';
 import { makeMatmul } from './matmul.js';
 import { arena, check } from './memory.js';
 import { makeMultiHeadAttention } from './multihead.js';
@@ -57,6 +59,9 @@ const ops = {
   call: ({ name, args }) => lab[name](...args),
   gptGradients: (message) => lab.gptGradients(message),
 };
+// Models placed on the workers (lab.loadModel with threads): their shards and steps.
+const lm = makeLmWorker(() => m, instantiate);
+Object.assign(ops, lm.ops);
 
 function instantiate(module) {
   return new Promise((resolve, reject) => {
@@ -71,6 +76,7 @@ function instantiate(module) {
 
 listen(async (message) => {
   const { id, op } = message;
+  if (op === 'lmAbort') return lm.control(message);  // (no reply: it is not a call)
   try {
     if (op === 'init') {
       m = await instantiate(message.module);
@@ -82,7 +88,8 @@ listen(async (message) => {
       post({ id, ok: true, value: m.buildInfo().simd });
       return;
     }
-    const value = ops[op](message);
+    let value = ops[op](message);
+    if (value instanceof Promise) value = await value;  // a model's step that exchanges through messages
     post({ id, ok: true, value }, buffers(value));
   } catch (e) {
     post({ id, ok: false, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });

@@ -14,9 +14,11 @@
 
 namespace attnlab::wasm {
 
-// lab.loadModel: the JSON files (UTF-8 bytes) that come before any weights.
-#define ATTNLAB_LM_LOADER_CALL(X) X(config) X(config_len) X(generation) X(generation_len)
-// model.forward: ids (int32) in, logits [n × vocab] and the attention weights [layers × heads × n × n] out.
+// lab.loadModel: the JSON files (UTF-8 bytes) that come before any weights; rank of ranks: the shard a worker
+// holds (0 of 1: the whole model).
+#define ATTNLAB_LM_LOADER_CALL(X) X(config) X(config_len) X(generation) X(generation_len) X(rank) X(ranks)
+// model.forward: ids (int32) in, logits [n × vocab] and the attention weights [layers × heads × n × n] out (a
+// shard's step: its vocabulary rows and its heads).
 #define ATTNLAB_LM_FORWARD_CALL(X) X(model) X(ids) X(ids_len) X(logits) X(logits_len) X(attention) X(attention_len)
 // model.generate / model.stream: the prompt (int32), the options, the stop ids (int32).
 #define ATTNLAB_LM_GENERATE_CALL(X) \
