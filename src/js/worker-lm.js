@@ -42,6 +42,7 @@ export function makeLmWorker(main, instantiate) {
   const stats = (s) => ({
     memoryBytes: s.m.lmModelMemory(s.handle), weightBytes: s.m.lmModelWeightBytes(s.handle), wasmBytes: s.m.HEAPU8.byteLength,
     phases: s.m.lmModelPhases(s.handle), steps: s.steps ?? 0, stepMs: s.stepMs ?? 0, waitedMs: s.waitedMs ?? 0,
+    shards: shards.size,  // of every model (and load in progress) on this worker
   });
 
   // A piece of a file through the staging buffer into the shard's loader.

@@ -165,7 +165,7 @@ test('errors: the same classes and messages as one thread; the model and the wor
 // Each worker's wasm memory, read through a small model loaded for the purpose.
 async function workerMemory() {
   const probe = await lab.loadModel(await files(dir, 'gpt2-f16'), { threads: 3 });
-  const w = (await probe.workers()).map((x) => x.wasmBytes);
+  const w = (await probe.workers()).map((x) => ({ wasm: x.wasmBytes, shards: x.shards }));
   probe.dispose();
   return w;
 }
