@@ -11,11 +11,13 @@
 //   serial part  per token, from the workers' own clocks: the calling thread's round trip (a token's wall time less
 //                the slowest worker's step) and the time a worker waits at the exchanges (2·layers + 1 per token:
 //                the other workers' lateness, the barrier's wake-ups, the copies), which no thread count shortens;
-//   projection   to 4, 8 and 16 threads from those measurements (no machine with more cores here): a token's time
-//                as one thread's compute / threads + the serial part measured at the most threads run, the copies
-//                of the exchanges grown with the thread count; and the ceiling that a machine's memory bandwidth
-//                sets, which this formula does not know.
+//   exchange     the exchange alone (lm-exchange.js) between threads that do nothing else, and a message's round
+//                trip to a worker: under load the median waits for a core, the best rounds are the mechanism's cost;
+//   projection   to 4, 8 and 16 threads (no machine with more cores here): one thread's work split P ways plus
+//                the round trip and 25 exchanges as measured alone, grown with P; and the ceiling that a machine's
+//                memory bandwidth sets, which this formula does not know.
 import { spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { openAsBlob, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +45,61 @@ const cpuMs = (c0) => {
 
 console.log(`attnlab language models on workers: GPT-2 small shape, ${dtype}, random weights; ${cpus()[0].model}, ${cpus().length} cores ` +
   `(availableParallelism ${all}); Node ${process.version}; exchange ${exchange}`);
+
+// The exchange alone (dist/lm-exchange.js, as the workers run it), on P threads of this process with nothing else to
+// do: R all-reduces of d_model = 768 floats, each thread timing each one; and a message's round trip to a worker and
+// back (what the calling thread costs a token). Under load, the median includes waiting for a core; the best rounds
+// are the exchange's own cost.
+async function exchangeAlone(P, mode, R = 2000) {
+  const url = pathToFileURL(join(repo, 'dist/lm-exchange.js')).href;
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    import(${JSON.stringify(url)}).then(async ({ SharedExchange, PortExchange }) => {
+      const { rank, P, R, mode, shared, ports } = workerData;
+      const m = { HEAPF32: new Float32Array(P * 768).fill(rank) };
+      const ex = mode === 'shared' ? new SharedExchange(shared, rank, P, 768) : new PortExchange(ports, rank, P, 768);
+      const times = new Float64Array(R);
+      ex.start(1);
+      for (let i = 0; i < R; ++i) {
+        const t0 = performance.now();
+        const r = ex.allReduce(m, 0, 1);
+        if (r) await r;
+        times[i] = performance.now() - t0;
+      }
+      ex.close();
+      parentPort.postMessage(times, [times.buffer]);
+    });`;
+  const { sharedBuffers } = await import(url);
+  const shared = sharedBuffers(P, 768);
+  const ports = Array.from({ length: P }, () => Array(P).fill(null));
+  for (let i = 0; i < P; ++i) for (let j = i + 1; j < P; ++j) {
+    const { port1, port2 } = new MessageChannel();
+    ports[i][j] = port1, ports[j][i] = port2;
+  }
+  const runs = Array.from({ length: P }, (_, rank) => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { rank, P, R, mode, shared: mode === 'shared' ? shared : null, ports: ports[rank] },
+      transferList: ports[rank].filter(Boolean) });
+    w.once('message', (t) => (resolve(t), w.terminate()));
+    w.once('error', reject);
+  }));
+  const times = await Promise.all(runs);
+  const per = Array.from({ length: R }, (_, i) => Math.max(...times.map((t) => t[i]))).slice(R / 10);  // after warming up
+  per.sort((a, b) => a - b);
+  return { median: per[Math.floor(per.length / 2)] * 1000, best: per[Math.floor(per.length / 100)] * 1000 };  // µs; best: 1st percentile
+}
+
+async function roundTrip(R = 2000) {
+  const w = new Worker(`require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));`, { eval: true });
+  const times = [];
+  for (let i = 0; i < R; ++i) {
+    const t0 = performance.now();
+    await new Promise((resolve) => (w.once('message', resolve), w.postMessage(i)));
+    times.push(performance.now() - t0);
+  }
+  await w.terminate();
+  const per = times.slice(R / 10).sort((a, b) => a - b);
+  return { median: per[Math.floor(per.length / 2)] * 1000, best: per[Math.floor(per.length / 100)] * 1000 };
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'attnlab-lm-threads-'));
 const results = {};
@@ -132,19 +189,33 @@ try {
   }
   lab.dispose();
 
-  // The projection: T(P) = T₁ / P + serial, the serial part as measured at the most threads, its copies grown.
-  const one = results[1], most = results[Math.max(...counts)];
-  if (one && most && most.threads > 1) {
-    const P0 = most.threads;
-    // Each exchange copies (P − 1)·d floats into a worker and d out: the part of the wait that grows with P.
-    const copyMs = (P) => 25 * ((P - 1) + 1) * 768 * 4 / (10 * 1e6);  // at 10 GB/s of memcpy
-    const serial = (P) => most.trip + most.wait + copyMs(P) - copyMs(P0);
-    console.log(`\n== projected (not measured: no machine with more cores here), from one thread's ${one.ms.toFixed(1)} ms a token and the serial ` +
-      `part at ${P0} threads (${(most.trip + most.wait).toFixed(2)} ms); ideal only while the machine's memory bandwidth keeps up with P cores:`);
-    for (const P of [4, 8, 16]) {
-      const t = one.ms / P + serial(P);
-      console.log(`  ${String(P).padStart(2)} threads  decode ${(1000 / t).toFixed(1)} tokens/s (${(one.ms / t).toFixed(2)}× one thread); ` +
-        `serial ${serial(P).toFixed(2)} ms of ${t.toFixed(2)} ms a token`);
+  // The exchange and the round trip alone.
+  const alone = {};
+  console.log(`\n== the exchange alone (${exchange} memory): an all-reduce of 768 floats between threads that do nothing else, µs`);
+  for (const P of [2, 3, 4]) {
+    alone[P] = await exchangeAlone(P, exchange);
+    console.log(`  ${P} threads   median ${alone[P].median.toFixed(1)} µs, best 1 % ${alone[P].best.toFixed(1)} µs   (${load()})`);
+  }
+  const trip = await roundTrip();
+  console.log(`  a message to a worker and back: median ${trip.median.toFixed(1)} µs, best 1 % ${trip.best.toFixed(1)} µs   (${load()})`);
+
+  // The projection. A token on P threads: one thread's work split P ways, plus what no thread count shortens — the
+  // calling thread's round trip and 2·layers + 1 exchanges, each a barrier (its cost at 2 threads, measured above,
+  // plus one cache line's transfer per further thread for the shared count) and the copies of P − 1 parts in.
+  const one = results[1];
+  if (one) {
+    const d = 768, exchanges = 25, copyGBs = 10;  // memcpy within a core's cache, conservatively
+    const barrier = (P) => alone[2].best + 0.1 * (P - 2);
+    const copies = (P, rows) => ((P - 1) * rows * d * 4) / (copyGBs * 1e3);  // µs
+    const serial = (P, rows) => (trip.best + exchanges * (barrier(P) + copies(P, rows))) / 1000;  // ms
+    console.log(`\n== projected, not measured (no machine with more cores here): T(P) = T₁ / P + round trip + 25 × (barrier(P) + copies(P)), ` +
+      `T₁ one thread's CPU time (decode ${one.msCpu.toFixed(1)} ms a token, prefill ${one.prefillCpu.toFixed(0)} ms), the round trip and the ` +
+      `2-thread barrier their best measured above, +0.1 µs a thread for the barrier's shared count, copies at ${copyGBs} GB/s. Ideal only while the ` +
+      `machine's memory bandwidth keeps up with P cores streaming (decode) — a bound this formula does not know:`);
+    for (const P of [2, 4, 8, 16]) {
+      const dec = one.msCpu / P + serial(P, 1), pre = one.prefillCpu / P + serial(P, 128);
+      console.log(`  ${String(P).padStart(2)} threads  decode ${(1000 / dec).toFixed(1)} tokens/s, ${(one.msCpu / dec).toFixed(2)}× one thread (serial ` +
+        `${(1000 * serial(P, 1)).toFixed(0)} µs of ${dec.toFixed(2)} ms); prefill 128 ${(one.prefillCpu / pre).toFixed(2)}× (serial ${serial(P, 128).toFixed(2)} ms)`);
     }
   }
 } finally {

@@ -11,6 +11,8 @@
 //     A worker that dies ends the model: the others are told, their shards freed, and every later call says so.
 import { abortShared, resetShared, sharedBuffers } from './lm-exchange.js';
 
+export { canShare } from './lm-exchange.js';
+
 let nextId = 1;
 
 // The workers' answers to one message each, or the first failure in rank order — leaving out the workers that

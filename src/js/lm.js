@@ -6,8 +6,6 @@
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
 import { arena, checkKind } from './memory.js';
 import { engineSink, source, streamModel } from './load-model.js';
-import { WorkerEngine, workersSink } from './lm-workers.js';
-import { canShare } from './lm-exchange.js';
 import { hasLm } from './variant.js';
 import { fieldsOf } from './lm-fields.js';
 
@@ -391,10 +389,17 @@ export function makeLoadModel(m, live) {
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
     const pool = threads?.pool;
     const count = placement(fn, opts, pool);
-    const exchange = count > 1 ? exchangeOf(fn, opts) : 'none';
+    if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
+      throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
     const src = source(fn, given, signal);
     if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
     if (count > 1) {
+      // The workers' side of models (lm-workers.js, lm-exchange.js), loaded only for a model placed on them: a
+      // bundler makes it a chunk of its own.
+      const { WorkerEngine, workersSink, canShare } = await import('./lm-workers.js');
+      const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
+      if (exchange === 'shared' && !canShare())
+        throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
       // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
       const lmModule = hasLm(m) ? async () => null : async () => {
         const make = modelModules.get(m);
@@ -451,14 +456,4 @@ function placement(fn, opts, pool) {
     throw new RangeError(pool ? `${fn}: threads = ${t} is more than the lab's ${size} workers (init({ threads }))`
       : `${fn}: threads = ${t} needs a lab with workers: init({ threads: ${t} }) (this lab runs on the calling thread alone)`);
   return t;
-}
-
-// loadModel's exchange: 'shared' (SharedArrayBuffer) where this thread can share memory, else 'message'.
-function exchangeOf(fn, opts) {
-  const e = opts.exchange;
-  if (e === undefined) return canShare() ? 'shared' : 'message';
-  if (e !== 'shared' && e !== 'message') throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(e)}`);
-  if (e === 'shared' && !canShare())
-    throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
-  return e;
 }
