@@ -44,7 +44,9 @@ export class PeerFailed extends Error {
   }
 }
 
-const SPIN = 2000;  // loads of the barrier's count before sleeping on it (a few microseconds)
+// How long a shard polls the barrier's count before it sleeps on it: a wake-up from Atomics.wait costs tens of
+// microseconds, and the shards of a step usually arrive within a few of each other.
+const SPIN_MS = 0.05;
 
 // Copies floats [from, from + n) of the engine's heap into `to` at `at`, or back (the heap view is read fresh:
 // the engine may have grown its memory).
@@ -76,11 +78,10 @@ export class SharedExchange {
       Atomics.notify(c, ARRIVED);
     } else {
       const t0 = performance.now();
-      let spins = 0;
-      for (;;) {
+      for (let spins = 0; ; ++spins) {
         const v = Atomics.load(c, ARRIVED);
         if (v >= target || Atomics.load(c, ABORT)) break;
-        if (++spins > SPIN) Atomics.wait(c, ARRIVED, v, 100);
+        if (spins > 64 && performance.now() - t0 > SPIN_MS) Atomics.wait(c, ARRIVED, v, 100);
       }
       this.waited += performance.now() - t0;
     }
