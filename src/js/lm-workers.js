@@ -98,6 +98,7 @@ export function workersSink(pool, workers, fn, { exchange, lmModule }) {
           headLength = Number(new DataView(head.buffer).getBigUint64(0, true));
         } else {
           routes = await sendHeader(head);
+          if (routes.some((r) => !(r instanceof Float64Array))) throw new Error(`${fn}: a worker did not read the header of a file it was sent`);
           cursors = workers.map(() => ({ k: 0 }));
         }
         head = new Uint8Array(0);

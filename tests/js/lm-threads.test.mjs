@@ -147,6 +147,8 @@ test('errors: the same classes and messages as one thread; the model and the wor
     ['a truncated file', { ...good, 'model.safetensors': st.subarray(0, st.length - 3) }],
     ['a file cut inside its header', { ...good, 'model.safetensors': st.subarray(0, 8 + n - 5) }],
     ['a file of 5 bytes', { ...good, 'model.safetensors': st.subarray(0, 5) }],
+    ['a header of length 0', { ...good, 'model.safetensors': Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]) }],
+    ['a header longer than 16 MiB', { ...good, 'model.safetensors': Uint8Array.from([0, 0, 0, 2, 0, 0, 0, 0, 1, 2, 3]) }],
     ['a file longer than its header says', { ...good, 'model.safetensors': Uint8Array.from([...st, 0, 0]) }],
     ['a config that is not JSON', { ...good, 'config.json': new TextEncoder().encode('{"n_layer": ') }],
     ['a non-finite weight', { ...good, 'model.safetensors': Uint8Array.from(st).fill(0xff, st.length - 40, st.length - 38) }],

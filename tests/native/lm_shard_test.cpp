@@ -307,6 +307,22 @@ TEST_CASE("lm shards: errors as a whole model's, and steps in order", "[lm][shar
     CHECK(s.message == w.message);
     CHECK(s.message.find("is longer than its header describes") != std::string::npos);
   }
+  {
+    // A header of length 0 is complete with its length: a shard, sent those 8 bytes alone until it answers with its
+    // routes, refuses it then, as a whole model does.
+    const std::uint8_t zero[8] = {};
+    auto whole = make(1);
+    auto shards = make(2);
+    REQUIRE(whole[0]->begin_file("model.safetensors").ok());
+    const Status w = whole[0]->feed(zero, 8);
+    CHECK(w.message.find("model.safetensors: not a usable safetensors file") == 0);
+    for (auto& l : shards) {
+      REQUIRE(l->begin_file("model.safetensors").ok());
+      const Status s = l->feed(zero, 8);
+      CHECK(s.message == w.message);
+      CHECK(s.arg == w.arg);
+    }
+  }
   std::unique_ptr<lm::Loader> none;
   CHECK(lm::Loader::create(text(dir + "config.json"), "", none, lm::kDefaultMemoryLimit, 2, 2).arg == "rank");
 

@@ -166,6 +166,8 @@ Status Loader::feed(const std::uint8_t* data, std::size_t n) {
                                          file_.c_str(), (unsigned long long)header_len_));
       stage_ = Stage::header;
       header_.reserve(std::size_t(header_len_));
+      if (header_len_ == 0)  // an empty header is complete (and refused) with its length
+        if (auto s = on_header(); !s.ok()) return fail(std::move(s));
     } else if (stage_ == Stage::header) {
       const std::size_t take = std::size_t(std::min<std::uint64_t>(n, header_len_ - header_.size()));
       header_.append(reinterpret_cast<const char*>(data), take);

@@ -47,6 +47,8 @@ class Loader {
   // from the file's start, in order; empty before the header (and for a whole model).
   const std::vector<std::uint64_t>& routes() const noexcept { return route_list_; }
   bool header_done() const noexcept { return stage_ == Stage::data; }
+  // The length of the file being received as its header describes it (once the header is read).
+  std::uint64_t described_size() const noexcept { return 8 + header_len_ + data_size_; }
   Status finish(std::unique_ptr<LmModel>& out);
   std::size_t bytes() const noexcept { return weights_ ? weights_->bytes() : 0; }
 
