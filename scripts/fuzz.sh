@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)" >/dev/null
 total=0
-for name in softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full lm_loader; do
+for name in softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full \
+    lm_loader tokenizer_json tokenizer_encode tokenizer_regex; do
   log="build/fuzz/$name.log"
   if [[ "${1:-}" == "--ci" ]]; then
-    declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000 [lm_loader]=100000)
+    declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000
+      [lm_loader]=100000 [tokenizer_json]=30000 [tokenizer_encode]=100000 [tokenizer_regex]=40000)
     corpus=$(mktemp -d)
     args=(-seed=1 -runs="${RUNS[$name]}")
     echo "== fuzz_$name: ${RUNS[$name]} runs, seed 1"

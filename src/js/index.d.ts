@@ -782,13 +782,15 @@ export type ModelFiles = Record<string, Uint8Array | ArrayBuffer | BlobLike> | M
 
 /**
  * A `Blob` or `File` (declared structurally, so that these types need neither the DOM lib nor `@types/node`): its
- * size, and slices read as ArrayBuffers.
+ * size, and its bytes whole or in slices, read as ArrayBuffers.
  */
 export interface BlobLike {
   /** Bytes in all. */
   readonly size: number;
   /** Bytes `start` … `end − 1`, read with their `arrayBuffer()`. */
   slice(start?: number, end?: number): BlobSliceLike;
+  /** All the bytes. */
+  arrayBuffer(): Promise<ArrayBuffer>;
 }
 
 /** A slice of a {@link BlobLike}. */
@@ -1011,16 +1013,6 @@ export interface GenerateResult {
   reason: 'stop' | 'maxTokens';
 }
 
-/** A tokenizer of a loaded model ({@link Model.tokenizer}). */
-export interface ModelTokenizer {
-  /** Token ids of a text. */
-  encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array<ArrayBuffer>;
-  /** The text of token ids. */
-  decode(ids: Int32Array | readonly number[]): string;
-  /** Each token's display string (GPT-2's `Ġhave` as ` have`). */
-  tokens(ids: Int32Array | readonly number[]): string[];
-}
-
 /**
  * A decoder-only checkpoint in the engine's wasm memory, from {@link Lab.loadModel}: GPT-2 (`GPT2LMHeadModel`) or a
  * Llama-family model (`LlamaForCausalLM`, `Qwen2ForCausalLM`, `MistralForCausalLM`). Its weights are stored once, as
@@ -1034,8 +1026,11 @@ export interface ModelTokenizer {
 export interface Model {
   /** The configuration as the engine read it. */
   readonly config: ModelConfig;
-  /** The tokenizer, or null when the model was loaded without one. */
-  readonly tokenizer: ModelTokenizer | null;
+  /**
+   * The tokenizer, or null when the model was loaded without one. It runs on the calling thread, for a model on
+   * workers too (its calls stay synchronous).
+   */
+  readonly tokenizer: Tokenizer | null;
   /**
    * Bytes of wasm memory the model holds now: weights, KV caches, activations (on workers: all of their shards, as
    * of the last call that finished).
@@ -1083,8 +1078,102 @@ export interface Model {
   workers(): Promise<ModelWorker[]>;
   /**
    * Frees the model's wasm memory now — every worker's share for a model on workers; a step in progress ends and
-   * its call rejects. It is freed on garbage collection otherwise. Idempotent.
+   * its call rejects — and its tokenizer's. Both are freed on garbage collection otherwise. Idempotent.
    */
+  dispose(): void;
+}
+
+/**
+ * The files of a Hugging Face model folder, by name: `tokenizer.json` (with `tokenizer_config.json` and
+ * `special_tokens_map.json` when present), or GPT-2's `vocab.json` and `merges.txt`. Other names are ignored, so
+ * a whole folder can be passed.
+ */
+export type TokenizerFiles =
+  | Record<string, Uint8Array | ArrayBuffer | BlobLike>
+  | Map<string, Uint8Array | ArrayBuffer | BlobLike>;
+
+/** A special token: its id and its text. */
+export interface SpecialToken {
+  /** Its id. */
+  readonly id: number;
+  /** Its text (`"<s>"`, `"<|endoftext|>"`). */
+  readonly token: string;
+}
+
+/** The special tokens a model's files name (each present only when they do). */
+export interface SpecialTokens {
+  /** The token that begins a sequence. */
+  readonly bos?: SpecialToken;
+  /** The token that ends one (where generation stops). */
+  readonly eos?: SpecialToken;
+  /** The token of text the vocabulary cannot spell. */
+  readonly unk?: SpecialToken;
+  /** The token that pads a batch. */
+  readonly pad?: SpecialToken;
+}
+
+/** Options of {@link Tokenizer.encode}. */
+export interface EncodeOptions {
+  /**
+   * Apply the file's post-processor: the tokens it puts around the text (Llama's and Gemma's `<bos>`), as Hugging
+   * Face's `encode` does by default. Default true.
+   */
+  addSpecialTokens?: boolean;
+}
+
+/** Options of {@link Tokenizer.decode}. */
+export interface DecodeOptions {
+  /** Leave out special tokens (`<s>`, `<|endoftext|>`, …). Default false. */
+  skipSpecialTokens?: boolean;
+  /**
+   * transformers' clean-up: no space before `. , ! ?` and English contractions (`" n't"` → `"n't"`).
+   * Default: `clean_up_tokenization_spaces` of `tokenizer_config.json`, false without one.
+   */
+  cleanUpTokenizationSpaces?: boolean;
+}
+
+/**
+ * A Hugging Face tokenizer running in the engine (from {@link Lab.loadTokenizer}): byte-level BPE (GPT-2, SmolLM,
+ * Qwen2/3, Llama 3) and SentencePiece-style BPE with byte fallback (Llama 2, TinyLlama, Mistral, Gemma), with the
+ * normalizers, pre-tokenizers, post-processors, decoders and added tokens of their `tokenizer.json`. Ids and text
+ * are those Hugging Face's `tokenizers` library gives. The tokenizer lives in wasm memory: {@link Tokenizer.dispose}
+ * frees it (so does garbage collection).
+ */
+export interface Tokenizer {
+  /** Number of ids, `0 … vocabSize − 1`: the model's tokens, then the added tokens. */
+  readonly vocabSize: number;
+  /** The model's named special tokens, where its files name them (`tokenizer_config.json`, the model's unknown token, the post-processor's). */
+  readonly specialTokens: SpecialTokens;
+  /** Bytes of wasm memory the tokenizer holds (vocabulary, merges, added tokens, caches). */
+  readonly memoryBytes: number;
+  /** True after {@link Tokenizer.dispose}. */
+  readonly disposed: boolean;
+  /**
+   * The token ids of `text` (sent to the engine as UTF-8: a lone surrogate becomes U+FFFD, as `TextEncoder`
+   * makes it).
+   * @throws TypeError when `text` is not a string or an option is unknown or mistyped; Error after dispose();
+   * RangeError naming `text` when a pre-tokenizer pattern would need more than its work budget on it (a pattern
+   * written to rescan the text; none of the real files' is).
+   */
+  encode(text: string, options?: EncodeOptions): Int32Array;
+  /**
+   * The text of `ids`, through the file's decoders.
+   * @throws TypeError when `ids` is not an Int32Array or an array of integers; RangeError naming the index of an
+   * id that is not a token id; Error after dispose().
+   */
+  decode(ids: Int32Array | readonly number[], options?: DecodeOptions): string;
+  /**
+   * Each id's token as text, for display: GPT-2's `Ġhave` as `" have"`, SentencePiece's `▁the` as `" the"`, a byte
+   * token `<0x0A>` as `"\n"`. Bytes that are not text on their own (part of a character split between tokens)
+   * are shown as `<0xE2>`; added tokens as their text.
+   * @throws as {@link Tokenizer.decode}.
+   */
+  tokens(ids: Int32Array | readonly number[]): string[];
+  /** The id of a token as the vocabulary spells it (`"Ġhave"`, `"<s>"`), or undefined. */
+  idOf(token: string): number | undefined;
+  /** The token of an id as the vocabulary spells it, or undefined for a number that is not a token id. */
+  tokenOf(id: number): string | undefined;
+  /** Frees the tokenizer's wasm memory now. Idempotent; afterwards every method throws an Error. */
   dispose(): void;
 }
 
@@ -1215,6 +1304,25 @@ export interface Lab {
   loadModel(source: ModelFiles | string | UrlLike, options?: LoadModelOptions): Promise<Model>;
   /** Models from {@link Lab.loadModel} not yet disposed or garbage-collected. */
   readonly liveModels: number;
+  /**
+   * A Hugging Face tokenizer from a model folder's files (see {@link TokenizerFiles}; Blobs are read). The engine
+   * parses and checks them: anything it does not support (another model type, a normalizer or regex construct it
+   * does not run, truncation…) or anything malformed is an error naming the file, the field (a JSON path such as
+   * `pre_tokenizer.pretokenizers[0].pattern.Regex`) and the value — never a different tokenization.
+   * Works from any lab, as {@link Lab.loadModel} does: a lab on the operators' module loads the module with the
+   * models the first time (`attnlab/inline` cannot: use `attnlab/inline-gpt`).
+   * @throws (rejects with) TypeError for a file that is not a Uint8Array, ArrayBuffer or Blob; RangeError naming
+   * the file and field of a malformed or unsupported file; Error when the module with the models cannot be loaded.
+   * @example
+   * ```ts
+   * const tokenizer = await lab.loadTokenizer({ 'tokenizer.json': await (await fetch(url)).arrayBuffer() });
+   * const ids = tokenizer.encode('Hello world');   // Int32Array
+   * tokenizer.decode(ids);                         // 'Hello world'
+   * ```
+   */
+  loadTokenizer(files: TokenizerFiles): Promise<Tokenizer>;
+  /** Tokenizers of this instance not yet disposed or garbage-collected. */
+  readonly liveTokenizers: number;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */

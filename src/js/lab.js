@@ -9,6 +9,7 @@ import { makeSoftmaxBackward } from './softmax-backward.js';
 import { makeGPT } from './gpt.js';
 import { makeMatmul } from './matmul.js';
 import { makeLoadModel } from './lm.js';
+import { makeTokenizers } from './tokenizer.js';
 
 // `gpt`: whether init() was asked for the small GPT (init({ gpt: true })); without it, createGPT and loadGPT
 // throw an Error that says so.
@@ -17,6 +18,7 @@ export function makeLab(m, { gpt = false } = {}) {
   const backend = info.simd ? 'wasm-simd' : 'wasm';
   const caches = { count: 0 };  // KV caches alive (created, not yet disposed or collected)
   const models = { count: 0 };  // loadModel's models alive
+  const tokenizers = { count: 0 };  // tokenizers alive, likewise
   return {
     backend,
     softmax: makeSoftmax(m),
@@ -29,6 +31,7 @@ export function makeLab(m, { gpt = false } = {}) {
     attentionBackward: makeAttentionBackward(m),
     ...makeGPT(m, gpt),
     loadModel: makeLoadModel(m, models),
+    ...makeTokenizers(m, tokenizers),
     buildInfo: () => ({ version: info.version, backend, simd: info.simd, kernels: info.kernels }),
     get memoryBytes() {
       return m.HEAPU8.byteLength;
@@ -38,6 +41,9 @@ export function makeLab(m, { gpt = false } = {}) {
     },
     get liveModels() {
       return models.count;
+    },
+    get liveTokenizers() {
+      return tokenizers.count;
     },
   };
 }

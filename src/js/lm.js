@@ -2,27 +2,13 @@
 // engine validates the files and every call (lm/ in the core); this file reads and moves bytes (load-model.js),
 // checks types, turns token streams into an async iterator, and frees the model on dispose() or when the Model
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
-// operators' module loads that module the first time it needs it (setModelModule, from loader.js).
+// operators' module loads that module the first time it needs it (model-module.js).
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
 import { arena, checkKind } from './memory.js';
 import { engineSink, source, streamModel } from './load-model.js';
-import { hasLm } from './variant.js';
 import { fieldsOf } from './lm-fields.js';
-
-// Per operators-only module: how to get the module with the language-model engine (a promise, made once).
-const modelModules = new WeakMap();
-
-/**
- * loader.js: for a lab whose module lacks the language-model engine, `compile()` resolves with the compiled module
- * that has it (the workers instantiate it themselves) and `instantiate(module)` makes it here; each once.
- */
-export function setModelModule(m, { compile, instantiate }) {
-  let compiled, made;
-  const get = () => (made ??= (compiled ??= compile()).then(instantiate));
-  get.compiled = () => (compiled ??= compile());
-  modelModules.set(m, get);
-}
-
+import { compiledModelModule, moduleWithModels } from './model-module.js';
+import { loadTokenizerFrom } from './tokenizer.js';
 
 // Lets the event loop run between two tokens (rendering, input, other tasks) without setTimeout's 4 ms clamp.
 function nextTask() {
@@ -44,15 +30,25 @@ function abortError(signal) {
   return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
 }
 
-// ---------------------------------------------------------------------------------------------------- tokenizer seam
-// The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built here from the files loadModel found:
-// `files` maps each file name to its bytes. Until the package has a tokenizer, a model loads without one (token ids
-// in and out). Once a tokenizer is built, the engine checks that its largest id is a row of the embeddings
-// (m.lmModelCheckVocabulary(handle, largestId, fileName)) before the model is handed out; for a model on the
-// workers, m is null and `handle` is its engine: await handle.checkVocabulary(largestId, fileName).
-// eslint-disable-next-line no-unused-vars
-async function loadTokenizer(m, handle, files) {
-  return null;
+// ---------------------------------------------------------------------------------------------------- tokenizer
+// The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
+// file name → bytes), in the module `module()` gives (one with the models); the engine then checks that its largest
+// id is a row of the embeddings (a tokenizer may have fewer ids than the embeddings have rows, never more):
+// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out). The
+// tokenizer belongs to the model: Model.dispose() frees it too.
+// A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
+// stay synchronous calls with no message per token (generate decodes the text after every token), and its few
+// megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
+async function loadTokenizer(module, files, check) {
+  if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
+  const tokenizer = await loadTokenizerFrom(await module(), files, null);
+  try {
+    await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
+  } catch (e) {
+    tokenizer.dispose();
+    throw e;
+  }
+  return tokenizer;
 }
 
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
@@ -354,6 +350,7 @@ class Model {
     this.#disposed = true;
     this.#e.free();
     this.#live.count -= 1;
+    this.#tokenizer?.dispose();
     ++this.#epoch;
   }
 }
@@ -401,37 +398,23 @@ export function makeLoadModel(m, live) {
       if (exchange === 'shared' && !canShare())
         throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
       // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
-      const lmModule = hasLm(m) ? async () => null : async () => {
-        const make = modelModules.get(m);
-        if (!make) throw new Error(`${fn}: this lab's module has no language-model engine; load the lab with init({ gpt: true })`);
-        return make.compiled();
-      };
-      const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule });
+      const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule: () => compiledModelModule(m, fn) });
       const { placed, tokenizerFiles } = await streamModel(fn, src, sink, { onProgress, signal });
       const engine = new WorkerEngine(pool, placed);
       let tokenizer;
       try {
-        tokenizer = await loadTokenizer(null, engine, tokenizerFiles);
+        tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
       } catch (e) {
         engine.free();
         throw e;
       }
       return new Model(engine, tokenizer, live);
     }
-    let mm = m;
-    if (!hasLm(m)) {
-      const make = modelModules.get(m);
-      if (!make) throw new Error(`${fn}: this lab's module has no language-model engine; load the lab with init({ gpt: true })`);
-      try {
-        mm = await make();
-      } catch (e) {
-        throw new Error(`${fn}: this lab runs the operators' module, and the module with the language-model engine could not be loaded: ${e?.message ?? e}`, { cause: e });
-      }
-    }
+    const mm = await moduleWithModels(m, fn);
     const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn, fieldsOf(mm).loader), { onProgress, signal });
     let tokenizer;
     try {
-      tokenizer = await loadTokenizer(mm, handle, tokenizerFiles);
+      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => checkKind(mm, fn, mm.lmModelCheckVocabulary(handle, largest, file)));
     } catch (e) {
       mm.lmModelFree(handle);
       throw e;

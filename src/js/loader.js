@@ -7,7 +7,7 @@ import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
 import { hasGpt, hasLm, inlineEntry, moduleFile } from './variant.js';
 import { withThreads } from './lab-threads.js';
-import { setModelModule } from './lm.js';
+import { setModelModule } from './model-module.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
 const SIMD_PROBE = new Uint8Array([

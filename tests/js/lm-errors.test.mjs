@@ -17,6 +17,8 @@ const good = await files(dir, 'gpt2-f16');
 const text = (bytes) => new TextDecoder().decode(bytes);
 const bytes = (s) => new TextEncoder().encode(s);
 const withFile = (name, value) => ({ ...good, [name]: value });
+// A tokenizer.json of `n` one-character tokens (code points from "0" on) and no merges.
+const letters = (n) => JSON.stringify({ model: { type: 'BPE', vocab: Object.fromEntries(Array.from({ length: n }, (_, i) => [String.fromCodePoint(48 + i), i])), merges: [] } });
 const withConfig = (edit) => withFile('config.json', bytes(edit(text(good['config.json']))));
 
 // The safetensors header as text, and a file with it replaced (same data).
@@ -73,8 +75,21 @@ test('bad files: each a clear error naming the file and field, nothing left behi
       ['a quantized dtype', withFile('model.safetensors', withHeader(st, (h) => h.replace('"ln_f.weight":{"dtype":"F16","shape":[16]', '"ln_f.weight":{"dtype":"I8","shape":[32]'))),
         /"ln_f\.weight" has dtype "I8"; F32, F16 and BF16 weights are supported/],
       ['a file of the wrong type', withFile('model.safetensors', [1, 2, 3]), { name: 'TypeError', message: /model\.safetensors must be a Uint8Array, an ArrayBuffer or a Blob/ }],
+      // The fixture's embeddings have 50 rows: a tokenizer with ids up to 60 belongs to other weights.
+      ['a tokenizer whose vocabulary disagrees with the embeddings', withFile('tokenizer.json', bytes(letters(61))),
+        { name: 'RangeError', message: /tokenizer\.json has token id 60, but the embeddings have 50 rows \(config\.json vocab_size = 50\)/ }],
+      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /tokenizer\.json/ }],
     ];
     for (const [label, source, check] of cases) await expectFailure(lab, `${backend}: ${label}`, () => lab.loadModel(source), check);
+    // A tokenizer that fits: the model takes and gives text, and dispose() frees both.
+    const withText = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
+    assert.deepEqual(Array.from(withText.tokenizer.encode('0123')), [0, 1, 2, 3]);
+    const { tokens, text } = await withText.generate('0123', { maxTokens: 3, temperature: 0, stop: [] });
+    assert.equal(text, withText.tokenizer.decode(tokens));
+    assert.equal(withText.forward('01').shape[0], 2);
+    withText.dispose();
+    assert.ok(withText.tokenizer.disposed, "the model's tokenizer is freed with it");
+    assert.equal(lab.liveModels, 0);
     await assert.rejects(lab.loadModel(42), { name: 'TypeError', message: /expected a base URL .* or the model's files/ });
     await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
   }

