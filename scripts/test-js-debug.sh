@@ -24,3 +24,6 @@ node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 \
 # one checked store at a time).
 node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 tests/js/lm.test.mjs tests/js/lm-errors.test.mjs \
   tests/js/lm-threads.test.mjs
+# lab.loadTokenizer: tokenizer.json and vocab.json + merges.txt parsed and run in the engine, every malformed file
+# (untrusted bytes parsed in wasm: every load and store checked).
+node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 tests/js/tokenizer.test.mjs tests/js/tokenizer-errors.test.mjs

@@ -45,7 +45,11 @@ export const HEADERS = {
   'Content-Security-Policy': CSP,
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
+  // With COOP, COEP makes the page cross-origin isolated: SharedArrayBuffer exists there, so the package's workers
+  // can share memory (a model split across them exchanges partial sums through it). Everything the page loads is
+  // its own; a CORS fetch (a model from another origin) is still allowed.
   'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
 

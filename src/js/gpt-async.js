@@ -10,20 +10,22 @@
 // same (parameterCount floats to each worker per step either way), but the replicas then hold no optimizer
 // state, cannot drift, serve any model of their shape from any worker, and setWeights between steps just works.
 // Steps on one model run one after another in call order (each starts once the previous one settled).
-import { arena, check } from './memory.js';
+import { trainArgs, writeTrainOptions } from './gpt.js';
 
 const disposedLab = () => new Error('attnlab: this lab was disposed; its async calls need a new init()');
 
-// port: the model's side ({ m, config, threads: { pool, closed() }, handle() → its engine handle or null,
-// args(fn, tokens, targets, opts) → trainStep's checked options, sync(tokens, targets, opts) → trainStep, busy,
-// last }), kept by gpt.js.
+// port: the model's side ({ calls (gpt.js's engine calls), config, threads: { pool, closed(), stats }, handle() →
+// its engine handle or 0, shape() → its replicas' gptCreate descriptor, sync(tokens, targets, opts) → trainStep,
+// busy, last }), kept by gpt.js.
 export function trainStepAsync(port, tokens, targets, opts) {
-  const fn = 'GPT.trainStep', { m, threads } = port;
+  const fn = 'GPT.trainStep', { calls, threads } = port;
   if (threads?.closed()) return Promise.reject(disposedLab());
   if (!threads?.pool) {
     // threads: 1: trainStep itself, on this thread.
     try {
-      return Promise.resolve(port.sync(tokens, targets, opts));
+      const loss = port.sync(tokens, targets, opts);
+      if (threads) threads.stats.inlineCalls += 1;
+      return Promise.resolve(loss);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -32,18 +34,13 @@ export function trainStepAsync(port, tokens, targets, opts) {
   try {
     const h = port.handle();
     if (!h) throw new Error(`${fn}: this model was disposed`);
-    const o = port.args(fn, tokens, targets, opts);
-    const a = arena(m, fn, [
-      { name: 'tokens', length: tokens.length, type: 'i32', data: tokens },
-      { name: 'targets', length: targets.length, type: 'i32', data: targets },
-    ]);
-    try {
-      check(fn, h.checkStep(a.at(0), a.at(1), tokens.length, port.config.context, o.lr, o.weightDecay, o.beta1, o.beta2, o.eps, o.gradClip));
-    } finally {
-      a.free();
-    }
+    // Everything trainStep checks, by the engine on this thread: the sizes first, then (a dry run) the token ids.
+    const call = calls.gptTrainStep, d = calls.on(call, h);
+    const given = trainArgs(fn, call, d, tokens, targets, opts);
+    d[call.F.dry_run] = 1;
+    call.call(fn, d, given);
     // The batch as it is now: the caller may reuse its arrays while the step waits its turn.
-    step = { tokens: tokens.slice(), targets: targets.slice(), o };
+    step = { tokens: tokens.slice(), targets: targets.slice(), opts: { ...opts } };
   } catch (e) {
     return Promise.reject(e);
   }
@@ -56,44 +53,44 @@ export function trainStepAsync(port, tokens, targets, opts) {
   return run;
 }
 
-async function inWorkers(port, { tokens, targets, o }) {
-  const fn = 'GPT.trainStep', { m, threads, config } = port;
+async function inWorkers(port, { tokens, targets, opts }) {
+  const fn = 'GPT.trainStep', { calls, threads, config } = port;
   const gone = () => (threads.closed() ? disposedLab() : new Error(`${fn}: this model was disposed during trainStepAsync; the step was not applied`));
   let h = port.handle();
   if (!h || threads.closed()) throw gone();
-  const seq = config.context, batch = tokens.length / seq, P = h.parameterCount();
+  // (the engine checked that the batch is whole sequences of the context)
+  const seq = config.context, batch = tokens.length / seq;
   let counted = 0;
   for (const t of targets) counted += t >= 0;
-  const at = h.parametersAddress() >>> 2, params = m.HEAPF32.slice(at, at + P);
+  const params = calls.gptParameters.call(fn, calls.on(calls.gptParameters, h)).parameters;
+  const shape = port.shape();
   // Near-equal runs of whole sequences, one per worker; a run without a counted target adds nothing.
   const parts = [], n = Math.min(threads.pool.size, batch);
   for (let i = 0; i < n; ++i) {
     const [t0, t1] = [Math.floor((batch * i) / n) * seq, Math.floor((batch * (i + 1)) / n) * seq];
     const part = targets.slice(t0, t1);
     if (part.some((t) => t >= 0))
-      parts.push(threads.pool.run({ op: 'gptGradients', config, params, tokens: tokens.slice(t0, t1), targets: part, seq, normalizer: counted }));
+      parts.push(threads.pool.run({ op: 'gptGradients', shape, params, tokens: tokens.slice(t0, t1), targets: part, normalizer: counted }));
   }
   const done = await Promise.allSettled(parts);
   const failed = done.find((d) => d.status === 'rejected');
   if (failed) throw failed.reason; // (the first part's in batch order)
+  threads.stats.workerParts += parts.length;
   h = port.handle();
   if (!h || threads.closed()) throw gone();
   const values = done.map((d) => d.value);
   let lossSum = 0;
   for (const v of values) lossSum += v.lossSum;
-  const a = arena(m, fn, [{ name: 'gradients', length: P }]);
-  try {
-    if (Number.isFinite(lossSum)) {
-      const g = a.view(0);
-      g.set(values[0].grads);
-      for (let k = 1; k < values.length; ++k) {
-        const part = values[k].grads;
-        for (let i = 0; i < P; ++i) g[i] += part[i]; // float32 sums: each rounded once, as the engine's
-      }
+  // The parts' gradients summed (a non-finite loss: the engine names it, and no gradient counts).
+  const grads = Number.isFinite(lossSum) ? values[0].grads : new Float32Array(params.length);
+  if (Number.isFinite(lossSum))
+    for (let k = 1; k < values.length; ++k) {
+      const part = values[k].grads;
+      for (let i = 0; i < grads.length; ++i) grads[i] += part[i]; // float32 sums: each rounded once, as the engine's
     }
-    check(fn, h.applyGradients(a.at(0), P, lossSum, counted, o.lr, o.weightDecay, o.beta1, o.beta2, o.eps, o.gradClip));
-    return h.lastLoss();
-  } finally {
-    a.free();
-  }
+  const apply = calls.gptApplyGradients, d = calls.on(apply, h);
+  d[apply.F.loss_sum] = lossSum, d[apply.F.count] = counted;
+  writeTrainOptions(fn, apply, d, opts);
+  apply.call(fn, d, { gradients: grads });
+  return d[apply.F.loss];
 }

@@ -617,6 +617,30 @@ export interface SoftmaxBackwardOptions {
 }
 
 /**
+ * Where the async twins' work ran ({@link Lab.threadStats}), counted since {@link init}. Every async call is
+ * checked first on the calling thread, as its synchronous form checks it: a call refused there counts nowhere.
+ */
+export interface ThreadStats {
+  /**
+   * Parts a worker computed: each part of a call cut into parts, each whole call sent to one worker (`ropeAsync`,
+   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch.
+   */
+  workerParts: number;
+  /**
+   * Calls kept whole on the calling thread without asking the workers: those with less work than a worker's round
+   * trip is worth (the tuning thresholds of {@link Lab.attentionAsync} and the others), attention over a KV
+   * `cache`, and every call with `threads: 1`.
+   */
+  inlineCalls: number;
+  /**
+   * Calls run again on the calling thread after a worker's part failed or could not be posted. A valid call never
+   * does: a part fails only for a bad value (one the check before the cut does not read), and then the whole call
+   * runs again here so that its error names the argument as one call does (softmax's parts name it already).
+   */
+  reruns: number;
+}
+
+/**
  * Configuration of {@link Lab.createGPT}: a decoder-only transformer with nanoGPT's architecture —
  * `x = wte[token] + wpe[position]`; per block `x += c_proj(attention(c_attn(ln_1(x))))` (causal, `heads` query
  * heads reading `kvHeads` key/value heads, scale 1/√(dModel/heads)) and `x += c_proj(GELU(c_fc(ln_2(x))))` (hidden
@@ -911,8 +935,9 @@ export interface ModelConfig {
   readonly ffnDim: number;
   /** LayerNorm's or RMSNorm's eps. */
   readonly normEps: number;
-  /** `'gelu_tanh'` (GPT-2's `gelu_new`) or `'silu'` (SwiGLU). */
-  readonly activation: 'gelu_tanh' | 'silu';
+  /** `'gelu_tanh'` (GPT-2's `gelu_new` and the other names of GELU's tanh form), `'gelu'` (the exact erf GELU:
+   * `activation_function` `"gelu"` or `"gelu_python"`) or `'silu'` (SwiGLU). */
+  readonly activation: 'gelu_tanh' | 'gelu' | 'silu';
   /** The head shares the token embedding. */
   readonly tied: boolean;
   /** RoPE's base (`rope_theta`); null for GPT-2's learned positions. */
@@ -1329,6 +1354,12 @@ export interface Lab {
   readonly memoryBytes: number;
   /** The workers the async twins use ({@link InitOptions.threads}); 1 = the calling thread. */
   readonly threads: number;
+  /**
+   * Where the async twins' work ran since {@link init}: a snapshot of the counts (see {@link ThreadStats}). A call
+   * that is valid never runs twice: its `reruns` stay 0, so a test (or a bench) can tell that the workers really
+   * computed what they were sent.
+   */
+  threadStats(): ThreadStats;
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
    * does a call still running on the workers (the synchronous functions keep working). Idempotent.

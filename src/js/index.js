@@ -6,9 +6,9 @@
 // it imports the module's copy inside the package's JS instead, and buildInfo() says so. inline.js
 // (`attnlab/inline`) and inline-gpt.js (`attnlab/inline-gpt`) are the same API with a pair of modules inside the
 // JS. loader.js does the loading for all; lab.js assembles the functions, one file per operation (softmax.js, …).
-// They check types and sizes (TypeError / RangeError naming the argument, checks.js), copy each tensor into wasm
-// memory in one bulk copy (memory.js), call the engine, copy results out and free everything, error or not.
-// Values (NaN, +Infinity) and overflow are checked by the engine itself; its status becomes the exception.
+// They check types (TypeError naming the argument, checks.js) and write each call's descriptor; call.js has the
+// engine check it (sizes, values: RangeError naming the argument), copies each tensor into wasm memory in one bulk
+// copy, calls the engine, copies results out and frees everything, error or not.
 import createAttnlab from './attnlab.mjs';
 import { compileBesideOrInline, readBesideOrInline, start } from './loader.js';
 

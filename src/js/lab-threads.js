@@ -1,25 +1,29 @@
 // init({ threads }): the lab's async twins (async.js) and their worker pool (threads.js), added to a lab.
-import { makeAsync } from './async.js';
+import { makeAsync, threadStats } from './async.js';
 import { createPool } from './threads.js';
 import { USE_THREADS } from './gpt.js';
 import { USE_POOL } from './lm.js';
+import { CALLS } from './lab.js';
 
 // workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
 export async function withThreads(lab, { threads, module, gpt, workerScript }) {
   const pool = threads > 1 ? await createPool(threads, module, gpt, await workerScript()) : undefined;
-  const twins = makeAsync(lab, pool);
+  const stats = threadStats();
+  const twins = makeAsync(lab[CALLS], pool, stats);
   let disposed = false;
   const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));
   for (const [name, twin] of Object.entries(twins)) lab[name] = (...args) => (disposed ? closed() : twin(...args));
   // Models get the pool for GPT.trainStepAsync (gpt-async.js).
-  const gptThreads = { pool, closed: () => disposed };
+  const gptThreads = { pool, closed: () => disposed, stats };
   for (const name of ['createGPT', 'loadGPT']) {
     const make = lab[name];
     lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);
   }
   // Real models (lab.loadModel) go on the workers, one shard each, unless loadModel's threads says otherwise.
-  lab.loadModel = lab.loadModel[USE_POOL]({ pool, closed: () => disposed });
+  lab.loadModel = lab.loadModel[USE_POOL]({ pool, closed: () => disposed, stats });
   lab.threads = threads;
+  // Where the async twins' work ran, counted since init() (async.js): a snapshot.
+  lab.threadStats = () => ({ ...stats });
   lab.dispose = () => {
     disposed = true;
     pool?.dispose();

@@ -145,9 +145,13 @@ export class WorkerEngine {
   #freed = false;
   #unlisten;
   #stats;
+  #counts;
 
-  constructor(pool, { id, workers, plans, config, stats, exchange }) {
+  // counts: the lab's threadStats (async.js): each worker's step that succeeds is a part a worker served (a step
+  // that fails is never run again on the calling thread).
+  constructor(pool, { id, workers, plans, config, stats, exchange }, counts = null) {
     this.#pool = pool;
+    this.#counts = counts;
     this.#workers = workers;
     this.#id = id;
     this.plans = plans;
@@ -198,6 +202,7 @@ export class WorkerEngine {
       if (this.#shared) resetShared(this.#shared.control);  // (no step of this model runs now)
       const msg = { op: 'lmStep', sid: this.#id, fn, step, kind, shared: this.#shared, ...fields };
       const values = await settle(this.#pool.runOn(this.#workers, this.#workers.map(() => msg)));
+      if (this.#counts) this.#counts.workerParts += values.length;
       this.#stats = values;
       return values;
     });

@@ -3,12 +3,31 @@
 // checks types, turns token streams into an async iterator, and frees the model on dispose() or when the Model
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
+import { engineCall } from './call.js';
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
-import { arena, checkKind } from './memory.js';
 import { engineSink, source, streamModel } from './load-model.js';
-import { fieldsOf } from './lm-fields.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
+
+// The model's engine calls on module m (src/wasm/lm_bindings.cpp), each taking the model's handle.
+const callCache = new WeakMap();
+function callsOf(m) {
+  let c = callCache.get(m);
+  if (!c) {
+    c = {};
+    for (const name of ['lmModelConfig', 'lmModelInfo', 'lmModelForward', 'lmModelBegin', 'lmModelNext', 'lmModelReadWeights',
+      'lmModelCheckVocabulary', 'lmModelFree'])
+      c[name] = engineCall(m, name);
+    // A descriptor of `call` on the model whose handle is h (scratch: used at once).
+    c.on = (call, h) => {
+      const d = call.descriptor();
+      d[call.F.model] = h;
+      return d;
+    };
+    callCache.set(m, c);
+  }
+  return c;
+}
 
 // Lets the event loop run between two tokens (rendering, input, other tasks) without setTimeout's 4 ms clamp.
 function nextTask() {
@@ -66,18 +85,27 @@ const held = (engine, live) => ({ free: () => engine.free(), live });
 
 // A model on this thread: module m's engine object at `handle` (its forward is synchronous).
 function localEngine(m, handle) {
+  const calls = callsOf(m), { lmModelConfig: config, lmModelInfo: info, lmModelFree: free, on } = calls;
+  // The model's counts (lmModelInfo's fields).
+  const counts = (fn) => {
+    const d = on(info, handle);
+    info.call(fn, d);
+    return { memoryBytes: d[info.F.memory_bytes], weightBytes: d[info.F.weight_bytes], phases: d[info.F.phases] };
+  };
   return {
     threads: 1,
-    config: JSON.parse(m.lmModelConfig(handle)),
+    config: JSON.parse(new TextDecoder().decode(config.call('Model.config', on(config, handle)).json)),
     m,
     handle,
+    calls,
+    info: counts,
     get memoryBytes() {
-      return m.lmModelMemory(handle);
+      return counts('Model.memoryBytes').memoryBytes;
     },
     get weightBytes() {
-      return m.lmModelWeightBytes(handle);
+      return counts('Model.weightBytes').weightBytes;
     },
-    free: () => m.lmModelFree(handle),
+    free: () => free.call('Model.dispose', on(free, handle)),
   };
 }
 
@@ -153,31 +181,17 @@ class Model {
     if (e.threads > 1)
       throw new Error(`${fn}: this model runs on ${e.threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }`);
     const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
-    const { m, handle: h } = e;
+    const { lmModelForward: call, on } = e.calls, d = on(call, e.handle);
+    d[call.F.want_attention] = wantAttention;
+    const o = call.call(fn, d, { ids: tokens });
     const { vocabSize: V, layers: L, heads: H } = this.#config;
-    const n = tokens.length, F = fieldsOf(m).forward;
-    const a = arena(m, fn, [
-      { name: 'call', length: F.length, type: 'f64' },
-      { name: 'ids', length: n, data: tokens, type: 'i32' },
-      { name: 'logits', length: n * V },
-      { name: 'attention', length: wantAttention ? L * H * n * n : 0 },
-    ]);
-    try {
-      const call = a.view(0);
-      const set = (field, value) => (call[F.indexOf(field)] = value);
-      set('model', h), set('ids', a.at(1)), set('ids_len', n);
-      set('logits', a.at(2)), set('logits_len', n * V), set('attention', a.at(3)), set('attention_len', wantAttention ? L * H * n * n : 0);
-      checkKind(m, fn, m.lmModelForward(a.at(0)));
-      const result = { logits: a.read(2), shape: [n, V] };
-      if (wantAttention) {
-        const all = a.view(3);
-        result.attention = Array.from({ length: L }, (_, l) =>
-          Array.from({ length: H }, (_, hh) => all.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
-      }
-      return result;
-    } finally {
-      a.free();
+    const n = tokens.length;
+    const result = { logits: o.logits, shape: [n, V] };
+    if (o.attention) {
+      result.attention = Array.from({ length: L }, (_, l) =>
+        Array.from({ length: H }, (_, hh) => o.attention.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
     }
+    return result;
   }
 
   /**
@@ -232,26 +246,15 @@ class Model {
 
   // This thread's engine: the prompt through the model (begin), then one token per next().
   #localSteps(fn, plan) {
-    const { m, handle: h } = this.#e, F = fieldsOf(m).generate;
-    const a = arena(m, fn, [
-      { name: 'call', length: F.length, type: 'f64' },
-      { name: 'prompt', length: plan.ids.length, data: plan.ids, type: 'i32' },
-      { name: 'stop', length: plan.stopIds.length, data: Int32Array.from(plan.stopIds), type: 'i32' },
-    ]);
-    try {
-      const call = a.view(0);
-      const set = (field, value) => (call[F.indexOf(field)] = value);
-      set('model', h), set('prompt', a.at(1)), set('prompt_len', plan.ids.length), set('max_tokens', plan.maxTokens);
-      set('temperature', plan.temperature), set('top_k', plan.topK), set('top_p', plan.topP), set('seed', plan.seed);
-      set('stop', a.at(2)), set('stop_len', plan.stopIds.length);
-      checkKind(m, fn, m.lmModelBegin(a.at(0)));
-    } finally {
-      a.free();
-    }
+    const { calls: { lmModelBegin: begin, lmModelNext: next, on }, handle: h } = this.#e;
+    const d = on(begin, h), { F } = begin;
+    d[F.max_tokens] = plan.maxTokens, d[F.temperature] = plan.temperature, d[F.top_k] = plan.topK, d[F.top_p] = plan.topP;
+    d[F.seed] = plan.seed;
+    begin.call(fn, d, { prompt: plan.ids, stop: plan.stopIds.length ? Int32Array.from(plan.stopIds) : undefined });
     return () => {
-      const token = m.lmModelNext(this.#engine(fn).handle);
-      if (token < 0) checkKind(m, fn, 1);
-      return { token, done: !m.lmModelActive(h) };
+      const step = on(next, this.#engine(fn).handle);
+      next.call(fn, step);
+      return { token: step[next.F.token], done: step[next.F.active] !== 1 };
     };
   }
 
@@ -327,15 +330,18 @@ class Model {
   async workers() {
     const fn = 'Model.workers', e = this.#engine(fn);
     if (e.threads > 1) return e.workers(fn);
-    return [{ rank: 0, memoryBytes: e.memoryBytes, weightBytes: e.weightBytes, wasmBytes: e.m.HEAPU8.byteLength,
-      phases: e.m.lmModelPhases(e.handle), plan: this.#split.ranks[0] }];
+    const { memoryBytes, weightBytes, phases } = e.info(fn);
+    return [{ rank: 0, memoryBytes, weightBytes, wasmBytes: e.m.HEAPU8.byteLength, phases, plan: this.#split.ranks[0] }];
   }
 
   // For bench/lm-decode.mjs and bench/lm-threads.mjs: reads every weight byte once, the plainest way (what a decode
   // step must stream); on workers, all of them at once: a promise of { bytes, ms }.
   [Symbol.for('attnlab.readWeights')]() {
     const e = this.#engine('Model.readWeights');
-    return e.threads > 1 ? e.read('Model.readWeights') : e.m.lmModelReadWeights(e.handle);
+    if (e.threads > 1) return e.read('Model.readWeights');
+    const { lmModelReadWeights: call, on } = e.calls, d = on(call, e.handle);
+    call.call('Model.readWeights', d);
+    return d[call.F.checksum];
   }
 
   // For tests: ends one of the model's workers as if it had crashed.
@@ -370,12 +376,13 @@ function deepFreeze(o) {
   return Object.freeze(o);
 }
 
-// The lab's workers, for models placed on them (lab-threads.js sets it): { pool, closed() }.
+// The lab's workers, for models placed on them (lab-threads.js sets it): { pool, closed(), stats } (stats: the
+// lab's threadStats, which counts the workers' steps).
 export const USE_POOL = Symbol('attnlab.modelThreads');
 
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
-  let threads = null;  // { pool, closed() }, from lab-threads.js
+  let threads = null;  // { pool, closed(), stats }, from lab-threads.js
   async function loadModel(given, opts = {}) {
     const fn = 'loadModel';
     options(fn, opts);
@@ -400,7 +407,7 @@ export function makeLoadModel(m, live) {
       // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
       const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule: () => compiledModelModule(m, fn) });
       const { placed, tokenizerFiles } = await streamModel(fn, src, sink, { onProgress, signal });
-      const engine = new WorkerEngine(pool, placed);
+      const engine = new WorkerEngine(pool, placed, threads.stats);
       let tokenizer;
       try {
         tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
@@ -411,12 +418,17 @@ export function makeLoadModel(m, live) {
       return new Model(engine, tokenizer, live);
     }
     const mm = await moduleWithModels(m, fn);
-    const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn, fieldsOf(mm).loader), { onProgress, signal });
+    const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
     let tokenizer;
     try {
-      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => checkKind(mm, fn, mm.lmModelCheckVocabulary(handle, largest, file)));
+      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => {
+        const { lmModelCheckVocabulary: check, on } = callsOf(mm), d = on(check, handle);
+        d[check.F.largest] = largest;
+        check.call(fn, d, { file: new TextEncoder().encode(file) });
+      });
     } catch (e) {
-      mm.lmModelFree(handle);
+      const c = callsOf(mm);
+      c.lmModelFree.call(fn, c.on(c.lmModelFree, handle));
       throw e;
     }
     return new Model(localEngine(mm, handle), tokenizer, live);

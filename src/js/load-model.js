@@ -7,6 +7,7 @@
 //   URL:   a base URL laid out as a Hugging Face repository's resolve/main/ folder; each response body streams in.
 // Progress ({ file, loaded, total }) is reported per piece; an AbortSignal stops the load between pieces (and
 // aborts the fetches); any error frees what the engine holds.
+import { engineCall } from './call.js';
 import { describe } from './checks.js';
 
 const STAGING = 1 << 20;      // bytes of wasm memory a piece passes through
@@ -173,10 +174,10 @@ export async function streamModel(fn, src, sink, { onProgress, signal }) {
     let files = await sink.create(config, generation);
     const indexFile = await src.open(INDEX, true);
     if (indexFile) {
-      const index = await readAll(indexFile);
-      report(INDEX, index.length, index.length);
+      const bytes = await readAll(indexFile);
+      report(INDEX, bytes.length, bytes.length);
       abortCheck();
-      files = await sink.index(index);
+      files = await sink.index(bytes);
     }
 
     for (const name of files) {
@@ -196,8 +197,8 @@ export async function streamModel(fn, src, sink, { onProgress, signal }) {
 
     // The tokenizer's files, as they are (the tokenizer reads them).
     const tokenizerFiles = {};
-    const fetchAll = async (names) => {
-      for (const name of names) {
+    const fetchAll = async (list) => {
+      for (const name of list) {
         abortCheck();
         const file = src.has(name) ? await src.open(name, true) : null;
         if (file) {
@@ -217,71 +218,51 @@ export async function streamModel(fn, src, sink, { onProgress, signal }) {
 }
 
 /**
- * The sink of a model loaded on this thread: a loader of module `m`'s engine, fed through a small staging buffer
- * in wasm memory. `fields`: the loader descriptor's field names (lm_call.h). finish() gives { handle }.
+ * The sink of a model loaded on this thread: a loader of module `m`'s engine, each step one engine call
+ * (src/wasm/lm_bindings.cpp) on the loader's handle, each piece of a file crossing as one (at most STAGING bytes at
+ * a time in wasm memory). finish() gives { handle }.
  */
-export function engineSink(m, fn, fields) {
-  const check = (kind) => {
-    if (kind !== 0) {
-      const s = m.lastStatus();
-      const message = `${fn}: ${s.message}`;
-      throw s.kind === 1 ? new RangeError(message) : new Error(message);
-    }
+export function engineSink(m, fn) {
+  const [create, index, files, begin, feed, end, finish, free] = ['lmLoaderCreate', 'lmLoaderIndex', 'lmLoaderFiles',
+    'lmLoaderBegin', 'lmLoaderFeed', 'lmLoaderEnd', 'lmLoaderFinish', 'lmLoaderFree'].map((name) => engineCall(m, name));
+  let loader = 0;
+  // A call of `c` on the loader (its descriptor: scratch, used at once).
+  const on = (c) => {
+    const d = c.descriptor();
+    d[c.F.loader] = loader;
+    return d;
   };
-  let loader = 0, staging = 0;
-  const files = () => m.lmLoaderFiles(loader).split('\n').filter(Boolean);
+  const names = () => new TextDecoder().decode(files.call(fn, on(files)).names ?? new Uint8Array(0)).split('\n').filter(Boolean);
   const release = () => {
-    if (loader) m.lmLoaderFree(loader);  // after finish it holds nothing; after an error, everything goes here
-    if (staging) m._free(staging);
-    loader = staging = 0;
+    if (loader) free.call(fn, on(free)); // after finish it holds nothing; after an error, everything goes here
+    loader = 0;
   };
   return {
     async create(config, generation) {
-      // The loader's descriptor and the JSON files in one allocation.
-      const callBytes = fields.length * 8;
-      const total = callBytes + config.length + (generation?.length ?? 0);
-      staging = m._malloc(Math.max(total, STAGING));
-      if (!staging) throw new Error(`${fn}: out of memory allocating ${STAGING} bytes of wasm memory`);
-      m.HEAPU8.set(config, staging + callBytes);
-      if (generation) m.HEAPU8.set(generation, staging + callBytes + config.length);
-      const call = m.HEAPF64.subarray(staging / 8, staging / 8 + fields.length);
-      call.fill(0);
-      call[fields.indexOf('config')] = staging + callBytes;
-      call[fields.indexOf('config_len')] = config.length;
-      call[fields.indexOf('generation')] = generation ? staging + callBytes + config.length : 0;
-      call[fields.indexOf('generation_len')] = generation?.length ?? 0;
-      call[fields.indexOf('ranks')] = 1;
-      loader = m.lmLoaderCreate(staging);
-      check(loader ? 0 : m.lastStatus().kind);
-      return files();
+      const d = create.descriptor();
+      create.call(fn, d, { config, generation: generation ?? undefined });
+      loader = d[create.F.loader];
+      return names();
     },
-    async index(index) {
-      const at = index.length > STAGING ? m._malloc(index.length) : staging;
-      if (!at) throw new Error(`${fn}: out of memory allocating ${index.length} bytes of wasm memory`);
-      try {
-        m.HEAPU8.set(index, at);
-        check(m.lmLoaderIndex(loader, at, index.length));
-      } finally {
-        if (at !== staging) m._free(at);
-      }
-      return files();
+    async index(bytes) {
+      index.call(fn, on(index), { bytes });
+      return names();
     },
     async begin(name) {
-      check(m.lmLoaderBegin(loader, name));
+      begin.call(fn, on(begin), { bytes: new TextEncoder().encode(name) });
     },
     async feed(piece) {
-      for (let at = 0; at < piece.length; at += STAGING) {
-        const part = piece.subarray(at, Math.min(at + STAGING, piece.length));
-        m.HEAPU8.set(part, staging);  // the engine may have grown memory: HEAPU8 is read fresh each time
-        check(m.lmLoaderFeed(loader, staging, part.length));
-      }
+      for (let at = 0; at < piece.length; at += STAGING) feed.call(fn, on(feed), { bytes: piece.subarray(at, Math.min(at + STAGING, piece.length)) });
     },
     async end(total) {
-      check(m.lmLoaderEnd(loader, total));
+      const d = on(end);
+      d[end.F.total] = total;
+      end.call(fn, d);
     },
     async finish() {
-      const handle = m.lmLoaderFinish(loader);
-      check(handle ? 0 : m.lastStatus().kind);
+      const d = on(finish);
+      finish.call(fn, d);
+      const handle = d[finish.F.model];
       release();
       return { handle };
     },

@@ -1,10 +1,10 @@
 // lab.loadTokenizer: a Hugging Face tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) that lives in
 // the engine, which parses and validates the files and names the file and field at fault. This file checks types,
-// reads Blobs, moves bytes (text as UTF-8, ids as int32) through one call descriptor per call
-// (src/wasm/tokenizer_call.h), and frees the tokenizer on dispose() or when it is garbage-collected.
+// reads Blobs, moves bytes (text as UTF-8, ids as int32) through one call descriptor per call (src/js/call.js,
+// src/wasm/tokenizer_bindings.cpp), and frees the tokenizer on dispose() or when it is garbage-collected.
 // The model loader builds its model.tokenizer with loadTokenizerFrom(m, files).
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
-import { arena, checkKind } from './memory.js';
+import { engineCall } from './call.js';
 import { moduleWithModels } from './model-module.js';
 
 /** The files a tokenizer reads, by name; other files of a model folder are ignored. */
@@ -33,19 +33,29 @@ async function blobBytes(fn, name, v) {
   return new Uint8Array(buffer);
 }
 
-// The descriptors' field indices, per call kind, in the order the binding declares (read once per module).
-const fieldsByModule = new WeakMap();
-function fieldsOf(m) {
-  let kinds = fieldsByModule.get(m);
-  if (!kinds) {
-    kinds = {};
-    for (const kind of ['load', 'encode', 'decode', 'lookup']) {
-      const F = Object.fromEntries(m.tokenizerCallFields(kind).split(',').filter(Boolean).map((name, i) => [name, i]));
-      kinds[kind] = { F, n: Object.keys(F).length };
-    }
-    fieldsByModule.set(m, kinds);
+// The tokenizer's engine calls on module m (src/wasm/tokenizer_bindings.cpp), each taking the tokenizer's handle.
+const callCache = new WeakMap();
+function callsOf(m) {
+  let c = callCache.get(m);
+  if (!c) {
+    c = {};
+    for (const name of ['tokenizerLoad', 'tokenizerEncode', 'tokenizerDecode', 'tokenizerTokens', 'tokenizerIdOf', 'tokenizerTokenOf', 'tokenizerInfo', 'tokenizerFree'])
+      c[name.slice(9)] = engineCall(m, name); // Load, Encode, …
+    callCache.set(m, c);
   }
-  return kinds;
+  return c;
+}
+
+// A descriptor of `call` on the tokenizer whose handle is h (the call's scratch: used at once).
+function on(call, h) {
+  const d = call.descriptor();
+  d[call.F.tokenizer] = h;
+  return d;
+}
+
+function free(m, h) {
+  const c = callsOf(m);
+  c.Free.call('Tokenizer.dispose', on(c.Free, h));
 }
 
 // Tokenizer → its state; only tokenizers made by some lab are in it.
@@ -58,7 +68,7 @@ function registryOf(m) {
   if (!r) {
     // Held value: the handle and the lab's live count; a collected tokenizer is freed here.
     r = new FinalizationRegistry(({ handle, live }) => {
-      m.tokenizerFree(handle);
+      free(m, handle);
       if (live) live.count -= 1;
     });
     registries.set(m, r);
@@ -73,19 +83,8 @@ function state(t, fn) {
   return s;
 }
 
-// Runs one call: the descriptor (float64) and the inputs in one allocation, freed whatever happens.
-function call(s, fn, kind, inputs, run) {
-  const { F, n } = s.fields[kind];
-  const a = arena(s.m, fn, [{ name: 'call', length: n, type: 'f64' }, ...inputs]);
-  try {
-    const d = a.view(0);
-    d.fill(0);
-    d[F.handle] = s.handle;
-    return run(a, d, F);
-  } finally {
-    a.free();
-  }
-}
+// Text the engine left in the tokenizer's buffer (address and length in the descriptor d; valid until its next call).
+const textAt = (m, at, len) => text.decode(m.HEAPU8.subarray(at, at + len));
 
 function ids(fn, v) {
   if (v instanceof Int32Array) return v;
@@ -104,8 +103,9 @@ class Tokenizer {
   }
   /** Bytes of wasm memory the tokenizer holds. */
   get memoryBytes() {
-    const s = state(this, 'Tokenizer.memoryBytes');
-    return s.m.tokenizerMemoryBytes(s.handle);
+    const s = state(this, 'Tokenizer.memoryBytes'), c = s.calls.Info, d = on(c, s.handle);
+    c.call('Tokenizer.memoryBytes', d);
+    return d[c.F.memory_bytes];
   }
   /** Whether dispose() was called. */
   get disposed() {
@@ -119,13 +119,11 @@ class Tokenizer {
     options(fn, opts);
     checkKeys(fn, opts, ['addSpecialTokens']);
     const add = opts.addSpecialTokens === undefined ? true : flag(fn, 'addSpecialTokens', opts.addSpecialTokens);
-    const bytes = utf8.encode(input);
-    return call(s, fn, 'encode', [{ name: 'text', length: bytes.length, data: bytes, type: 'u8' }], (a, d, F) => {
-      d[F.text] = a.at(1), d[F.text_len] = bytes.length, d[F.add_special] = add ? 1 : 0;
-      checkKind(s.m, fn, s.m.tokenizerEncode(a.at(0)));
-      const at = a.view(0)[F.ids] / 4, len = a.view(0)[F.ids_len];
-      return s.m.HEAP32.slice(at, at + len);
-    });
+    const c = s.calls.Encode, d = on(c, s.handle);
+    d[c.F.add_special] = add ? 1 : 0;
+    c.call(fn, d, { text: utf8.encode(input) });
+    const at = d[c.F.ids_at] / 4;
+    return s.m.HEAP32.slice(at, at + d[c.F.ids_len]);
   }
 
   decode(input, opts = {}) {
@@ -136,38 +134,30 @@ class Tokenizer {
     checkKeys(fn, opts, ['skipSpecialTokens', 'cleanUpTokenizationSpaces']);
     const skip = flag(fn, 'skipSpecialTokens', opts.skipSpecialTokens);
     const cleanup = opts.cleanUpTokenizationSpaces === undefined ? s.cleanup : flag(fn, 'cleanUpTokenizationSpaces', opts.cleanUpTokenizationSpaces);
-    return call(s, fn, 'decode', [{ name: 'ids', length: list.length, data: list, type: 'i32' }], (a, d, F) => {
-      d[F.ids] = a.at(1), d[F.ids_len] = list.length, d[F.skip_special] = skip ? 1 : 0, d[F.cleanup] = cleanup ? 1 : 0;
-      checkKind(s.m, fn, s.m.tokenizerDecode(a.at(0)));
-      const r = a.view(0);
-      return text.decode(s.m.HEAPU8.subarray(r[F.text], r[F.text] + r[F.text_len]));
-    });
+    const c = s.calls.Decode, d = on(c, s.handle);
+    d[c.F.skip_special] = skip ? 1 : 0, d[c.F.cleanup] = cleanup ? 1 : 0;
+    c.call(fn, d, { ids: list });
+    return textAt(s.m, d[c.F.text_at], d[c.F.text_len]);
   }
 
   tokens(input) {
     const fn = 'Tokenizer.tokens';
     const s = state(this, fn);
     const list = ids(fn, input);
-    return call(s, fn, 'decode', [{ name: 'ids', length: list.length, data: list, type: 'i32' }], (a, d, F) => {
-      d[F.ids] = a.at(1), d[F.ids_len] = list.length;
-      checkKind(s.m, fn, s.m.tokenizerTokens(a.at(0)));
-      const r = a.view(0), base = r[F.text], heap = s.m.HEAPU8;
-      const offsets = s.m.HEAPU32.subarray(r[F.offsets] / 4, r[F.offsets] / 4 + list.length + 1);
-      return Array.from({ length: list.length }, (_, i) => text.decode(heap.subarray(base + offsets[i], base + offsets[i + 1])));
-    });
+    const c = s.calls.Tokens, d = on(c, s.handle);
+    c.call(fn, d, { ids: list });
+    const base = d[c.F.text_at], at = d[c.F.offsets_at] / 4;
+    const offsets = s.m.HEAPU32.subarray(at, at + list.length + 1);
+    return Array.from({ length: list.length }, (_, i) => textAt(s.m, base + offsets[i], offsets[i + 1] - offsets[i]));
   }
 
   idOf(token) {
     const fn = 'Tokenizer.idOf';
     const s = state(this, fn);
     if (typeof token !== 'string') throw new TypeError(`${fn}: token must be a string, got ${describe(token)}`);
-    const bytes = utf8.encode(token);
-    return call(s, fn, 'lookup', [{ name: 'token', length: bytes.length, data: bytes, type: 'u8' }], (a, d, F) => {
-      d[F.text] = a.at(1), d[F.text_len] = bytes.length;
-      s.m.tokenizerIdOf(a.at(0));
-      const id = a.view(0)[F.id];
-      return id < 0 ? undefined : id;
-    });
+    const c = s.calls.IdOf, d = on(c, s.handle);
+    c.call(fn, d, { token: utf8.encode(token) });
+    return d[c.F.id] < 0 ? undefined : d[c.F.id];
   }
 
   tokenOf(id) {
@@ -175,12 +165,10 @@ class Tokenizer {
     const s = state(this, fn);
     if (typeof id !== 'number') throw new TypeError(`${fn}: id must be a number, got ${describe(id)}`);
     if (!Number.isInteger(id)) return undefined;
-    return call(s, fn, 'lookup', [], (a, d, F) => {
-      d[F.id] = id;
-      s.m.tokenizerTokenOf(a.at(0));
-      const r = a.view(0);
-      return r[F.text_len] < 0 ? undefined : text.decode(s.m.HEAPU8.subarray(r[F.text], r[F.text] + r[F.text_len]));
-    });
+    const c = s.calls.TokenOf, d = on(c, s.handle);
+    d[c.F.id] = id;
+    c.call(fn, d);
+    return d[c.F.text_len] < 0 ? undefined : textAt(s.m, d[c.F.text_at], d[c.F.text_len]);
   }
 
   /** Frees the tokenizer's wasm memory now (it is also freed when the object is garbage-collected). Idempotent. */
@@ -188,7 +176,7 @@ class Tokenizer {
     const s = states.get(this);
     if (!s.handle) return;
     registryOf(s.m)?.unregister(this);
-    s.m.tokenizerFree(s.handle);
+    free(s.m, s.handle);
     s.handle = 0;
     if (s.live) s.live.count -= 1;
   }
@@ -210,36 +198,27 @@ export async function loadTokenizerFrom(m, files, live) {
     if (typeof name !== 'string') throw new TypeError(`${fn}: file names must be strings, got ${describe(name)}`);
     if (TOKENIZER_FILES.includes(name)) given.set(name, await bytesOf(fn, name, value));
   }
-  const fields = fieldsOf(m);
-  const { F, n } = fields.load;
-  const parts = [{ name: 'call', length: n, type: 'f64' }];
-  for (const name of TOKENIZER_FILES) parts.push({ name, length: given.get(name)?.length ?? 0, data: given.get(name), type: 'u8' });
-  const a = arena(m, fn, parts);
-  let handle = 0, d;
+  const calls = callsOf(m), c = calls.Load, d = c.descriptor(), tensors = {};
+  for (const name of TOKENIZER_FILES) {
+    if (!given.has(name)) continue;
+    const key = name.replace('.', '_'); // its tensor field in tokenizerLoad's descriptor
+    tensors[key] = given.get(name);
+    d[c.F[`${key}_given`]] = 1;
+  }
+  c.call(fn, d, tensors);
+  const handle = d[c.F.tokenizer];
   try {
-    d = a.view(0);
-    d.fill(0);
-    const keys = ['tokenizer_json', 'tokenizer_config', 'special_tokens_map', 'vocab_json', 'merges_txt'];
-    TOKENIZER_FILES.forEach((name, i) => {
-      d[F[keys[i]]] = a.at(i + 1);
-      d[F[`${keys[i]}_len`]] = given.has(name) ? given.get(name).length : -1;
-    });
-    checkKind(m, fn, m.tokenizerLoad(a.at(0)));
-    d = a.view(0);
-    handle = d[F.handle];
-    const ids = Object.fromEntries(['bos', 'eos', 'unk', 'pad'].map((key) => [key, d[F[key]]]).filter(([, id]) => id >= 0));
+    const ids = Object.fromEntries(['bos', 'eos', 'unk', 'pad'].map((key) => [key, d[c.F[key]]]).filter(([, id]) => id >= 0));
     const t = new Tokenizer();
-    const s = { m, handle, fields, live, vocabSize: d[F.vocab_size], cleanup: d[F.cleanup] === 1, specialTokens: null };
+    const s = { m, calls, handle, live, vocabSize: d[c.F.vocab_size], cleanup: d[c.F.cleanup] === 1, specialTokens: null };
     states.set(t, s);
     s.specialTokens = Object.freeze(Object.fromEntries(Object.entries(ids).map(([key, id]) => [key, Object.freeze({ id, token: t.tokenOf(id) })])));
     registryOf(m)?.register(t, { handle, live }, t);
     if (live) live.count += 1;
     return t;
   } catch (e) {
-    if (handle) m.tokenizerFree(handle);
+    free(m, handle);
     throw e;
-  } finally {
-    a.free();
   }
 }
 

@@ -95,12 +95,7 @@ export async function serve(root, { wasmType = types['.wasm'] } = {}) {
 }
 
 export async function launchChromium() {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  return (await import('../chromium.mjs')).launchChromium();   // the run's shared browser under npm test
 }
 
 /** Opens `url` and waits for the page to set window.__result; returns it with console problems and requests. */

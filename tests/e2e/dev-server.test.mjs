@@ -1,6 +1,7 @@
 // The dev server (`npm run dev`) and the served page send one policy: web/headers.mjs. The dev server's headers are
 // the built page's, with the Content-Security-Policy widened only by what hot reload needs (DEV_CSP_ADDITIONS), and
-// the page under development runs under them: the engine loads, with no policy violation.
+// the page under development runs under them: the engine loads, with no policy violation. Both pages are
+// cross-origin isolated (COOP + COEP), so SharedArrayBuffer exists on them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, repo } from './helpers.mjs';
@@ -50,5 +51,16 @@ test('the page under development runs under the dev policy: engine loaded, no vi
   assert.equal(await page.getAttribute('body', 'data-backend'), 'wasm-simd');
   assert.deepEqual(await page.evaluate(() => window.__violations), []);
   assert.deepEqual(errors, []);
+  assert.equal(await page.evaluate(() => crossOriginIsolated && typeof SharedArrayBuffer === 'function'), true, 'cross-origin isolated');
+  await context.close();
+});
+
+test('the served page is cross-origin isolated: shared memory exists for the workers', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(env.url);
+  await page.waitForSelector('body[data-ready]', { timeout: 120000 });
+  assert.equal(await page.getAttribute('body', 'data-ready'), 'true');
+  assert.deepEqual(await page.evaluate(() => [crossOriginIsolated, typeof SharedArrayBuffer]), [true, 'function']);
   await context.close();
 });

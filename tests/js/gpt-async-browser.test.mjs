@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 
+import { launchChromium } from '../chromium.mjs';
 import { dist } from './support/load.mjs';
 
 const pageScript = (entry) => `
@@ -26,6 +26,7 @@ async function run() {
   checks.oneWeights = same(bytes(a), bytes(b)) && a.steps === b.steps;
   const want = a.trainStep(five.x, five.y), got = await b.trainStepAsync(five.x, five.y);
   checks.fiveLoss = Math.abs(got - want) <= 2 ** (Math.floor(Math.log2(want)) - 23);
+  const stats = lab.threadStats(); // two steps: one part (a batch of one), then one per worker
   let syncMessage = null, error = null;
   try { a.trainStep(five.x, five.y, { lr: -1 }); } catch (e) { syncMessage = e.message; }
   try { await b.trainStepAsync(five.x, five.y, { lr: -1 }); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
@@ -34,7 +35,7 @@ async function run() {
   let disposed = null;
   try { await step; } catch (e) { disposed = e.message; }
   checks.unchanged = same(bytes(b), kept) && b.steps === 2;
-  return { checks, error, syncMessage, disposed, isolated: globalThis.crossOriginIsolated === true };
+  return { checks, stats, error, syncMessage, disposed, isolated: globalThis.crossOriginIsolated === true };
 }
 const violations = [];
 document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
@@ -62,11 +63,7 @@ before(async () => {
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   origin = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();   // the run's shared browser under npm test (tests/chromium.mjs)
 });
 
 after(async () => {
@@ -89,6 +86,7 @@ for (const entry of ['index', 'inline-gpt']) {
     assert.deepEqual(problems, []);
     assert.equal(got.isolated, false);
     assert.deepEqual(got.checks, { oneLoss: true, oneWeights: true, fiveLoss: true, unchanged: true });
+    assert.deepEqual(got.stats, { workerParts: 3, inlineCalls: 0, reruns: 0 }, 'the workers computed every part');
     assert.equal(got.error.isRangeError, true);
     assert.equal(got.error.message, got.syncMessage);
     assert.match(got.disposed, /this lab was disposed/);

@@ -36,6 +36,7 @@ async function checkCase(name, threads, exchange) {
     assert.equal(model.split.exchange, exchange);
     assert.throws(() => model.forward([3]), { name: 'Error', message: `Model.forward: this model runs on ${threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }` });
     const phases0 = (await model.workers()).map((w) => w.phases);
+    const stats0 = lab.threadStats();
     for (const n of [ref.ids.length, 1, 3, 4, 5, 9].filter((k) => k <= ref.ids.length)) {
       const { logits, shape } = await model.forwardAsync(Int32Array.from(ref.ids.slice(0, n)));
       assert.deepEqual(shape, [n, ref.vocab]);
@@ -62,6 +63,11 @@ async function checkCase(name, threads, exchange) {
     const workers = await model.workers();
     assert.equal(workers.length, threads);
     workers.forEach((w, r) => assert.equal(w.phases - phases0[r], steps * (2 * ref.layers + 2), `${label}: phases run by worker ${r}`));
+    // The lab counts each worker's step as a part a worker served; nothing ran again on the calling thread.
+    const stats = lab.threadStats();
+    assert.equal(stats.workerParts - stats0.workerParts, steps * threads, `${label}: parts served by workers`);
+    assert.equal(stats.reruns, stats0.reruns, `${label}: parts rerun on the calling thread`);
+    assert.equal(stats.inlineCalls, stats0.inlineCalls, `${label}: calls kept on the calling thread`);
     assert.equal(lab.memoryBytes, before, `${label}: the calling thread's wasm memory grew`);
   } finally {
     model.dispose();

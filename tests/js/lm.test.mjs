@@ -3,14 +3,15 @@
 // repository's resolve/main/); logits and attention weights within the float64 reference's bounds (derived from
 // float32 arithmetic: see the script); greedy generation with the KV cache equal to the reference for 32 steps
 // (steps the reference proves decided) and to the argmax of the engine's own full forward; stream(), onToken,
-// stop ids, seeds; a lab on the operators' module loads the language-model module itself.
+// stop ids, seeds; GPT-2 with the exact GELU as well as its tanh form; a lab on the operators' module loads the
+// language-model module itself.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
 import { init, loadLabs } from './support/load.mjs';
 import { checkLogits, files, reference, serve, writeCheckpoints } from './support/lm-fixtures.mjs';
 
-const CASES = ['gpt2-f16', 'llama-untied-sharded', 'mistral-window'];
+const CASES = ['gpt2-f16', 'llama-untied-sharded', 'mistral-window', 'gpt2-gelu'];
 const { dir, cleanup } = writeCheckpoints(CASES);
 after(cleanup);
 const labs = await loadLabs({ gpt: true });
@@ -77,6 +78,17 @@ test('checkpoints from files (Uint8Array), Blobs and URLs match the float64 refe
     await checkCase(lab, 'llama-untied-sharded', server.url('llama-untied-sharded'), `${backend} sharded (URL)`);
     await checkCase(lab, 'gpt2-f16', new URL(server.url('gpt2-f16')), `${backend} gpt2 (URL object)`);
     assert.equal(lab.liveModels, 0);
+  }
+});
+
+test('activation_function "gelu" is the exact GELU (config.activation \'gelu\'), "gelu_new" its tanh form', async () => {
+  for (const { name: backend, lab } of labs) {
+    const exact = await lab.loadModel(await files(dir, 'gpt2-gelu'));
+    const tanh = await lab.loadModel(await files(dir, 'gpt2-f16'));
+    assert.equal(exact.config.activation, 'gelu', backend);
+    assert.equal(tanh.config.activation, 'gelu_tanh', backend);
+    exact.dispose();
+    tanh.dispose();
   }
 });
 

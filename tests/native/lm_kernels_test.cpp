@@ -1,8 +1,11 @@
 // The language models' kernels (kernels/lm_kernels.h), each set against double references with bounds from the
 // float32 arithmetic: matrix–vector products over F32, F16 and BF16 panels (rows below, at and above the 8-row panel,
-// columns below, at and above the 4-wide vector and the 4-column unrolling), widening, RMSNorm, GELU's tanh form
-// and SwiGLU's gate. The SIMD set must also agree with the scalar reference within the same bounds.
+// columns below, at and above the 4-wide vector and the 4-column unrolling), widening, RMSNorm, GELU's tanh form,
+// the exact GELU and its erf (over a dense sweep of float32, subnormals to the tails), and SwiGLU's gate. The SIMD
+// set must also agree with the scalar reference within the same bounds.
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -246,5 +249,107 @@ TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and 
         INFO("n " << n << " row " << i << " output " << r);
         CHECK(std::fabs(y[i * rows + r] - want) <= ref::gamma(double(cols + 1)) * abs);
       }
+  }
+}
+
+namespace {
+// The unit in the last place of a float32 near y (subnormals: 2⁻¹⁴⁹).
+double ulp_of(double y) {
+  y = std::fabs(y);
+  if (y < 0x1p-126) return 0x1p-149;
+  int e;
+  std::frexp(y, &e);  // y = m·2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - 24);
+}
+// Every 509th float32 from +0 up to `hi` (subnormals and the smallest normals included), and their negatives: a
+// relative step below 6e-5 everywhere.
+std::vector<float> dense_sweep(float hi) {
+  std::vector<float> x;
+  for (std::uint32_t b = 0; b < 0x7f800000u; b += 509) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    if (v > hi) break;
+    x.push_back(v), x.push_back(-v);
+  }
+  return x;
+}
+}  // namespace
+
+// erf_simd.h's bounds: z = |x| < 1 within 3u·|erf x| (+ 2⁻¹⁴⁹ per subnormal rounding), z ≥ 1 within
+// u·|erf x| + (13 + 2z²)u·erfc z; both at most 3 ulp. erf rounds to ±1 past |x| ≈ 3.92; the sweep goes to 12.
+TEST_CASE("lm kernels: erf within its derived bound (3 ulp) against double erf, tiny to large |x|", "[lm][kernels]") {
+  const auto x = dense_sweep(12.0f);
+  std::vector<float> ys(x.size()), yv(x.size());
+  k::scalar::erf_f32(x.data(), x.size(), ys.data());
+  k::lm_active::erf_f32(x.data(), x.size(), yv.data());
+  double worst_ulp = 0, worst_spec = 0, at = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], z = std::fabs(v), want = std::erf(v);
+    const double spec = z < 1 ? 3 * ref::u * std::fabs(want) + 2 * 0x1p-149
+                              : ref::u * std::fabs(want) + (13 + 2 * z * z) * ref::u * std::erfc(z);
+    const double e = std::fabs(yv[i] - want);
+    if (e / ulp_of(want) > worst_ulp) worst_ulp = e / ulp_of(want), at = v;
+    worst_spec = std::max(worst_spec, e / spec);
+    if (!(e <= spec) || !(std::fabs(ys[i] - want) <= spec)) {
+      INFO("x = " << v << ": simd " << yv[i] << ", scalar " << ys[i] << ", erf " << want << " ± " << spec);
+      CHECK(false);
+    }
+    if (i % 2 && yv[i] != -yv[i - 1]) {  // odd, exactly (−0 included)
+      INFO("x = " << v);
+      CHECK(false);
+    }
+  }
+  std::printf("erf: %zu samples, max error %.3f ulp at x = %.9g, %.3f of the derived bound\n", x.size(), worst_ulp, at, worst_spec);
+  CHECK(worst_ulp <= 3);
+  // Special values: ±0 keep their sign, ±inf give ±1, NaN stays NaN.
+  const float special[5] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN};
+  float out[5];
+  k::lm_active::erf_f32(special, 5, out);
+  CHECK((out[0] == 0 && !std::signbit(out[0]) && out[1] == 0 && std::signbit(out[1])));
+  CHECK((out[2] == 1 && out[3] == -1 && std::isnan(out[4])));
+}
+
+// The exact GELU x·Φ(x) against double, with Φ's bound as tests/lm/checkpoints.py carries it into the models'
+// bounds: z = |x|/√2 (within 1.3u: the constant and the product), z < 1: ½(3u·erf z + 1.5u·z + u·erfc z);
+// z ≥ 1: ½·erfc z·(16 + 5z²)u; x > 0 adds u·Φ (1 − ½erfc z rounds); then |x|·(that + 2⁻¹²⁶) + u·|y|. The
+// left tail's bound grows with z² (x/√2 rounded moves erfc by 2z² times its relative error): it is the
+// conditioning of Φ there, not the kernel.
+TEST_CASE("lm kernels: the exact GELU within its bound, and not the tanh form", "[lm][kernels]") {
+  const auto x = dense_sweep(20.0f);
+  std::vector<float> ys(x.size()), yv(x.size());
+  k::scalar::gelu_erf(x.data(), x.size(), ys.data());
+  k::lm_active::gelu_erf(x.data(), x.size(), yv.data());
+  auto spec_of = [](double v, double want) {
+    const double z = std::fabs(v) / std::sqrt(2.0), ec = std::erfc(z), phi = 0.5 * std::erfc(-v / std::sqrt(2.0));
+    const double e_phi = (z < 1 ? 0.5 * ref::u * (3 * (1 - ec) + 1.5 * z + ec) : 0.5 * ec * (16 + 5 * z * z) * ref::u) +
+                         (v > 0 ? ref::u * phi : 0.0);
+    return std::fabs(v) * (e_phi + 0x1p-126) + ref::u * std::fabs(want) + 0x1p-149;
+  };
+  double worst = 0, worst_ulp = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], want = v * 0.5 * std::erfc(-v / std::sqrt(2.0)), spec = spec_of(v, want);
+    worst = std::max(worst, std::fabs(yv[i] - want) / spec);
+    if (std::fabs(v) <= 4) worst_ulp = std::max(worst_ulp, std::fabs(yv[i] - want) / ulp_of(want));
+    if (!(std::fabs(yv[i] - want) <= spec) || !(std::fabs(ys[i] - want) <= spec)) {
+      INFO("x = " << v << ": simd " << yv[i] << ", scalar " << ys[i] << ", exact " << want << " ± " << spec);
+      CHECK(false);
+    }
+  }
+  std::printf("gelu_erf: %zu samples, %.3f of the bound at worst; %.2f ulp at worst for |x| <= 4\n", x.size(), worst, worst_ulp);
+  // The tanh form is another function: at x = 2.7 it is 4.7e-4 away, thousands of times this bound.
+  const float at[1] = {2.7f};
+  float tanh_form[1], exact[1];
+  k::lm_active::gelu_tanh(at, 1, tanh_form);
+  k::lm_active::gelu_erf(at, 1, exact);
+  const double want = 2.7f * 0.5 * std::erfc(-double(2.7f) / std::sqrt(2.0));
+  CHECK(std::fabs(exact[0] - want) <= spec_of(2.7f, want));
+  CHECK(std::fabs(tanh_form[0] - want) > 1000 * spec_of(2.7f, want));
+  // Tails: any length gives every element the value it has alone.
+  const auto xs = testing::normal(11, 9, 3.0f);
+  std::vector<float> whole(11), one(1);
+  k::lm_active::gelu_erf(xs.data(), 11, whole.data());
+  for (std::size_t i = 0; i < 11; ++i) {
+    k::lm_active::gelu_erf(&xs[i], 1, one.data());
+    CHECK(one[0] == whole[i]);
   }
 }

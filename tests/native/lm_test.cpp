@@ -130,3 +130,4 @@ TEST_CASE("lm: Llama, untied F32 in three shards, biases, head_dim apart from hi
 }
 TEST_CASE("lm: Qwen2, q/k/v biases, F16 in two shards", "[lm]") { check_case("qwen2-f16"); }
 TEST_CASE("lm: Mistral, a sliding window over 136 tokens", "[lm]") { check_case("mistral-window"); }
+TEST_CASE("lm: GPT-2 with the exact GELU (activation_function \"gelu\")", "[lm]") { check_case("gpt2-gelu"); }

@@ -1,5 +1,5 @@
 // The language models' hot loops (src/core/lm/), in the two kernel sets of kernels.h (scalar:: the reference,
-// simd:: wasm SIMD128; same signatures, `lm_active::` picks one at compile time).
+// simd:: wasm SIMD128; same signatures, `lm_active::` calls the build's set: dispatch.h).
 //
 // Weight matrices W [rows × cols] (y = W·x: a Hugging Face Linear's [out, in]) are stored in panels of
 // kLmPanel = 8 rows: panel p holds rows 8p … 8p + 7 as [cols][8], column c's eight weights side by side, rows past
@@ -12,6 +12,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+
+#include "dispatch.h"
 
 namespace attnlab::kernels {
 
@@ -40,6 +42,11 @@ inline constexpr std::size_t half_lane(std::size_t r) noexcept { return r < 4 ? 
   void rmsnorm_row(const float* x, std::size_t n, const float* w, float eps, float* y) noexcept;              \
   /* GELU's tanh form (GPT-2's gelu_new): y = ½x·(1 + tanh(√(2/π)·(x + 0.044715x³))). y may be x. */          \
   void gelu_tanh(const float* x, std::size_t n, float* y) noexcept;                                          \
+  /* The exact GELU (transformers' "gelu", PyTorch's nn.GELU()): y = x·Φ(x) = ½x·(1 + erf(x/√2)), Φ taken as      \
+     ½·erfc(−x/√2) so the left tail keeps its relative accuracy. y may be x. */                               \
+  void gelu_erf(const float* x, std::size_t n, float* y) noexcept;                                            \
+  /* y = erf(x), within 3 ulp (the SIMD set: erf_simd.h derives the bound). y may be x. */                      \
+  void erf_f32(const float* x, std::size_t n, float* y) noexcept;                                             \
   /* SwiGLU's gate: y = silu(g)·u = g/(1 + e^(−g))·u. y may be g or u. */                                      \
   void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept;                           \
   /* Σ of p's 32-bit words (mod 2³²), n bytes (a multiple of 16, p 16-byte aligned): the plainest read of       \
@@ -57,10 +64,7 @@ ATTNLAB_LM_KERNEL_SET
 #undef ATTNLAB_LM_KERNEL_SET
 
 // The set the models call, chosen as kernels.h chooses `active`.
-#ifdef ATTNLAB_FORCE_SCALAR
-namespace lm_active = scalar;
-#else
-namespace lm_active = simd;
-#endif
+ATTNLAB_KERNEL_DISPATCH(lm_active, matvec_f32, matvec_f16, matvec_bf16, matvec_f16_scaled, widen_panel_f16, widen_panel_bf16,
+                        rmsnorm_row, gelu_tanh, gelu_erf, erf_f32, silu_mul, stream_sum)
 
 }  // namespace attnlab::kernels

@@ -80,6 +80,15 @@ void gelu_tanh(const float* x, std::size_t n, float* y) noexcept {
   }
 }
 
+void gelu_erf(const float* x, std::size_t n, float* y) noexcept {
+  const float c = 0.70710678118654752f;  // 1/√2
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (0.5f * std::erfc(-x[i] * c));
+}
+
+void erf_f32(const float* x, std::size_t n, float* y) noexcept {
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+}
+
 void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
     // e^(−|g|) ≤ 1 never overflows: silu(g) = g/(1 + e^(−g)) for g ≥ 0, g·e^g/(1 + e^g) below.

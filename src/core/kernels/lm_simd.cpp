@@ -4,6 +4,7 @@
 // has a scalar tail, so any size is valid.
 #include <cmath>
 
+#include "erf_simd.h"
 #include "exp_simd.h"
 #include "half.h"
 #include "lm_kernels.h"
@@ -183,6 +184,32 @@ void gelu_tanh(const float* x, std::size_t n, float* y) noexcept {
     wasm_v128_store(t, four(wasm_v128_load(t)));
     for (std::size_t j = i; j < n; ++j) y[j] = t[j - i];
   }
+}
+
+namespace {
+// f over x[0 … n) four at a time, the last 1–3 through the same vector code (zero-padded): every element's result
+// is independent of n.
+template <class F>
+void map4(const float* x, std::size_t n, float* y, F f) noexcept {
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, f(wasm_v128_load(x + i)));
+  if (i < n) {
+    alignas(16) float t[4] = {};
+    for (std::size_t j = i; j < n; ++j) t[j - i] = x[j];
+    wasm_v128_store(t, f(wasm_v128_load(t)));
+    for (std::size_t j = i; j < n; ++j) y[j] = t[j - i];
+  }
+}
+}  // namespace
+
+void gelu_erf(const float* x, std::size_t n, float* y) noexcept {
+  const ErfVectors k = load_erf_vectors();
+  map4(x, n, y, [&](v128_t v) { return wasm_f32x4_mul(v, phi_f32x4(v, k)); });
+}
+
+void erf_f32(const float* x, std::size_t n, float* y) noexcept {
+  const ErfVectors k = load_erf_vectors();
+  map4(x, n, y, [&](v128_t v) { return erf_f32x4(v, k); });
 }
 
 void silu_mul(const float* g, const float* u, std::size_t n, float* y) noexcept {

@@ -191,11 +191,20 @@ Status parse_gpt2(const Fields& f, const Value& root, LmConfig& c) {
   if (auto s = f.positive("layer_norm_epsilon", c.norm_eps, 1e-5, true); !s.ok()) return s;
   std::string act;
   if (auto s = f.string("activation_function", act, "gelu_new"); !s.ok()) return s;
-  // GELU's tanh form under its three names (the same formula); not the exact erf GELU ("gelu").
-  if (act != "gelu_new" && act != "gelu_pytorch_tanh" && act != "gelu_fast")
-    return detail::range_errorf(kConfig, "config.json: activation_function = %s is not supported (gelu_new, gelu_pytorch_tanh or gelu_fast)",
+  // transformers' ACT2FN names of the two GELUs: the exact one, x·Φ(x) (GELUActivation, with or without its Python
+  // form), and the tanh form under every name that computes that same formula. Not quick_gelu (x·σ(1.702x)) nor
+  // gelu_10 (clipped): other functions.
+  if (act == "gelu" || act == "gelu_python") {
+    c.activation = Activation::gelu_erf;
+  } else if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast" || act == "gelu_python_tanh" ||
+             act == "gelu_accurate") {
+    c.activation = Activation::gelu_tanh;
+  } else {
+    return detail::range_errorf(kConfig,
+                                "config.json: activation_function = %s is not supported (gelu or gelu_python: the exact GELU; "
+                                "gelu_new, gelu_pytorch_tanh, gelu_fast, gelu_python_tanh or gelu_accurate: its tanh form)",
                                 json::quote(act).c_str());
-  c.activation = Activation::gelu_tanh;
+  }
   if (auto s = f.flag("scale_attn_weights", c.scale_attn_weights, true); !s.ok()) return s;
   if (auto s = f.flag("scale_attn_by_inverse_layer_idx", c.scale_by_inverse_layer, false); !s.ok()) return s;
   bool cross = false;
@@ -225,8 +234,10 @@ Status parse_llama(const Fields& f, const Value& root, LmConfig& c) {
   if (auto s = f.positive("rms_norm_eps", c.norm_eps, 1e-6, true); !s.ok()) return s;
   std::string act;
   if (auto s = f.string("hidden_act", act, "silu"); !s.ok()) return s;
-  if (act != "silu")
-    return detail::range_errorf(kConfig, "config.json: hidden_act = %s is not supported (the MLP is SwiGLU: \"silu\")", json::quote(act).c_str());
+  // "swish" is transformers' other name for SiLU.
+  if (act != "silu" && act != "swish")
+    return detail::range_errorf(kConfig, "config.json: hidden_act = %s is not supported (the MLP is SwiGLU: \"silu\" or \"swish\")",
+                                json::quote(act).c_str());
   c.activation = Activation::silu;
   if (auto s = f.flag("tie_word_embeddings", c.tied, false); !s.ok()) return s;
 
@@ -341,7 +352,7 @@ std::string config_json(const LmConfig& c) {
   std::string eos = "[";
   for (std::size_t i = 0; i < c.eos.size(); ++i) eos += detail::format(i ? ",%d" : "%d", int(c.eos[i]));
   eos += "]";
-  const char* act = c.activation == Activation::gelu_tanh ? "gelu_tanh" : "silu";
+  const char* act = c.activation == Activation::gelu_tanh ? "gelu_tanh" : c.activation == Activation::gelu_erf ? "gelu" : "silu";
   // Sampling defaults as generate() applies them: greedy unless the generation config asks for sampling.
   const bool sample = c.do_sample && c.temperature > 0;
   return detail::format(

@@ -3,7 +3,7 @@
 // field, with the value found and what was expected.
 //
 // Two families of forward:
-//   gpt2:  GPT2LMHeadModel — learned positions, LayerNorm with bias, Conv1D projections, GELU (tanh form), tied head;
+//   gpt2:  GPT2LMHeadModel — learned positions, LayerNorm with bias, Conv1D projections, GELU (tanh form or exact), tied head;
 //   llama: LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM — RMSNorm, RoPE (half-split), SwiGLU, GQA,
 //          optional q/k/v(/o) biases (Qwen2, Llama's attention_bias), an optional sliding window (Mistral, Qwen2).
 #pragma once
@@ -18,7 +18,8 @@
 namespace attnlab::lm {
 
 enum class Family : std::uint8_t { gpt2, llama };
-enum class Activation : std::uint8_t { gelu_tanh, silu };
+// gelu_erf: the exact GELU x·Φ(x); gelu_tanh: its tanh form (GPT-2's gelu_new); silu: SwiGLU's gate.
+enum class Activation : std::uint8_t { gelu_tanh, gelu_erf, silu };
 
 struct LmConfig {
   std::string architecture;  // "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM"

@@ -51,12 +51,17 @@ double mib(double bytes) { return bytes / 1048576.0; }  // printed with %.4g
 
 }  // namespace
 
-Status Loader::create(std::string_view config, std::string_view generation, std::unique_ptr<Loader>& out,
-                      std::size_t memory_limit, std::size_t rank, std::size_t ranks) {
-  out.reset();
+Status Loader::check_ranks(std::size_t rank, std::size_t ranks) {
   if (ranks < 1 || ranks > kMaxRanks)
     return detail::range_errorf("ranks", "a model is cut into 1 to %zu shards, got %zu", kMaxRanks, ranks);
   if (rank >= ranks) return detail::range_errorf("rank", "rank must be below ranks = %zu, got %zu", ranks, rank);
+  return Status::success();
+}
+
+Status Loader::create(std::string_view config, std::string_view generation, std::unique_ptr<Loader>& out,
+                      std::size_t memory_limit, std::size_t rank, std::size_t ranks) {
+  out.reset();
+  if (auto s = check_ranks(rank, ranks); !s.ok()) return s;
   LmConfig c;
   if (auto s = parse_config(config, c); !s.ok()) return s;
   if (!generation.empty())

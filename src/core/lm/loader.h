@@ -34,6 +34,8 @@ class Loader {
   // generation may be empty (no generation_config.json). memory_limit: the most the weights may take.
   static Status create(std::string_view config, std::string_view generation, std::unique_ptr<Loader>& out,
                        std::size_t memory_limit = kDefaultMemoryLimit, std::size_t rank = 0, std::size_t ranks = 1);
+  // create()'s checks of rank and ranks (they read no file).
+  static Status check_ranks(std::size_t rank, std::size_t ranks);
 
   const LmConfig& config() const noexcept { return weights_->config(); }
   Status set_index(std::string_view text);

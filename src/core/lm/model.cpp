@@ -294,7 +294,10 @@ Status LmModel::mlp(std::size_t l) {
   norm_rows(c, x, n, L.norm2_w, L.norm2_b, h);
   if (c.family == Family::gpt2) {
     linear(L.fc, h, n, ff1, f, L.fc_b, false, mm);
-    lmk::gelu_tanh(ff1, n * f, ff1);
+    if (c.activation == Activation::gelu_erf)
+      lmk::gelu_erf(ff1, n * f, ff1);
+    else
+      lmk::gelu_tanh(ff1, n * f, ff1);
     linear(L.proj, ff1, n, out, d, whole ? L.proj_b : nullptr, whole, mm);
   } else {
     linear(L.gate, h, n, ff1, f, L.gate_b, false, mm);
@@ -337,36 +340,44 @@ Status LmModel::forward(std::span<const std::int32_t> ids, std::span<float> logi
   return Status::success();
 }
 
+// (a shard's: its vocabulary rows and its heads)
+Status LmModel::forward_sizes(std::size_t n, bool want_attention, std::size_t& logits, std::size_t& attention) const {
+  const LmConfig& c = config();
+  const ShardPlan& sp = shard();
+  if (n == 0) return check_ids({}, "ids");
+  if (n > c.context)
+    return detail::range_errorf("ids", "ids holds %zu tokens, more than the model's context of %zu positions (config.json %s)", n,
+                                c.context, c.family == Family::gpt2 ? "n_positions" : "max_position_embeddings");
+  logits = sat_mul(n, sp.vocab.size());
+  attention = want_attention ? sat_mul(sat_mul(c.layers, sp.heads.size()), sat_mul(n, n)) : 0;
+  return Status::success();
+}
+
 Status LmModel::step_forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention) {
   const LmConfig& c = config();
   const ShardPlan& sp = shard();
   step_.ready = false;
   if (auto s = check_ids(ids, "ids"); !s.ok()) return s;
   const std::size_t n = ids.size(), V = sp.vocab.size(), H = sp.heads.size();
-  if (n > c.context)
-    return detail::range_errorf("ids", "ids holds %zu tokens, more than the model's context of %zu positions (config.json %s)", n,
-                                c.context, c.family == Family::gpt2 ? "n_positions" : "max_position_embeddings");
-  if (auto s = detail::check_length("logits", logits.size(), n * V, detail::format("n·vocab = %zu·%zu", n, V)); !s.ok())
-    return s;
-  const std::size_t maps = sat_mul(sat_mul(c.layers, H), sat_mul(n, n));
-  if (!attention.empty())
-    if (auto s = detail::check_length("attention", attention.size(), maps,
-                                      detail::format("layers·heads·n·n = %zu·%zu·%zu·%zu", c.layers, H, n, n));
-        !s.ok())
-      return s;
+  std::size_t want_logits, maps;
+  if (auto s = forward_sizes(n, !attention.empty(), want_logits, maps); !s.ok()) return s;
+  if (logits.size() != want_logits)
+    return detail::check_length("logits", logits.size(), want_logits, detail::format("n·vocab = %zu·%zu", n, V));
+  if (!attention.empty() && attention.size() != maps)
+    return detail::check_length("attention", attention.size(), maps,
+                                detail::format("layers·heads·n·n = %zu·%zu·%zu·%zu", c.layers, H, n, n));
   if (auto s = ensure_work(n); !s.ok()) return s;
   start(ids.data(), n, 0, false, logits.data(), V, n, attention.empty() ? nullptr : attention.data());
   return Status::success();
 }
 
-Status LmModel::check_begin(std::span<const std::int32_t> prompt, std::size_t max_tokens, const Sampling& o,
-                            std::span<const std::int32_t> stop) const {
+Status LmModel::check_begin(std::size_t prompt, std::size_t max_tokens, const Sampling& o) const {
   const LmConfig& c = config();
-  if (auto s = check_ids(prompt, "prompt"); !s.ok()) return s;
+  if (prompt == 0) return check_ids({}, "prompt");
   if (max_tokens < 1) return Status::range_error("maxTokens", "maxTokens must be at least 1, got 0");
-  if (prompt.size() > c.context || max_tokens > c.context - prompt.size())
+  if (prompt > c.context || max_tokens > c.context - prompt)
     return detail::range_errorf("maxTokens", "the prompt's %zu tokens and maxTokens = %zu make %zu positions, past the model's context of %zu "
-                                "(config.json %s)", prompt.size(), max_tokens, prompt.size() + max_tokens, c.context,
+                                "(config.json %s)", prompt, max_tokens, prompt + max_tokens, c.context,
                                 c.family == Family::gpt2 ? "n_positions" : "max_position_embeddings");
   if (!(std::isfinite(o.temperature) && o.temperature >= 0.0f))
     return detail::range_errorf("temperature", "temperature must be finite and >= 0 (0: greedy), got %s", detail::fmt(o.temperature).c_str());
@@ -374,6 +385,14 @@ Status LmModel::check_begin(std::span<const std::int32_t> prompt, std::size_t ma
     return detail::range_errorf("temperature", "temperature must be 0 or at least 3e-39, got %s", detail::fmt(o.temperature).c_str());
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
     return detail::range_errorf("topP", "topP must be in (0, 1], got %s", detail::fmt(o.top_p).c_str());
+  return Status::success();
+}
+
+Status LmModel::check_begin(std::span<const std::int32_t> prompt, std::size_t max_tokens, const Sampling& o,
+                            std::span<const std::int32_t> stop) const {
+  const LmConfig& c = config();
+  if (auto s = check_ids(prompt, "prompt"); !s.ok()) return s;
+  if (auto s = check_begin(prompt.size(), max_tokens, o); !s.ok()) return s;
   for (std::size_t i = 0; i < stop.size(); ++i)
     if (stop[i] < 0 || std::size_t(stop[i]) >= c.vocab)
       return detail::range_errorf("stop", "stop[%zu] = %d is not a token id (0 to %zu)", i, int(stop[i]), c.vocab - 1);

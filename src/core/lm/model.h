@@ -2,7 +2,7 @@
 // the engine's operators — the panel products of linear.h, attention (attention_impl.h) with its KV cache
 // (kv_cache.h), RoPE (rope.h), LayerNorm and the other kernels — and generation token by token.
 //
-//   GPT-2:  x = wte[id] + wpe[pos];  per layer: x += c_proj(attn(ln_1(x)));  x += c_proj(gelu_new(c_fc(ln_2(x))))
+//   GPT-2:  x = wte[id] + wpe[pos];  per layer: x += c_proj(attn(ln_1(x)));  x += c_proj(gelu(c_fc(ln_2(x))))  (tanh form or exact)
 //   Llama:  x = embed[id];           per layer: x += o(attn(rope(q), rope(k), v)(rms(x)));  x += down(silu(gate)·up)
 //   logits = norm(x)·headᵀ  (head = the embedding when tied)
 //
@@ -49,11 +49,15 @@ class LmModel {
   // logits [n × vocab]; attention, when not empty, [layers × heads × n × n] (the softmax weights each head used).
   // Independent of any generation in progress.
   Status forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention);
+  // forward()'s checks that read no id, for n ids: the lengths its outputs need (attention: 0 unless wanted).
+  Status forward_sizes(std::size_t n, bool want_attention, std::size_t& logits, std::size_t& attention) const;
 
   // Starts generating after `prompt`: at most max_tokens tokens (prompt + max_tokens ≤ context), stopping early after
   // a token of `stop`. Runs the prompt through the model into the KV caches. A new begin() ends the previous one.
   Status begin(std::span<const std::int32_t> prompt, std::size_t max_tokens, const Sampling& sampling,
                std::span<const std::int32_t> stop);
+  // begin()'s checks that read no id, for a prompt of `prompt` ids.
+  Status check_begin(std::size_t prompt, std::size_t max_tokens, const Sampling& sampling) const;
   // The next token; `done` when no other will follow (max_tokens reached, or a stop token). An error ends the
   // generation. After done, next() is an error until begin().
   Status next(std::int32_t& token, bool& done);

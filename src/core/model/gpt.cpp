@@ -295,12 +295,16 @@ Status GPT::run_backward(const std::int32_t* tokens, std::size_t batch, std::siz
   return Status::success();
 }
 
+Status GPT::check_sizes(std::size_t tokens, std::size_t targets, std::size_t seq) const {
+  if (seq < 1 || seq > config_.context || tokens == 0 || tokens % seq != 0) return check_batch(tokens, seq, "tokens");
+  if (targets != tokens)
+    return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens, targets);
+  return Status::success();
+}
+
 Status GPT::check_inputs(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                          std::size_t seq) const {
-  if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
-  if (targets.size() != tokens.size())
-    return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens.size(),
-                                targets.size());
+  if (auto s = check_sizes(tokens.size(), targets.size(), seq); !s.ok()) return s;
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
   return check_tokens(targets, "targets", true);
 }
@@ -348,8 +352,7 @@ Status GPT::partial_gradients(std::span<const std::int32_t> tokens, std::span<co
   return loss_and_gradients(tokens, targets, seq, normalizer, loss_sum, count);
 }
 
-namespace {
-Status check_options(const TrainOptions& o) {
+Status GPT::check_options(const TrainOptions& o) {
   auto bad = [](const char* name, float v, const char* want) {
     return detail::range_errorf(name, "%s must be %s, got %s", name, want, detail::fmt(v).c_str());
   };
@@ -361,7 +364,6 @@ Status check_options(const TrainOptions& o) {
   if (!(std::isfinite(o.grad_clip) && o.grad_clip >= 0.0f)) return bad("gradClip", o.grad_clip, "finite and >= 0 (0: no clipping)");
   return Status::success();
 }
-}  // namespace
 
 Status GPT::check_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
                        const TrainOptions& o) const {
@@ -411,20 +413,28 @@ Status GPT::update(const float* g, const TrainOptions& o) {
   return Status::success();
 }
 
+Status GPT::forward_sizes(std::size_t tokens, std::size_t seq, bool want_attention, std::size_t& logits,
+                          std::size_t& attention) const {
+  if (seq < 1 || seq > config_.context || tokens == 0 || tokens % seq != 0) return check_batch(tokens, seq, "tokens");
+  attention = 0;
+  if (!detail::checked_mul(tokens, config_.vocab_size, logits)) return detail::check_product("logits", tokens, config_.vocab_size, logits);
+  if (want_attention) {
+    std::size_t per_layer;
+    if (auto s = detail::check_product("attention", sat_mul(tokens / seq, config_.heads), sat_mul(seq, seq), per_layer); !s.ok()) return s;
+    if (auto s = detail::check_product("attention", config_.layers, per_layer, attention); !s.ok()) return s;
+  }
+  return Status::success();
+}
+
 Status GPT::forward(std::span<const std::int32_t> tokens, std::size_t seq, std::span<float> logits,
                     std::span<float> attention) {
-  if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
+  std::size_t want_logits, want_attention;
+  if (auto s = forward_sizes(tokens.size(), seq, !attention.empty(), want_logits, want_attention); !s.ok()) return s;
+  if (logits.size() != want_logits) return detail::check_length("logits", logits.size(), want_logits, "batch·seq·vocabSize");
+  if (want_attention && attention.size() != want_attention)
+    return detail::check_length("attention", attention.size(), want_attention, "layers·batch·heads·seq·seq");
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
   const std::size_t batch = tokens.size() / seq, n = tokens.size();
-  std::size_t want_logits, want_attention = 0;
-  if (auto s = detail::check_product("logits", n, config_.vocab_size, want_logits); !s.ok()) return s;
-  if (auto s = detail::check_length("logits", logits.size(), want_logits, "batch·seq·vocabSize"); !s.ok()) return s;
-  if (!attention.empty()) {
-    std::size_t per_layer;
-    if (auto s = detail::check_product("attention", sat_mul(batch, config_.heads), sat_mul(seq, seq), per_layer); !s.ok()) return s;
-    if (auto s = detail::check_product("attention", config_.layers, per_layer, want_attention); !s.ok()) return s;
-    if (auto s = detail::check_length("attention", attention.size(), want_attention, "layers·batch·heads·seq·seq"); !s.ok()) return s;
-  }
   if (auto s = ensure_workspace(batch, seq); !s.ok()) return s;
   // The weights go straight into the caller's buffer; on a (scratch) failure midway it holds partial rows, so
   // stage them when asked for: attention maps are small next to the workspace.
@@ -479,15 +489,19 @@ Status GPT::decode_step(std::int32_t token, std::size_t pos, float* logits, floa
   return Status::success();
 }
 
-Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions& o, std::span<std::int32_t> out) {
-  const GPTConfig& c = config_;
-  if (prompt.empty()) return Status::range_error("prompt", "prompt must hold at least one token, got 0");
-  if (auto s = check_tokens(prompt, "prompt", false); !s.ok()) return s;
+Status GPT::check_generate(std::size_t prompt, const GenerateOptions& o, std::size_t out) const {
+  if (prompt == 0) return Status::range_error("prompt", "prompt must hold at least one token, got 0");
   if (!(std::isfinite(o.temperature) && o.temperature >= 0.0f))
     return detail::range_errorf("temperature", "temperature must be finite and >= 0 (0: greedy), got %s", detail::fmt(o.temperature).c_str());
   if (o.temperature > 0.0f && !std::isfinite(1.0f / o.temperature))
     return detail::range_errorf("temperature", "temperature must be 0 or at least 3e-39, got %s", detail::fmt(o.temperature).c_str());
-  if (auto s = detail::check_length("out", out.size(), o.max_tokens, "maxTokens"); !s.ok()) return s;
+  return out == o.max_tokens ? Status::success() : detail::check_length("out", out, o.max_tokens, "maxTokens");
+}
+
+Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions& o, std::span<std::int32_t> out) {
+  const GPTConfig& c = config_;
+  if (auto s = check_generate(prompt.size(), o, out.size()); !s.ok()) return s;
+  if (auto s = check_tokens(prompt, "prompt", false); !s.ok()) return s;
   if (o.max_tokens == 0) return Status::success();
 
   const std::size_t V = c.vocab_size, d = c.d_model;

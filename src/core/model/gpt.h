@@ -79,6 +79,18 @@ class GPT {
                            std::size_t seq, std::size_t normalizer, double& loss_sum);
   // The error train_step gives for a mean loss that is not finite (success when it is).
   static Status check_loss(double mean);
+
+  // The checks that read no token or value, for a caller that places its tensors only once a call is known to
+  // fit (lengths in elements; the errors and messages are the calls' own):
+  // train_step's options,
+  static Status check_options(const TrainOptions& options);
+  // the shape of a batch of tokens (a positive multiple of seq, seq ≤ context) and of its targets (as long),
+  Status check_sizes(std::size_t tokens, std::size_t targets, std::size_t seq) const;
+  // forward()'s, with the lengths its outputs need (attention: 0 unless wanted),
+  Status forward_sizes(std::size_t tokens, std::size_t seq, bool want_attention, std::size_t& logits,
+                       std::size_t& attention) const;
+  // generate()'s (out: the output's length, options.max_tokens).
+  Status check_generate(std::size_t prompt, const GenerateOptions& options, std::size_t out) const;
   // train_step's AdamW update with a gradient from elsewhere (parameter layout, e.g. partial_gradients' parts
   // summed): grad_clip on this gradient, then one step. A bad option or length, or a non-finite gradient, changes
   // nothing (weights, moments, step count). Given compute_gradients' gradients it is train_step, bit for bit.

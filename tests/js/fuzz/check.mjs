@@ -137,9 +137,11 @@ async function validCall(env, op, lab, args, ctx, fail, parallel = 0) {
   if (op.state && !op.mutates?.(args) && !sameState(op, op.state(ctx), before)) fail('changed the cache or model', 'a valid call that only reads changed it');
   if (op.async) {
     const aOuts = snapshot(outsOf(op, aArgs));
-    const sent = env.sent();
+    const sent = env.sent(), reruns = lab.threadStats().reruns;
     const res = await callAsync(op, lab, aArgs, ctx, fail);
     env.count(op.op, env.sent() - sent);
+    // A valid call never runs again on the calling thread (which would hide a failure of the workers' path).
+    if (lab.threadStats().reruns !== reruns) fail('a valid call ran again on the calling thread', `lab.threadStats().reruns ${reruns} → ${lab.threadStats().reruns}`);
     if (res?.error && !res.error.hung) {
       const wrote = changed(aOuts).length ? ' (after writing into out)' : '';
       fail('async rejected a valid call', describeError(res.error) + wrote);

@@ -46,7 +46,6 @@ Worker.prototype.postMessage = function post(message, transfer) {
 };
 
 const { tuning } = await import(pathToFileURL(`${dist}async.js`).href);
-const { planAttention, planBackward } = await import(pathToFileURL(`${dist}attention-parts.js`).href);
 Object.assign(tuning, FUZZ_TUNING);
 
 /** Case i's own seed: a 32-bit mix of the run's seed and the index. */
@@ -85,7 +84,7 @@ export function makeEnv() {
     return lab;
   };
   const env = {
-    internals: { tuning, planAttention, planBackward },
+    internals: { tuning },
     differs,
     sent: () => posted,
     count(op, parts) {

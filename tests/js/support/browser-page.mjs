@@ -4,8 +4,8 @@
 // window.__results, collecting console problems and requests on the way.
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { chromium } from 'playwright-core';
 
+import { launchChromium } from '../../chromium.mjs';
 import { dist } from './load.mjs';
 
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
@@ -35,11 +35,7 @@ export async function startPackagePage({ csp, pages, headers: extra = () => ({})
   const origin = `http://127.0.0.1:${server.address().port}`;
   let browser;
   try {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();   // the run's shared browser under npm test (tests/chromium.mjs)
   } catch (e) {
     await new Promise((ok) => server.close(ok));
     throw e;

@@ -6,7 +6,8 @@ import { initFrom, type WasmFiles } from '../wasm-files';
 import { batchMaker, wordsCorpus } from '../model/train-tasks';
 
 /** wasm: the page's module files. */
-export interface ContextRequest { type: 'context'; trained: number; context: number; steps: number; wasm: WasmFiles }
+/** positions: the models to train, in order (the page runs one worker per model, so that they train side by side). */
+export interface ContextRequest { type: 'context'; trained: number; context: number; steps: number; positions?: ('learned' | 'rope')[]; wasm: WasmFiles }
 export type ContextMessage =
   | { type: 'progress'; position: 'learned' | 'rope'; step: number; steps: number }
   | { type: 'result'; position: 'learned' | 'rope'; loss: number[] }
@@ -16,14 +17,14 @@ export type ContextMessage =
 export async function runContext(req: ContextRequest, post: (m: ContextMessage) => void): Promise<void> {
   const lab = await initFrom(req.wasm, { gpt: true });
   const V = wordsCorpus().vocab.length, T = req.context;
-  for (const position of ['learned', 'rope'] as const) {
+  for (const position of req.positions ?? (['learned', 'rope'] as const)) {
     const gpt = lab.createGPT({ vocabSize: V, context: T, dModel: 32, heads: 2, layers: 1, mlp: true, position, bias: false, seed: 5 });
     const next = batchMaker('words', 77, 16, T);
     for (let s = 0; s < req.steps; s++) {
       const b = next();
       for (let i = 0; i < b.targets.length; i++) if (i % T >= req.trained) b.targets[i] = -1; // never trained past `trained`
       gpt.trainStep(b.tokens, b.targets, { lr: 3e-3, weightDecay: 0, gradClip: 1 });
-      if ((s + 1) % 100 === 0) post({ type: 'progress', position, step: s + 1, steps: req.steps });
+      if ((s + 1) % 50 === 0) post({ type: 'progress', position, step: s + 1, steps: req.steps });
     }
     // Loss at each position over 64 held-out windows (log-softmax by the engine).
     const held = batchMaker('words', 4242, 64, T)();

@@ -16,24 +16,6 @@ const OPS = { softmax, softmaxBackward, matmul, rope, attention, attentionBackwa
 const settle = (p) => Promise.resolve(p).then((value) => ({ value }), (error) => ({ error }));
 const describeError = (e) => `${e?.constructor?.name}: ${e?.message}`;
 
-// Whether the twin sends this (valid) call to the workers, as async.js decides it.
-function cut(name, a, threads, { tuning, planAttention, planBackward }) {
-  switch (name) {
-    case 'softmax': return a.x.length >= tuning.inlineFloats;
-    case 'softmaxBackward': return a.opts.y.length >= tuning.inlineFloats;
-    case 'matmul': return a.opts.m * a.opts.k * a.opts.n >= tuning.inlineMatmul;
-    case 'attention': {
-      const plan = planAttention(a.opts, threads, tuning.minPartWork);
-      return !!plan && plan.work >= tuning.inlineWork;
-    }
-    case 'attentionBackward': {
-      const plan = planBackward(a.opts, threads, tuning.minPartWork);
-      return !plan || plan.work >= tuning.inlineWork;
-    }
-    default: return true;  // a whole call in one worker
-  }
-}
-
 export const dispose = {
   op: 'dispose',
   fn: 'dispose',
@@ -59,8 +41,11 @@ export const dispose = {
         const want = op.sync(lab, clone(a.args));
         const aArgs = clone(a.args), out = op.outs?.(aArgs).find((o) => ArrayBuffer.isView(o));
         const before = out && Buffer.from(out.buffer).slice();
-        const willCut = cut(a.name, a.args, c.threads, env.internals);
+        // Whether the twin sent the call to the workers: a call it keeps on the calling thread is counted as kept
+        // when it starts (lab.threadStats()).
+        const kept = lab.threadStats().inlineCalls;
         const call = op.async(lab, aArgs);
+        const willCut = lab.threadStats().inlineCalls === kept;
         lab.dispose();
         const got = await settle(call);
         if (willCut) {

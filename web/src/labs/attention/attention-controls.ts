@@ -65,7 +65,9 @@ export class AttentionControls {
 
     this.presetGroup = buttonGroup('Weight preset', PRESETS.map((p) => ({
       label: p.label, title: p.help, name: `preset-${p.id}`, pressed: s.preset === p.id,
-      onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map() }),
+      // The trained model never sees later words: its preset opens with the causal mask on, so the first weights
+      // shown are the model's own (the mask can still be turned off to compare).
+      onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map(), ...(p.id === 'trained' ? { causal: true } : {}) }),
     })));
     const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
     this.wSeed = wDraw.input;

@@ -55,7 +55,8 @@ export const learnLab: Lab = {
     const findings = el('div', { class: 'learn-findings', 'data-figure': 'learn-findings', 'aria-live': 'polite' });
     const why = el('div', { class: 'learn-why' });
     section.append(el('div', { class: 'two-col' },
-      el('div', { class: 'panel' }, el('h3', { text: 'Loss' }), loss.chart.root, loss.legend),
+      el('div', { class: 'panel' }, el('h3', { text: 'Loss' }), loss.chart.root, loss.legend,
+        el('p', { class: 'help', text: 'Loss: the average of −ln(the probability the model gave the right next word), in nats. Lower is better; guessing evenly among V words scores ln V.' })),
       el('div', { class: 'panel' }, el('h3', { text: 'What the heads learned' }), findings, why)));
 
     // The example: induction's fixed repeat, or a sentence typed from the vocabulary.
@@ -104,7 +105,7 @@ export const learnLab: Lab = {
           schedule();
           break;
         case 'weights':
-          example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', mhTrained: true }));
+          example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', causal: true, mhTrained: true, mhCausal: true }));
           break;
         case 'error':
           controls.status.textContent = `Training stopped: ${msg.message}`;
