@@ -623,7 +623,9 @@ export interface SoftmaxBackwardOptions {
 export interface ThreadStats {
   /**
    * Parts a worker computed: each part of a call cut into parts, each whole call sent to one worker (`ropeAsync`,
-   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch.
+   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch, and each worker's step of a model
+   * placed on the workers (a forward, a generation's prompt, each token: one per worker holding the model; a step
+   * that fails is never run again on the calling thread).
    */
   workerParts: number;
   /**
