@@ -8,6 +8,8 @@
 //                        allocated for a call the engine refuses here.
 //   run(fn, d, given)    one allocation for every tensor the checked descriptor names, the inputs copied in, the
 //                        call, the outputs read back (into the caller's buffers where `given` has them), freed.
+//   open(fn, d, given)   check and run, the tensors kept until close(): a call that starts work which later calls
+//                        finish (a model shard's step: its phases, one call each, write the outputs), read by outputs().
 // `d` is the call's descriptor as a Float64Array (descriptor()), written by the op's file by field index (F) with
 // the JS values as given: the engine converts and checks them. `given` maps tensor fields to typed arrays: an
 // input's data (or a list of arrays, laid end to end), an output's buffer. Errors come back one way for every call:
@@ -104,7 +106,9 @@ function makeCall(m, name) {
     return d;
   }
 
-  function run(fn, d, given) {
+  // One allocation for every tensor the checked descriptor `d` names, the inputs copied in, the addresses written
+  // into `d`; returns the allocation's address (0: none).
+  function place(fn, d, given) {
     let bytes = 0;
     for (let i = 0; i < tensors.length; ++i) {
       const t = tensors[i], len = d[t.slot + 1];
@@ -113,38 +117,48 @@ function makeCall(m, name) {
     }
     const base = bytes ? m._malloc(bytes) : 0;
     if (bytes && !base) throw new Error(`${fn}: out of memory allocating ${bytes} bytes of wasm memory`);
-    try {
-      // _malloc may have grown memory: the heap views are taken only now. (An output that shares an input's
-      // memory comes after it in the field list.)
-      for (let i = 0; i < tensors.length; ++i) {
-        const t = tensors[i];
-        if (!d[t.slot + 1]) continue;
-        if (t.shares) {
-          d[t.slot] = d[t.shares.slot];
-          continue;
-        }
-        const address = base + offsets[i];
-        d[t.slot] = address;
-        const v = t.input ? given[t.key] : undefined;
-        if (!v) continue;
-        if (Array.isArray(v)) {
-          let to = address / t.bytes;
-          for (const a of v) m[t.heap].set(a, to), (to += a.length);
-        } else {
-          m[t.heap].set(v, address / t.bytes);
-        }
+    // _malloc may have grown memory: the heap views are taken only now. (An output that shares an input's memory
+    // comes after it in the field list.)
+    for (let i = 0; i < tensors.length; ++i) {
+      const t = tensors[i];
+      if (!d[t.slot + 1]) continue;
+      if (t.shares) {
+        d[t.slot] = d[t.shares.slot];
+        continue;
       }
+      const address = base + offsets[i];
+      d[t.slot] = address;
+      const v = t.input ? given[t.key] : undefined;
+      if (!v) continue;
+      if (Array.isArray(v)) {
+        let to = address / t.bytes;
+        for (const a of v) m[t.heap].set(a, to), (to += a.length);
+      } else {
+        m[t.heap].set(v, address / t.bytes);
+      }
+    }
+    return base;
+  }
+
+  // The outputs of a call that ran, read back (into the caller's buffers where `given` has them). The call may have
+  // grown memory: every read goes through the current view.
+  function outputs(d, given) {
+    const result = {};
+    for (const t of tensors) {
+      const len = d[t.slot + 1];
+      if (t.input || !len) continue;
+      const from = d[t.slot] / t.bytes, into = given[t.key];
+      result[t.key] = into ? (into.set(m[t.heap].subarray(from, from + len)), into) : m[t.heap].slice(from, from + len);
+    }
+    return result;
+  }
+
+  function run(fn, d, given) {
+    const base = place(fn, d, given);
+    try {
       d[0] = 0;
       cross(fn, d);
-      // The call may have grown memory too: every read goes through the current view.
-      const result = {};
-      for (const t of tensors) {
-        const len = d[t.slot + 1];
-        if (t.input || !len) continue;
-        const from = d[t.slot] / t.bytes, into = given[t.key];
-        result[t.key] = into ? (into.set(m[t.heap].subarray(from, from + len)), into) : m[t.heap].slice(from, from + len);
-      }
-      return result;
+      return outputs(d, given);
     } finally {
       if (base) m._free(base);
     }
@@ -174,6 +188,28 @@ function makeCall(m, name) {
     descriptor: () => scratch.fill(0),
     check,
     run,
+    /**
+     * check, then run, its tensors kept in wasm memory until close(): for a call that starts work which later calls
+     * finish (a model shard's step, whose phases write its outputs); outputs() reads them back then.
+     */
+    open(fn, d, given = {}) {
+      check(fn, d, given);
+      const base = place(fn, d, given);
+      try {
+        d[0] = 0;
+        cross(fn, d);
+      } catch (e) {
+        if (base) m._free(base);
+        throw e;
+      }
+      const held = d.slice();
+      return {
+        outputs: () => outputs(held, given),
+        close: () => {
+          if (base) m._free(base);
+        },
+      };
+    },
     /** check, then run: the whole call (a call without tensors crosses once). */
     call(fn, d, given = {}) {
       if (!tensors.length) {

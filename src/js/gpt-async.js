@@ -18,7 +18,7 @@
 // This thread's model takes the committed state when it is next read or changed (sync); slices start at multiples
 // of the engine's norm chunk, so that a slice's sum of squares is made of the chunks trainStep sums.
 // Steps on one model run one after another in call order (each starts once the previous one settled).
-import { trainArgs, writeTrainOptions } from './gpt.js';
+import { trainArgs, writeTrainOptions } from './gpt-train-args.js';
 
 const disposedLab = () => new Error('attnlab: this lab was disposed; its async calls need a new init()');
 const NORM_CHUNK = 4096; // GPT::kNormChunk
@@ -64,9 +64,10 @@ export function trainStepAsync(port, tokens, targets, opts) {
   return run;
 }
 
-// The model's training state across the workers (port.trainer), made at its first step.
+// The model's training state across the workers (port.trainer), made at its first step, on the lab's workers then
+// (pool.members: the model keeps them; if one dies, the next step makes the state again from the model).
 function makeTrainer(port) {
-  const { calls, threads } = port, { pool } = threads, n = pool.size;
+  const { calls, threads } = port, workers = threads.pool.members, n = workers.length;
   const P = infoCount(calls, port.handle());
   const shared = threads.sharedMemory !== false && canShare();
   const floats = (count) => new Float32Array(shared ? new SharedArrayBuffer(4 * count) : new ArrayBuffer(4 * count));
@@ -75,11 +76,11 @@ function makeTrainer(port) {
   const slices = Array.from({ length: n }, (_, i) => ({ offset: cut(i), length: (i === n - 1 ? P : cut(i + 1)) - cut(i) }));
   const state = () => ({ params: floats(P), moment1: floats(P), moment2: floats(P) });
   return {
-    key: nextKey++, shared, P, slices, n,
+    key: nextKey++, shared, P, slices, n, workers,
     states: [state(), state()], current: 0, // the committed state, and the one a step writes
     steps: 0,
     grads: shared ? Array.from({ length: n }, () => floats(P)) : null, // each part's gradient
-    seeded: new Array(n).fill(-1), // per slot: the worker generation holding the replica (−1: none)
+    seeded: new Array(n).fill(false), // per worker: it holds the replica
     holds: new Array(n).fill(-1), // per slot: the committed version its replica's weights are
     version: 0,
     fresh: false, // the workers' state is the model's (else: seed them from it at the next step)
@@ -116,7 +117,15 @@ export function modelChanged(port) {
 /** The model is gone (port: anything with its { threads, trainer }): its replicas are freed. */
 export function dropReplicas({ threads, trainer: t }) {
   if (!t || threads.closed()) return;
-  for (let s = 0; s < t.n; ++s) threads.pool.runOn(s, { op: 'gptTrain', phase: 'drop', key: t.key }).catch(() => {});
+  const alive = t.workers.filter((w) => !w.dead);
+  for (const job of threads.pool.runOn(alive, alive.map(() => ({ op: 'gptTrain', phase: 'drop', key: t.key })))) job.catch(() => {});
+}
+
+/** For tests: the worker of slice `slot` ends as if it had crashed. */
+export function killWorker(port, slot) {
+  const w = port?.trainer?.workers[slot];
+  if (!w) throw new Error('GPT.killWorker: this model has no training state on workers (no trainStepAsync yet)');
+  port.threads.pool.kill(w);
 }
 
 // The model's state (weights, moments, steps) into the committed state, then into every worker's replica.
@@ -130,19 +139,21 @@ async function seed(port, t, fn) {
       calls.gptReadState.call(fn, d, { data: s[key] });
       t.steps = d[calls.gptReadState.F.steps];
     }
-    t.seeded.fill(-1);
+    t.seeded.fill(false);
     t.version += 1, t.fresh = true, t.behind = false;
   }
   const { pool } = port.threads, shape = port.shape(), jobs = [];
   for (let slot = 0; slot < t.n; ++slot) {
-    const generation = pool.generation(slot);
-    if (t.seeded[slot] === generation) continue;
-    jobs.push(pool.runOn(slot, { op: 'gptTrain', phase: 'seed', key: t.key, shape, ...s, steps: t.steps }).then(() => {
-      t.seeded[slot] = generation, t.holds[slot] = t.version;
+    if (t.seeded[slot]) continue;
+    jobs.push(on(pool, t, slot, { phase: 'seed', shape, ...s, steps: t.steps }).then(() => {
+      t.seeded[slot] = true, t.holds[slot] = t.version;
     }));
   }
   await settle(jobs);
 }
+
+// A round's message to the trainer's worker in `slot`.
+const on = (pool, t, slot, message) => pool.runOn([t.workers[slot]], [{ op: 'gptTrain', key: t.key, ...message }])[0];
 
 // Every job settled; the first failure (in the order given) thrown.
 async function settle(jobs) {
@@ -161,6 +172,12 @@ async function inWorkers(port, { tokens, targets, opts }) {
     return h;
   };
   live();
+  if (port.trainer?.workers.some((w) => w.dead)) {
+    // A worker of the model's died: the state is made again on the workers there are now, from the model's.
+    syncModel(port);
+    dropReplicas(port);
+    port.trainer = null;
+  }
   const t = (port.trainer ??= makeTrainer(port));
   Object.assign(port.replicas, { threads, trainer: t });
   // This thread's own time in the step (between its waits), for lab.trainTimes().
@@ -177,7 +194,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
   try {
     await wait(seed(port, t, fn));
   } catch (e) {
-    t.seeded.fill(-1); // (a replica half written is written again)
+    t.seeded.fill(false); // (a replica half written is written again)
     throw e;
   }
   live();
@@ -198,7 +215,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
     if (!part.some((y) => y >= 0)) continue;
     // (a replica behind the committed weights gets them: in shared memory a view, otherwise a copy)
     const params = t.holds[i] === t.version ? undefined : committed.params;
-    sent.push({ slot: i, job: pool.runOn(i, { op: 'gptTrain', phase: 'gradients', key: t.key, params, d: pd.slice(), tokens: tokens.slice(from, to), targets: part, into: t.grads?.[i] }) });
+    sent.push({ slot: i, job: on(pool, t, i, { phase: 'gradients', params, d: pd.slice(), tokens: tokens.slice(from, to), targets: part, into: t.grads?.[i] }) });
     if (params) t.holds[i] = t.version;
   }
   let values;
@@ -231,7 +248,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
     const parts = t.shared
       ? sent.map((s) => t.grads[s.slot].subarray(offset, offset + length))
       : values.map((v) => v.grads.slice(offset, offset + length));
-    return pool.runOn(slot, { op: 'gptTrain', phase: 'reduce', key: t.key, d: rd.slice(), parts });
+    return on(pool, t, slot, { phase: 'reduce', d: rd.slice(), parts });
   })));
   const t3 = performance.now();
   h = live();
@@ -248,7 +265,7 @@ async function inWorkers(port, { tokens, targets, opts }) {
     updated = await wait(settle(owners.map(({ slot, offset, length }) => {
       ud[upd.F.offset] = offset, ud[upd.F.length] = length;
       const into = t.shared ? { parameters: next.params.subarray(offset, offset + length), moment1: next.moment1.subarray(offset, offset + length), moment2: next.moment2.subarray(offset, offset + length) } : undefined;
-      return pool.runOn(slot, { op: 'gptTrain', phase: 'update', key: t.key, d: ud.slice(), into, length });
+      return on(pool, t, slot, { phase: 'update', d: ud.slice(), into, length });
     })));
   } catch (e) {
     t.fresh = false; // some replicas may have stepped: all start again from the model (which is synced first)

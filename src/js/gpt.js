@@ -3,8 +3,9 @@
 // unknown options, moves tokens and tensors in and out of wasm memory, and frees the model on dispose() or when
 // the GPT object is garbage-collected.
 import { engineCall, option } from './call.js';
-import { checkKeys, describe, flag, isF32, isI32, number, optionalNumber, options, required } from './checks.js';
-import { dropReplicas, modelChanged, syncModel, trainStepAsync } from './gpt-async.js';
+import { checkKeys, describe, flag, isF32, number, optionalNumber, options, required } from './checks.js';
+import { dropReplicas, killWorker, modelChanged, syncModel, trainStepAsync } from './gpt-async.js';
+import { int32Array, trainArgs } from './gpt-train-args.js';
 
 /** lab-threads.js gives every model its lab's workers through this method. */
 export const USE_THREADS = Symbol('attnlab.threads');
@@ -14,31 +15,8 @@ export const GPT_CONFIG_OPTIONS = ['vocabSize', 'context', 'dModel', 'heads', 'k
 // engine fills in their defaults). position is an index into POSITIONS, the flags 0 or 1.
 const CONFIG_SIZES = [['vocabSize', 'vocab_size'], ['context', 'context'], ['dModel', 'd_model'], ['heads', 'heads'], ['layers', 'layers']];
 const CONFIG_OPTIONAL = [['kvHeads', 'kv_heads'], ['mlp', 'mlp'], ['position', 'position'], ['tied', 'tied'], ['bias', 'bias'], ['seed', 'seed']];
-export const TRAIN_OPTIONS = ['lr', 'weightDecay', 'beta1', 'beta2', 'eps', 'gradClip'];
-const TRAIN_FIELDS = ['lr', 'weight_decay', 'beta1', 'beta2', 'eps', 'grad_clip'];
 const POSITIONS = ['learned', 'rope'];
 
-function int32s(fn, name, v) {
-  if (!isI32(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array, got ${describe(v)}`);
-  return v;
-}
-
-/**
- * trainStep's arguments type-checked and written into a descriptor of gptTrainStep or gptApplyGradients (the
- * engine fills in AdamW's defaults and checks the values); returns the tensors.
- */
-export function trainArgs(fn, call, d, tokens, targets, opts = {}) {
-  int32s(fn, 'tokens', tokens);
-  int32s(fn, 'targets', targets);
-  writeTrainOptions(fn, call, d, opts);
-  return { tokens, targets };
-}
-
-export function writeTrainOptions(fn, call, d, opts = {}) {
-  options(fn, opts);
-  checkKeys(fn, opts, TRAIN_OPTIONS);
-  TRAIN_OPTIONS.forEach((key, i) => option(d, call.F[TRAIN_FIELDS[i]], optionalNumber(fn, key, opts[key])));
-}
 
 // A configuration ({ vocabSize, …, position: its index }; undefined: left out) into a descriptor's fields.
 function writeConfig(d, F, c) {
@@ -181,9 +159,14 @@ class GPT {
     return trainStepAsync(this.#async, tokens, targets, opts);
   }
 
+  // For tests: ends the worker holding slice `slot` of this model's training state as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](slot) {
+    killWorker(this.#async, slot);
+  }
+
   forward(tokens, opts = {}) {
     const fn = 'GPT.forward', call = this.#calls.gptForward, { F } = call, d = this.#on('gptForward', 'forward');
-    int32s(fn, 'tokens', tokens);
+    int32Array(fn, 'tokens', tokens);
     options(fn, opts);
     checkKeys(fn, opts, ['batch', 'returnAttention']);
     option(d, F.batch, optionalNumber(fn, 'batch', opts.batch));
@@ -199,7 +182,7 @@ class GPT {
 
   generate(prompt, opts) {
     const fn = 'GPT.generate', call = this.#calls.gptGenerate, { F } = call, d = this.#on('gptGenerate', 'generate');
-    int32s(fn, 'prompt', prompt);
+    int32Array(fn, 'prompt', prompt);
     if (opts === undefined) throw new TypeError(`${fn}: options with maxTokens are required, got undefined`);
     options(fn, opts);
     checkKeys(fn, opts, ['maxTokens', 'temperature', 'topK', 'seed']);

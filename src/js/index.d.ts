@@ -128,7 +128,8 @@ export interface InitOptions {
    * (`attnlab` reads `attnlab-worker.js` beside its JS, or its copy inside the JS where the file is not there;
    * `attnlab/inline` carries it): works from `file://` pages
    * and without cross-origin isolation (the page's Content-Security-Policy must allow `worker-src blob:`).
-   * With 1 the async twins run on the calling thread.
+   * With 1 the async twins run on the calling thread. Real models ({@link Lab.loadModel}) are placed on the
+   * workers too, one slice of every weight matrix on each ({@link LoadModelOptions.threads}).
    * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
    */
   threads?: number;
@@ -629,7 +630,9 @@ export interface SoftmaxBackwardOptions {
 export interface ThreadStats {
   /**
    * Parts a worker computed: each part of a call cut into parts, each whole call sent to one worker (`ropeAsync`,
-   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch.
+   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch, and each worker's step of a model
+   * placed on the workers (a forward, a generation's prompt, each token: one per worker holding the model; a step
+   * that fails is never run again on the calling thread).
    */
   workerParts: number;
   /**
@@ -863,6 +866,62 @@ export interface LoadModelOptions {
    * reason and nothing of the model stays in memory.
    */
   signal?: AbortSignalLike;
+  /**
+   * Where the model runs: 1 is the calling thread; n > 1 is the first n of the lab's workers
+   * ({@link InitOptions.threads}), each holding a slice of every weight matrix — whole key/value heads with their
+   * query heads, a range of the MLP's hidden width and of the vocabulary — so the weights are in memory once across
+   * them, and every step (a forward, each token) runs on the workers, the calling thread free. Default: all of the
+   * lab's workers (1 for a lab without). More than the lab has is a `RangeError`. See {@link Model.split}.
+   */
+  threads?: number;
+  /**
+   * How the workers exchange their partial sums per layer: `'shared'` (SharedArrayBuffer and Atomics: Node, and
+   * pages that are cross-origin isolated) or `'message'` (MessagePorts between the workers: everywhere, a copy per
+   * worker and exchange). Default: `'shared'` where this thread can share memory, else `'message'`.
+   */
+  exchange?: 'shared' | 'message';
+}
+
+/** {@link Model.split}: where a model runs and how it is cut. */
+export interface ModelSplit {
+  /** 1: the calling thread; more: that many of the lab's workers, one shard each. */
+  readonly threads: number;
+  /** How the workers exchange their partial sums ({@link LoadModelOptions.exchange}); `'none'` on one thread. */
+  readonly exchange: 'shared' | 'message' | 'none';
+  /** Each shard's slices, `[begin, end)` ranges, in rank order (together, the whole model). */
+  readonly ranks: readonly ModelShard[];
+}
+
+/** One worker's slices of a model ({@link ModelSplit.ranks}): `[begin, end)` ranges. */
+export interface ModelShard {
+  /** Its place among the model's workers. */
+  readonly rank: number;
+  /** Query heads (whole groups of {@link ModelConfig.kvHeads}). May be empty when there are fewer K/V heads than workers. */
+  readonly heads: readonly [number, number];
+  /** Key/value heads, with their KV caches. */
+  readonly kvHeads: readonly [number, number];
+  /** The MLP's hidden units (rows of c_fc / gate / up, columns of c_proj / down). */
+  readonly ffn: readonly [number, number];
+  /** Token ids whose embedding rows (and lm_head rows) it holds, and whose logits it computes. */
+  readonly vocab: readonly [number, number];
+  /** GPT-2's learned positions it holds (`[0, 0]` for the Llama family). */
+  readonly positions: readonly [number, number];
+}
+
+/** One worker's share of a model, from {@link Model.workers}. */
+export interface ModelWorker {
+  /** Its place among the model's workers (0 for a model on the calling thread). */
+  readonly rank: number;
+  /** Bytes the shard holds: its weights, KV caches, activations. */
+  readonly memoryBytes: number;
+  /** Bytes of its weights. */
+  readonly weightBytes: number;
+  /** The worker's whole wasm memory (what the shard grew it to, and what else the worker holds). */
+  readonly wasmBytes: number;
+  /** Phases of steps its engine ran (a step — a forward, a token — has 2·layers + 2): where the work ran. */
+  readonly phases: number;
+  /** Its slices. */
+  readonly plan: ModelShard;
 }
 
 /**
@@ -1008,21 +1067,38 @@ export interface GenerateResult {
 export interface Model {
   /** The configuration as the engine read it. */
   readonly config: ModelConfig;
-  /** The tokenizer, or null when the model was loaded without one. */
+  /**
+   * The tokenizer, or null when the model was loaded without one. It runs on the calling thread, for a model on
+   * workers too (its calls stay synchronous).
+   */
   readonly tokenizer: Tokenizer | null;
-  /** Bytes of wasm memory the model holds now: weights, KV caches, activations. */
+  /**
+   * Bytes of wasm memory the model holds now: weights, KV caches, activations (on workers: all of their shards, as
+   * of the last call that finished).
+   */
   readonly memoryBytes: number;
-  /** Bytes of the weights alone, as stored. */
+  /** Bytes of the weights alone, as stored (on workers: all of their slices). */
   readonly weightBytes: number;
   /** Whether {@link Model.dispose} was called. */
   readonly disposed: boolean;
+  /** Where the model runs ({@link LoadModelOptions.threads}) and how it is cut across the workers. */
+  readonly split: ModelSplit;
   /**
    * Logits of every position of `ids` (at most {@link ModelConfig.context}), and with `attention: true` every
-   * layer's and head's attention weights. Independent of any generation in progress.
+   * layer's and head's attention weights. Independent of any generation in progress. On the calling thread: a
+   * model on workers throws an `Error` saying to use {@link Model.forwardAsync}.
    * @typeParam O The options as written, from which the result's fields are typed.
    */
   forward<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
     options?: O & KnownKeys<O, ModelForwardOptions>): ModelForwardResult<O>;
+  /**
+   * {@link Model.forward} as a promise: on the workers for a model placed on them (each computes its heads and its
+   * vocabulary's logits; the calling thread stays free), on the calling thread otherwise. The same results within
+   * float32 rounding: the workers' partial sums are added in another order than one thread's.
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  forwardAsync<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+    options?: O & KnownKeys<O, ModelForwardOptions>): Promise<ModelForwardResult<O>>;
   /**
    * Generates up to `maxTokens` tokens after `prompt`: the prompt runs through the model once into the KV cache,
    * then one token per step. Greedy generation (`temperature: 0`) gives, token for token, the argmax of
@@ -1036,7 +1112,15 @@ export interface Model {
    * The options are checked when it is called; leaving the loop early ends the generation.
    */
   stream(prompt: Int32Array | readonly number[] | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
-  /** Frees the model's wasm memory now, its tokenizer's too (both are freed on garbage collection otherwise). Idempotent. */
+  /**
+   * Each worker's share as the worker counts it now (after the calls before this one): memory, weights, the phases
+   * its engine ran. One entry, the calling thread's, for a model on it.
+   */
+  workers(): Promise<ModelWorker[]>;
+  /**
+   * Frees the model's wasm memory now — every worker's share for a model on workers; a step in progress ends and
+   * its call rejects — and its tokenizer's. Both are freed on garbage collection otherwise. Idempotent.
+   */
   dispose(): void;
 }
 

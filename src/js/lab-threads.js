@@ -2,6 +2,7 @@
 import { makeAsync, threadStats } from './async.js';
 import { createPool } from './threads.js';
 import { USE_THREADS } from './gpt.js';
+import { USE_POOL } from './lm.js';
 import { CALLS } from './lab.js';
 
 // workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
@@ -22,6 +23,8 @@ export async function withThreads(lab, { threads, module, gpt, workerScript, sha
     const make = lab[name];
     lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);
   }
+  // Real models (lab.loadModel) go on the workers, one shard each, unless loadModel's threads says otherwise.
+  lab.loadModel = lab.loadModel[USE_POOL]({ pool, closed: () => disposed, stats });
   lab.threads = threads;
   // Where the async twins' work ran, counted since init() (async.js): a snapshot.
   lab.threadStats = () => ({ ...stats });

@@ -5,8 +5,8 @@
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
 import { checkKeys, describe, flag, int32s, options } from './checks.js';
-import { source, streamModel } from './load-model.js';
-import { moduleWithModels } from './model-module.js';
+import { engineSink, source, streamModel } from './load-model.js';
+import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
 
 // The model's engine calls on module m (src/wasm/lm_bindings.cpp), each taking the model's handle.
@@ -15,7 +15,8 @@ function callsOf(m) {
   let c = callCache.get(m);
   if (!c) {
     c = {};
-    for (const name of ['lmModelConfig', 'lmModelInfo', 'lmModelForward', 'lmModelBegin', 'lmModelNext', 'lmModelReadWeights', 'lmModelFree'])
+    for (const name of ['lmModelConfig', 'lmModelInfo', 'lmModelForward', 'lmModelBegin', 'lmModelNext', 'lmModelReadWeights',
+      'lmModelCheckVocabulary', 'lmModelFree'])
       c[name] = engineCall(m, name);
     // A descriptor of `call` on the model whose handle is h (scratch: used at once).
     c.on = (call, h) => {
@@ -27,15 +28,6 @@ function callsOf(m) {
   }
   return c;
 }
-
-// A dropped Model's engine object is freed here; `held` is { m, handle, live }.
-const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry((held) => {
-    const c = callsOf(held.m);
-    c.lmModelFree.call('Model.dispose', c.on(c.lmModelFree, held.handle));
-    held.live.count -= 1;
-  })
-  : null;
 
 // Lets the event loop run between two tokens (rendering, input, other tasks) without setTimeout's 4 ms clamp.
 function nextTask() {
@@ -59,17 +51,18 @@ function abortError(signal) {
 
 // ---------------------------------------------------------------------------------------------------- tokenizer
 // The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
-// file name → bytes), in the model's module; the engine then checks that its largest id is a row of the embeddings
-// (a tokenizer may have fewer ids than the embeddings have rows, never more). A folder without tokenizer files loads
-// without one (token ids in and out). The tokenizer belongs to the model: Model.dispose() frees it too.
-async function loadTokenizer(m, handle, files) {
+// file name → bytes), in the module `module()` gives (one with the models); the engine then checks that its largest
+// id is a row of the embeddings (a tokenizer may have fewer ids than the embeddings have rows, never more):
+// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out). The
+// tokenizer belongs to the model: Model.dispose() frees it too.
+// A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
+// stay synchronous calls with no message per token (generate decodes the text after every token), and its few
+// megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
+async function loadTokenizer(module, files, check) {
   if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
-  const tokenizer = await loadTokenizerFrom(m, files, null);
+  const tokenizer = await loadTokenizerFrom(await module(), files, null);
   try {
-    const file = files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json';
-    const check = engineCall(m, 'lmModelCheckVocabulary'), d = check.descriptor();
-    d[check.F.model] = handle, d[check.F.largest] = tokenizer.vocabSize - 1;
-    check.call('loadModel', d, { file: new TextEncoder().encode(file) });
+    await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
   } catch (e) {
     tokenizer.dispose();
     throw e;
@@ -79,55 +72,92 @@ async function loadTokenizer(m, handle, files) {
 
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
+// The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => {
+    held.free();
+    held.live.count -= 1;
+  })
+  : null;
+
+// What the registry keeps of a model (nothing that holds the Model itself).
+const held = (engine, live) => ({ free: () => engine.free(), live });
+
+// A model on this thread: module m's engine object at `handle` (its forward is synchronous).
+function localEngine(m, handle) {
+  const calls = callsOf(m), { lmModelConfig: config, lmModelInfo: info, lmModelFree: free, on } = calls;
+  // The model's counts (lmModelInfo's fields).
+  const counts = (fn) => {
+    const d = on(info, handle);
+    info.call(fn, d);
+    return { memoryBytes: d[info.F.memory_bytes], weightBytes: d[info.F.weight_bytes], phases: d[info.F.phases] };
+  };
+  return {
+    threads: 1,
+    config: JSON.parse(new TextDecoder().decode(config.call('Model.config', on(config, handle)).json)),
+    m,
+    handle,
+    calls,
+    info: counts,
+    get memoryBytes() {
+      return counts('Model.memoryBytes').memoryBytes;
+    },
+    get weightBytes() {
+      return counts('Model.weightBytes').weightBytes;
+    },
+    free: () => free.call('Model.dispose', on(free, handle)),
+  };
+}
+
 class Model {
-  #h;
+  #e;  // the engine: this thread's (localEngine) or the workers' (lm-workers.js)
   #live;
   #config;
+  #split;
   #tokenizer;
+  #disposed = false;
   #epoch = 0;  // bumped by every generation: an older iterator then ends
 
-  #calls;
-
-  constructor(m, handle, tokenizer, live) {
-    this.#calls = callsOf(m);
-    this.#h = handle;
+  constructor(engine, tokenizer, live) {
+    this.#e = engine;
     this.#live = live;
     this.#tokenizer = tokenizer;
-    const { lmModelConfig: config, on } = this.#calls;
-    this.#config = deepFreeze(JSON.parse(new TextDecoder().decode(config.call('Model.config', on(config, handle)).json)));
+    this.#config = deepFreeze(engine.config);
+    this.#split = deepFreeze(splitOf(engine));
     live.count += 1;
-    registry?.register(this, { m, handle, live }, this);
+    registry?.register(this, held(engine, live), this);
   }
 
-  #handle(fn) {
-    if (!this.#h) throw new Error(`${fn}: this model was disposed`);
-    return this.#h;
+  #engine(fn) {
+    if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+    return this.#e;
   }
 
   /** The checkpoint's configuration as the engine read it (config.json, generation_config.json). */
   get config() {
     return this.#config;
   }
+  /** Where the model runs: the calling thread (threads 1) or the lab's workers, and each worker's slices. */
+  get split() {
+    return this.#split;
+  }
   /** The tokenizer, or null when the model was loaded without one. */
   get tokenizer() {
     return this.#tokenizer;
   }
-  // The model's counts (lmModelInfo's fields).
-  #info(fn) {
-    const { lmModelInfo: info, on } = this.#calls, d = on(info, this.#handle(fn));
-    info.call(fn, d);
-    return { memoryBytes: d[info.F.memory_bytes], weightBytes: d[info.F.weight_bytes] };
-  }
-  /** Bytes of wasm memory the model holds: weights, KV caches, activations. */
+  /**
+   * Bytes of wasm memory the model holds: weights, KV caches, activations (on workers: all of theirs together, as
+   * of the last call that finished).
+   */
   get memoryBytes() {
-    return this.#info('Model.memoryBytes').memoryBytes;
+    return this.#engine('Model.memoryBytes').memoryBytes;
   }
   /** Bytes of the weights alone, as stored (F16 and BF16 matrices at 2 bytes a weight). */
   get weightBytes() {
-    return this.#info('Model.weightBytes').weightBytes;
+    return this.#engine('Model.weightBytes').weightBytes;
   }
   get disposed() {
-    return !this.#h;
+    return this.#disposed;
   }
 
   // Token ids from an Int32Array, an array of integers, or a string (through the tokenizer).
@@ -139,13 +169,20 @@ class Model {
     return int32s(fn, name, v);
   }
 
-  forward(ids, opts = {}) {
-    const fn = 'Model.forward', h = this.#handle(fn);
+  #forwardArgs(fn, ids, opts) {
     const tokens = this.#ids(fn, 'ids', ids);
     options(fn, opts);
     checkKeys(fn, opts, ['attention']);
-    const { lmModelForward: call, on } = this.#calls, d = on(call, h);
-    d[call.F.want_attention] = flag(fn, 'attention', opts.attention);
+    return { tokens, wantAttention: flag(fn, 'attention', opts.attention) };
+  }
+
+  forward(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads > 1)
+      throw new Error(`${fn}: this model runs on ${e.threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }`);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    const { lmModelForward: call, on } = e.calls, d = on(call, e.handle);
+    d[call.F.want_attention] = wantAttention;
     const o = call.call(fn, d, { ids: tokens });
     const { vocabSize: V, layers: L, heads: H } = this.#config;
     const n = tokens.length;
@@ -157,9 +194,24 @@ class Model {
     return result;
   }
 
+  /**
+   * forward() as a promise: on the workers for a model placed on them (the calling thread stays free), else on
+   * this thread.
+   */
+  async forwardAsync(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads === 1) return this.forward(ids, opts);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    try {
+      return await e.forward(fn, tokens, wantAttention);
+    } catch (err) {
+      throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+    }
+  }
+
   // generate's and stream's arguments checked; the options with the defaults filled in.
   #plan(fn, prompt, opts) {
-    this.#handle(fn);
+    this.#engine(fn);
     const ids = this.#ids(fn, 'prompt', prompt);
     if (opts === undefined) throw new TypeError(`${fn}: options with maxTokens are required, got undefined`);
     options(fn, opts);
@@ -192,20 +244,37 @@ class Model {
     return plan;
   }
 
-  async *#tokens(fn, plan) {
-    const h = this.#handle(fn), { lmModelBegin: begin, lmModelNext: next, on } = this.#calls;
-    if (plan.signal?.aborted) throw abortError(plan.signal);
-    const epoch = ++this.#epoch;
+  // This thread's engine: the prompt through the model (begin), then one token per next().
+  #localSteps(fn, plan) {
+    const { calls: { lmModelBegin: begin, lmModelNext: next, on }, handle: h } = this.#e;
     const d = on(begin, h), { F } = begin;
     d[F.max_tokens] = plan.maxTokens, d[F.temperature] = plan.temperature, d[F.top_k] = plan.topK, d[F.top_p] = plan.topP;
     d[F.seed] = plan.seed;
     begin.call(fn, d, { prompt: plan.ids, stop: plan.stopIds.length ? Int32Array.from(plan.stopIds) : undefined });
+    return () => {
+      const step = on(next, this.#engine(fn).handle);
+      next.call(fn, step);
+      return { token: step[next.F.token], done: step[next.F.active] !== 1 };
+    };
+  }
+
+  async *#tokens(fn, plan) {
+    const e = this.#engine(fn);
+    if (plan.signal?.aborted) throw abortError(plan.signal);
+    const epoch = ++this.#epoch;
+    // The workers' steps: the first runs the prompt and gives the first token, each next one more.
+    const workerStep = async (first) => {
+      try {
+        return await (first ? e.begin(fn, plan) : e.next(fn));
+      } catch (err) {
+        throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+      }
+    };
+    const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
     const generated = [];
     let text = '';
     for (let index = 0; ; ++index) {
-      const step = on(next, this.#handle(fn));
-      next.call(fn, step);
-      const token = step[next.F.token], more = step[next.F.active] === 1;
+      const { token, done } = next ? next() : await workerStep(index === 0);
       generated.push(token);
       let piece;
       if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
@@ -215,9 +284,10 @@ class Model {
       }
       const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => text.includes(s));
       plan.stoppedByString = stopString;
-      yield { id: token, index, text: piece, last: !more || stopString };
-      if (!more || stopString) return;
-      await nextTask();
+      yield { id: token, index, text: piece, last: done || stopString };
+      if (done || stopString) return;
+      if (next) await nextTask();
+      if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
       if (epoch !== this.#epoch) throw new Error(`${fn}: another generate() or stream() on this model started; this one ended`);
       if (plan.signal?.aborted) throw abortError(plan.signal);
     }
@@ -252,23 +322,53 @@ class Model {
     return result;
   }
 
-  // For bench/lm-decode.mjs: reads every weight byte once, the plainest way (what a decode step must stream).
+  /**
+   * Each worker's share of a model placed on workers, as the workers count it now: { rank, memoryBytes (what the
+   * shard holds), weightBytes, wasmBytes (the worker's whole wasm memory), phases (steps' phases it ran), plan }.
+   * For a model on the calling thread: one entry, rank 0, that thread's.
+   */
+  async workers() {
+    const fn = 'Model.workers', e = this.#engine(fn);
+    if (e.threads > 1) return e.workers(fn);
+    const { memoryBytes, weightBytes, phases } = e.info(fn);
+    return [{ rank: 0, memoryBytes, weightBytes, wasmBytes: e.m.HEAPU8.byteLength, phases, plan: this.#split.ranks[0] }];
+  }
+
+  // For bench/lm-decode.mjs and bench/lm-threads.mjs: reads every weight byte once, the plainest way (what a decode
+  // step must stream); on workers, all of them at once: a promise of { bytes, ms }.
   [Symbol.for('attnlab.readWeights')]() {
-    const { lmModelReadWeights: call, on } = this.#calls, d = on(call, this.#handle('Model.readWeights'));
+    const e = this.#engine('Model.readWeights');
+    if (e.threads > 1) return e.read('Model.readWeights');
+    const { lmModelReadWeights: call, on } = e.calls, d = on(call, e.handle);
     call.call('Model.readWeights', d);
     return d[call.F.checksum];
   }
 
-  /** Frees the model's wasm memory now (it is also freed when the object is garbage-collected). Idempotent. */
+  // For tests: ends one of the model's workers as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](rank) {
+    this.#engine('Model.killWorker').kill(rank);
+  }
+
+  /** Frees the model's wasm memory now (every worker's share; it is also freed when the object is garbage-collected). Idempotent. */
   dispose() {
-    if (!this.#h) return;
+    if (this.#disposed) return;
     registry?.unregister(this);
-    this.#calls.lmModelFree.call('Model.dispose', this.#calls.on(this.#calls.lmModelFree, this.#h));
-    this.#h = 0;
+    this.#disposed = true;
+    this.#e.free();
     this.#live.count -= 1;
     this.#tokenizer?.dispose();
     ++this.#epoch;
   }
+}
+
+// model.split: { threads, exchange, ranks: [{ rank, heads, kvHeads, ffn, vocab, positions }] } ([begin, end) ranges).
+function splitOf(e) {
+  const c = e.config;
+  if (e.threads === 1) {
+    return { threads: 1, exchange: 'none', ranks: [{ rank: 0, heads: [0, c.heads], kvHeads: [0, c.kvHeads], ffn: [0, c.ffnDim],
+      vocab: [0, c.vocabSize], positions: [0, c.modelType === 'gpt2' ? c.context : 0] }] };
+  }
+  return { threads: e.threads, exchange: e.exchange, ranks: e.plans.map(({ rank, heads, kvHeads, ffn, vocab, positions }) => ({ rank, heads, kvHeads, ffn, vocab, positions })) };
 }
 
 function deepFreeze(o) {
@@ -276,27 +376,79 @@ function deepFreeze(o) {
   return Object.freeze(o);
 }
 
+// The lab's workers, for models placed on them (lab-threads.js sets it): { pool, closed(), stats } (stats: the
+// lab's threadStats, which counts the workers' steps).
+export const USE_POOL = Symbol('attnlab.modelThreads');
+
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
-  return async function loadModel(given, opts = {}) {
+  let threads = null;  // { pool, closed(), stats }, from lab-threads.js
+  async function loadModel(given, opts = {}) {
     const fn = 'loadModel';
     options(fn, opts);
-    checkKeys(fn, opts, ['onProgress', 'signal']);
+    checkKeys(fn, opts, ['onProgress', 'signal', 'threads', 'exchange']);
     const { onProgress, signal } = opts;
     if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`);
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
+    const pool = threads?.pool;
+    const count = placement(fn, opts, pool);
+    if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
+      throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
     const src = source(fn, given, signal);
+    if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+    if (count > 1) {
+      // The workers' side of models (lm-workers.js, lm-exchange.js), loaded only for a model placed on them: a
+      // bundler makes it a chunk of its own.
+      const { WorkerEngine, workersSink, canShare } = await import('./lm-workers.js');
+      const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
+      if (exchange === 'shared' && !canShare())
+        throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
+      // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
+      const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule: () => compiledModelModule(m, fn) });
+      const { placed, tokenizerFiles } = await streamModel(fn, src, sink, { onProgress, signal });
+      const engine = new WorkerEngine(pool, placed, threads.stats);
+      let tokenizer;
+      try {
+        tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
+      } catch (e) {
+        engine.free();
+        throw e;
+      }
+      return new Model(engine, tokenizer, live);
+    }
     const mm = await moduleWithModels(m, fn);
-    const { handle, tokenizerFiles } = await streamModel(mm, fn, src, { onProgress, signal });
+    const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
     let tokenizer;
     try {
-      tokenizer = await loadTokenizer(mm, handle, tokenizerFiles);
+      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => {
+        const { lmModelCheckVocabulary: check, on } = callsOf(mm), d = on(check, handle);
+        d[check.F.largest] = largest;
+        check.call(fn, d, { file: new TextEncoder().encode(file) });
+      });
     } catch (e) {
       const c = callsOf(mm);
       c.lmModelFree.call(fn, c.on(c.lmModelFree, handle));
       throw e;
     }
-    return new Model(mm, handle, tokenizer, live);
+    return new Model(localEngine(mm, handle), tokenizer, live);
+  }
+  loadModel[USE_POOL] = (t) => {
+    threads = t;
+    return loadModel;
   };
+  return loadModel;
+}
+
+// loadModel's threads: 1 (this thread) to the pool's size; by default all of the lab's workers.
+function placement(fn, opts, pool) {
+  const size = pool?.size ?? 1;
+  if (opts.threads === undefined) return size;
+  const t = opts.threads;
+  if (typeof t !== 'number') throw new TypeError(`${fn}: threads must be a number, got ${describe(t)}`);
+  if (!Number.isInteger(t) || t < 1) throw new RangeError(`${fn}: threads must be an integer >= 1, got ${t}`);
+  if (t > size)
+    throw new RangeError(pool ? `${fn}: threads = ${t} is more than the lab's ${size} workers (init({ threads }))`
+      : `${fn}: threads = ${t} needs a lab with workers: init({ threads: ${t} }) (this lab runs on the calling thread alone)`);
+  return t;
 }

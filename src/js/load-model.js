@@ -1,6 +1,7 @@
 // lab.loadModel's bytes: where a model folder's files come from and how they reach the engine. The engine
-// (lmLoader*) parses and validates everything; this file finds the files, reads them in pieces and moves each piece
-// once into a small staging buffer in wasm memory, from which the engine places the weights:
+// (lmLoader*) parses and validates everything; this file finds the files, reads them in pieces and hands each piece
+// to a sink: this thread's engine, through a small staging buffer in wasm memory from which it places the weights
+// (engineSink), or the lab's workers, each sent the bytes of its slices (lm-workers.js). The files:
 //   files: a Record or Map of file name → Uint8Array | ArrayBuffer | Blob (a File is a Blob): Blobs are read slice
 //          by slice, so a 500 MB file never sits in JS memory whole;
 //   URL:   a base URL laid out as a Hugging Face repository's resolve/main/ folder; each response body streams in.
@@ -148,18 +149,17 @@ async function readAll(file) {
 }
 
 /**
- * Streams a model folder into a new engine loader and returns the finished model's handle (and the tokenizer
- * files found, by name). Every step is an engine call (src/wasm/lm_bindings.cpp) on the loader's handle; each
- * chunk of a file crosses as one (at most STAGING bytes at a time in wasm memory).
+ * Streams a model folder into `sink` and returns what its finish() gives (and the tokenizer files found, by name).
+ * A sink is where the bytes go — this thread's engine (engineSink) or the lab's workers (lm-workers.js):
+ *   create(config, generation) → the safetensors files to send;  index(bytes) → the same, from the index;
+ *   begin(name);  feed(piece) (pieces of any size, in order);  end(total bytes of the file);  finish();
+ *   free() after an error (nothing of the load may stay).
  */
-export async function streamModel(m, fn, src, { onProgress, signal }) {
-  const [create, index, files, begin, feed, end, finish, free] = ['lmLoaderCreate', 'lmLoaderIndex', 'lmLoaderFiles',
-    'lmLoaderBegin', 'lmLoaderFeed', 'lmLoaderEnd', 'lmLoaderFinish', 'lmLoaderFree'].map((name) => engineCall(m, name));
+export async function streamModel(fn, src, sink, { onProgress, signal }) {
   const abortCheck = () => {
     if (signal?.aborted) throw abortError(signal);
   };
   const report = (file, loaded, total) => onProgress?.({ file, loaded, total });
-  const encode = (name) => new TextEncoder().encode(name);
 
   abortCheck();
   const configFile = await src.open(CONFIG, false);
@@ -170,40 +170,29 @@ export async function streamModel(m, fn, src, { onProgress, signal }) {
   if (generation) report(GENERATION, generation.length, generation.length);
   abortCheck();
 
-  let loader = 0;
-  // A call of `c` on the loader (its descriptor: scratch, used at once).
-  const on = (c) => {
-    const d = c.descriptor();
-    d[c.F.loader] = loader;
-    return d;
-  };
   try {
-    const d = create.descriptor();
-    create.call(fn, d, { config, generation: generation ?? undefined });
-    loader = d[create.F.loader];
-
+    let files = await sink.create(config, generation);
     const indexFile = await src.open(INDEX, true);
     if (indexFile) {
       const bytes = await readAll(indexFile);
       report(INDEX, bytes.length, bytes.length);
       abortCheck();
-      index.call(fn, on(index), { bytes });
+      files = await sink.index(bytes);
     }
 
-    const names = new TextDecoder().decode(files.call(fn, on(files)).names ?? new Uint8Array(0));
-    for (const name of names.split('\n').filter(Boolean)) {
+    for (const name of files) {
       abortCheck();
       const file = await src.open(name, false);
-      begin.call(fn, on(begin), { bytes: encode(name) });
+      await sink.begin(name);
       let loaded = 0;
       report(name, 0, file.size);
       for await (const piece of file.chunks()) {
-        for (let at = 0; at < piece.length; at += STAGING) feed.call(fn, on(feed), { bytes: piece.subarray(at, Math.min(at + STAGING, piece.length)) });
+        await sink.feed(piece);
         loaded += piece.length;
         report(name, loaded, file.size);
         abortCheck();
       }
-      end.call(fn, on(end));
+      await sink.end(loaded);
     }
 
     // The tokenizer's files, as they are (the tokenizer reads them).
@@ -221,10 +210,62 @@ export async function streamModel(m, fn, src, { onProgress, signal }) {
     await fetchAll(TOKENIZER_JSON);
     if (!tokenizerFiles['tokenizer.json']) await fetchAll(TOKENIZER_BPE);
     abortCheck();
-    const done = on(finish);
-    finish.call(fn, done);
-    return { handle: done[finish.F.model], tokenizerFiles };
-  } finally {
-    if (loader) free.call(fn, on(free)); // after finish it holds nothing; after an error, everything goes here
+    return { ...(await sink.finish()), tokenizerFiles };
+  } catch (e) {
+    sink.free();
+    throw e;
   }
+}
+
+/**
+ * The sink of a model loaded on this thread: a loader of module `m`'s engine, each step one engine call
+ * (src/wasm/lm_bindings.cpp) on the loader's handle, each piece of a file crossing as one (at most STAGING bytes at
+ * a time in wasm memory). finish() gives { handle }.
+ */
+export function engineSink(m, fn) {
+  const [create, index, files, begin, feed, end, finish, free] = ['lmLoaderCreate', 'lmLoaderIndex', 'lmLoaderFiles',
+    'lmLoaderBegin', 'lmLoaderFeed', 'lmLoaderEnd', 'lmLoaderFinish', 'lmLoaderFree'].map((name) => engineCall(m, name));
+  let loader = 0;
+  // A call of `c` on the loader (its descriptor: scratch, used at once).
+  const on = (c) => {
+    const d = c.descriptor();
+    d[c.F.loader] = loader;
+    return d;
+  };
+  const names = () => new TextDecoder().decode(files.call(fn, on(files)).names ?? new Uint8Array(0)).split('\n').filter(Boolean);
+  const release = () => {
+    if (loader) free.call(fn, on(free)); // after finish it holds nothing; after an error, everything goes here
+    loader = 0;
+  };
+  return {
+    async create(config, generation) {
+      const d = create.descriptor();
+      create.call(fn, d, { config, generation: generation ?? undefined });
+      loader = d[create.F.loader];
+      return names();
+    },
+    async index(bytes) {
+      index.call(fn, on(index), { bytes });
+      return names();
+    },
+    async begin(name) {
+      begin.call(fn, on(begin), { bytes: new TextEncoder().encode(name) });
+    },
+    async feed(piece) {
+      for (let at = 0; at < piece.length; at += STAGING) feed.call(fn, on(feed), { bytes: piece.subarray(at, Math.min(at + STAGING, piece.length)) });
+    },
+    async end(total) {
+      const d = on(end);
+      d[end.F.total] = total;
+      end.call(fn, d);
+    },
+    async finish() {
+      const d = on(finish);
+      finish.call(fn, d);
+      const handle = d[finish.F.model];
+      release();
+      return { handle };
+    },
+    free: release,
+  };
 }

@@ -199,12 +199,16 @@ export async function start(options, factory, own) {
     return got.text;
   };
   // lab.loadModel on the operators' module: the module with the language-model engine, loaded when first needed
-  // (the entry's own copy of it; a fallback to the copy inside the JS is recorded like the first module's).
+  // (the entry's own copy of it; a fallback to the copy inside the JS is recorded like the first module's), and
+  // compiled once for this thread and the workers alike.
   if (!hasLm(m)) {
-    setModelModule(m, async () => {
-      const got = await own.module(moduleFile({ simd, gpt: true }));
-      if (got.fallback) fallbacks.push(got.fallback);
-      return instantiate(factory, got.module);
+    setModelModule(m, {
+      compile: async () => {
+        const got = await own.module(moduleFile({ simd, gpt: true }));
+        if (got.fallback) fallbacks.push(got.fallback);
+        return got.module;
+      },
+      instantiate: (module) => instantiate(factory, module),
     });
   }
   // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).

@@ -1,5 +1,9 @@
 // The worker pool behind init({ threads }): n workers, each with its own instance of the main lab's compiled
-// module (sent to it, never downloaded again), fed parts of calls from one queue. Workers start from the text of
+// module (sent to it, never downloaded again), fed parts of calls from one queue, and — for a model placed on
+// them (lm-workers.js) — messages addressed to one worker, from that worker's own queue, which it serves first.
+// A step of such a model runs on several workers at once (they wait for each other): its messages are queued to
+// all of them in one go, so every worker sees every model's steps in the same order and none waits for a step
+// another worker has not taken. Workers start from the text of
 // the bundled worker script (worker.js; the URL entry loads attnlab-worker.js, the inline entry carries it): a
 // Blob URL in browsers — works from file:// and cross-origin hosts, needs no SharedArrayBuffer or cross-origin
 // isolation — and worker_threads with eval in Node. In Node an idle worker is unref'd, so a script that is done
@@ -62,22 +66,20 @@ async function spawn(url, source) {
 /**
  * Starts `count` workers running `source` (the worker script's text) on `module`; resolves once every one has
  * instantiated it.
- * @returns {Promise<{ size: number, run(message: object, transfer?: Transferable[]): Promise<any>, runOn(slot: number, message: object, transfer?: Transferable[]): Promise<any>, generation(slot: number): number, dispose(): void }>}
+ * @returns {Promise<{ size: number, run(message: object, transfer?: Transferable[]): Promise<any>, dispose(): void }>}
  */
 export async function createPool(count, module, gpt, source) {
   const url = isNode ? undefined : URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   const queue = [];    // parts waiting for a worker: { message, transfer, resolve, reject }
-  const own = Array.from({ length: count }, () => []); // parts waiting for the worker in one slot (runOn)
-  const generations = new Array(count).fill(0); // per slot: how many times its worker was replaced
   const idle = [];
   const all = [];
+  const failureListeners = new Set();  // (worker, error) → void: a worker died
   let disposed = false, nextId = 1;
 
-  // slot: the worker's place (0 … count − 1), kept by its replacement.
-  async function start(slot) {
+  async function start() {
     const w = await spawn(url, source);
     w.busy = null;
-    w.slot = slot;
+    w.queue = [];  // messages addressed to this worker
     w.onMessage = (data) => {
       const task = w.busy;
       w.busy = null;
@@ -94,8 +96,11 @@ export async function createPool(count, module, gpt, source) {
       all.splice(all.indexOf(w), 1);
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
-      if (task) task.reject(new Error(`attnlab: a worker failed: ${e?.message ?? e}`));
-      if (!disposed && w.ready) replace(w.slot);
+      const failure = new Error(`attnlab: a worker failed: ${e?.message ?? e}`);
+      if (task) task.reject(failure);
+      for (const t of w.queue.splice(0)) t.reject(failure);
+      for (const listen of failureListeners) listen(w, failure);
+      if (!disposed && w.ready) replace();
     };
     all.push(w);
     await new Promise((resolve, reject) => {
@@ -107,9 +112,8 @@ export async function createPool(count, module, gpt, source) {
     return w;
   }
 
-  function replace(slot) {
-    generations[slot] += 1;
-    start(slot).then((w) => {
+  function replace() {
+    start().then((w) => {
       if (disposed) return w.stop();
       idle.push(w);
       pump();
@@ -118,7 +122,8 @@ export async function createPool(count, module, gpt, source) {
 
   function pump() {
     for (let i = idle.length - 1; i >= 0; --i) {
-      const w = idle[i], task = own[w.slot].length ? own[w.slot].shift() : queue.shift();
+      const w = idle[i];
+      const task = w.queue.length ? w.queue.shift() : queue.shift();
       if (!task) continue;
       idle.splice(i, 1);
       w.busy = task;
@@ -135,34 +140,54 @@ export async function createPool(count, module, gpt, source) {
   }
 
   try {
-    idle.push(...(await Promise.all(Array.from({ length: count }, (_, slot) => start(slot)))));
+    idle.push(...(await Promise.all(Array.from({ length: count }, start))));
   } catch (e) {
     if (url) URL.revokeObjectURL(url);
     for (const w of all) w.stop();
     throw new Error(`init: threads: could not start ${count} workers: ${e?.message ?? e}`, { cause: e });
   }
 
+  const gone = () => new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())');
   return {
     size: count,
     run(message, transfer = []) {
-      if (disposed) return Promise.reject(new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())'));
+      if (disposed) return Promise.reject(gone());
       return new Promise((resolve, reject) => {
         queue.push({ message, transfer, resolve, reject });
         pump();
       });
     },
-    /**
-     * run() on the worker in one slot (0 … size − 1): for state a worker keeps between calls (GPT.trainStepAsync's
-     * replicas). A worker that dies is replaced in its slot with nothing kept: generation(slot) then counts one more.
-     */
-    runOn(slot, message, transfer = []) {
-      if (disposed) return Promise.reject(new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())'));
-      return new Promise((resolve, reject) => {
-        own[slot].push({ message, transfer, resolve, reject });
-        pump();
-      });
+    /** The workers now (a model keeps the ones it was placed on: a worker that died is not among them later). */
+    get members() {
+      return all.filter((w) => w.ready && !w.dead);
     },
-    generation: (slot) => generations[slot],
+    /**
+     * One message to each of `workers`, queued to all of them at once: one promise per worker. A worker that died
+     * rejects.
+     */
+    runOn(workers, messages, transfers = []) {
+      const runs = workers.map((w, i) => {
+        if (disposed) return Promise.reject(gone());
+        if (w.dead) return Promise.reject(new Error('attnlab: a worker failed: it is gone'));
+        return new Promise((resolve, reject) => w.queue.push({ message: messages[i], transfer: transfers[i] ?? [], resolve, reject }));
+      });
+      pump();
+      return runs;
+    },
+    /** A message a worker handles at once, even while it runs a call (no reply). */
+    signal(w, message) {
+      if (!w.dead && !disposed) w.post(message, []);
+    },
+    /** fn(worker, error) when a worker dies; returns the function that stops listening. */
+    onFailure(fn) {
+      failureListeners.add(fn);
+      return () => failureListeners.delete(fn);
+    },
+    /** Ends a worker as if it had crashed (for tests of what follows). */
+    kill(w) {
+      w.stop();
+      w.onFailure(new Error('it was ended'));  // (browsers' terminate() reports nothing)
+    },
     get workers() {
       return all.length;
     },
@@ -179,8 +204,7 @@ export async function createPool(count, module, gpt, source) {
         w.busy?.reject(new Error('attnlab: this lab was disposed while a worker ran the call'));
       }
       idle.length = 0;
-      for (const task of [...queue.splice(0), ...own.flatMap((q) => q.splice(0))])
-        task.reject(new Error('attnlab: this lab was disposed while the call waited for a worker'));
+      for (const task of queue.splice(0)) task.reject(new Error('attnlab: this lab was disposed while the call waited for a worker'));
     },
   };
 }

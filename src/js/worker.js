@@ -5,10 +5,12 @@
 // this file with the glue into one classic script (attnlab-worker.js, and the same text as a string in
 // attnlab-worker.inline.js), which threads.js starts from a Blob URL in browsers (so it works on file:// pages and
 // needs no bundler support) and with worker_threads' eval in Node: one code path for both. For a GPT module it also
-// runs the training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module).
+// runs the training part GPT.trainStepAsync sends (worker-gpt.js; the model's code is in the module), and it holds
+// the shards of models placed on the workers and runs their steps (worker-lm.js).
 import createAttnlab from './attnlab.mjs';
 import { engineCall } from './call.js';
 import { makeGptWorker } from './worker-gpt.js';
+import { makeLmWorker } from './worker-lm.js';
 import { hasGpt } from './variant.js';
 
 // Node's threads.js sets globalThis.__attnlabPort (worker_threads' parentPort) before this runs.
@@ -38,6 +40,9 @@ const ops = {
   },
   gptTrain: (message) => gptTrain(message),
 };
+// Models placed on the workers (lab.loadModel with threads): their shards and steps.
+const lm = makeLmWorker(() => m, instantiate);
+Object.assign(ops, lm.ops);
 
 function instantiate(module) {
   return new Promise((resolve, reject) => {
@@ -52,6 +57,7 @@ function instantiate(module) {
 
 listen(async (message) => {
   const { id, op } = message;
+  if (op === 'lmAbort') return lm.control(message);  // (no reply: it is not a call)
   try {
     if (op === 'init') {
       m = await instantiate(message.module);
@@ -59,7 +65,8 @@ listen(async (message) => {
       post({ id, ok: true, value: m.buildInfo().simd });
       return;
     }
-    const value = ops[op](message);
+    let value = ops[op](message);
+    if (value instanceof Promise) value = await value;  // a model's step that exchanges through messages
     post({ id, ok: true, value }, buffers(value));
   } catch (e) {
     post({ id, ok: false, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });

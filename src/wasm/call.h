@@ -51,13 +51,25 @@ struct JsStatus {
 };
 
 // A successful call converts no strings: the status is kept only on failure, and the wrapper asks for it then.
+// The kept strings have their room from the module's start (status_bindings.cpp touches them there) and are copied
+// into it: a failed call then leaves no allocation of its own behind. (A message moved in would stay wherever the
+// call's work had left a hole — in the middle of the heap a refused model load had just freed — and the next load's
+// larger blocks would no longer fit there: wasm memory grew on the second of two identical refused loads.)
+inline constexpr std::size_t kStatusRoom = 1024;
 inline JsStatus& last_status() {
-  static JsStatus s;
+  static JsStatus s = [] {
+    JsStatus r;
+    r.arg.reserve(kStatusRoom / 4), r.message.reserve(kStatusRoom);
+    return r;
+  }();
   return s;
 }
 inline int keep(Status s) {
   const int kind = static_cast<int>(s.kind);
-  if (kind) last_status() = {kind, std::move(s.arg), std::move(s.message)};
+  if (kind) {
+    JsStatus& k = last_status();
+    k.kind = kind, k.arg.assign(s.arg), k.message.assign(s.message);
+  }
   return kind;
 }
 

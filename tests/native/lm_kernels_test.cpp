@@ -212,7 +212,7 @@ TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and 
   lm::LmConfig c;
   REQUIRE(lm::parse_config(R"({"architectures":["GPT2LMHeadModel"],"vocab_size":21,"n_positions":8,"n_embd":13,"n_layer":1,"n_head":1})", c).ok());
   std::unique_ptr<lm::WeightSet> ws;
-  REQUIRE(lm::WeightSet::plan(c, ws).ok());
+  REQUIRE(lm::WeightSet::plan(c, lm::plan_shard(c, 0, 1), ws).ok());
   lm::Slot& slot = *ws->find("wte.weight");  // [21, 13]: rows across three panels, the last partial
   REQUIRE(ws->allocate(slot, lm::DType::f16, "model.safetensors").ok());
   const std::size_t rows = 21, cols = 13;

@@ -6,6 +6,7 @@
 
 #include "../format.h"
 #include "../model/json.h"
+#include "shard.h"
 
 namespace attnlab::lm {
 
@@ -50,22 +51,35 @@ double mib(double bytes) { return bytes / 1048576.0; }  // printed with %.4g
 
 }  // namespace
 
+Status Loader::check_ranks(std::size_t rank, std::size_t ranks) {
+  if (ranks < 1 || ranks > kMaxRanks)
+    return detail::range_errorf("ranks", "a model is cut into 1 to %zu shards, got %zu", kMaxRanks, ranks);
+  if (rank >= ranks) return detail::range_errorf("rank", "rank must be below ranks = %zu, got %zu", ranks, rank);
+  return Status::success();
+}
+
 Status Loader::create(std::string_view config, std::string_view generation, std::unique_ptr<Loader>& out,
-                      std::size_t memory_limit) {
+                      std::size_t memory_limit, std::size_t rank, std::size_t ranks) {
   out.reset();
+  if (auto s = check_ranks(rank, ranks); !s.ok()) return s;
   LmConfig c;
   if (auto s = parse_config(config, c); !s.ok()) return s;
   if (!generation.empty())
     if (auto s = parse_generation_config(generation, c); !s.ok()) return s;
   // Even at 16 bits per weight the model must fit; the exact check comes with each file's dtypes.
   const double least = WeightSet::weight_bytes(c, 2.0);
-  if (least > double(memory_limit))
+  if (ranks == 1 && least > double(memory_limit))
     return detail::range_errorf("config.json", "config.json: this %s needs at least %.4g MiB for its weights (%.0f million of them, "
                                 "at 16 bits), more than the %.4g MiB of memory the engine can use", c.architecture.c_str(),
                                 mib(least), WeightSet::weight_bytes(c, 1.0) / 1e6, mib(double(memory_limit)));
   std::unique_ptr<Loader> l(new (std::nothrow) Loader());
   if (!l) return Status::no_memory("the loader");
-  if (auto s = WeightSet::plan(c, l->weights_); !s.ok()) return s;
+  if (auto s = WeightSet::plan(c, plan_shard(c, rank, ranks), l->weights_); !s.ok()) return s;
+  // A shard: its own slices must fit (each worker has its own memory).
+  if (const double share = l->weights_->planned_bytes(2.0); ranks > 1 && share > double(memory_limit))
+    return detail::range_errorf("config.json", "config.json: one worker's share of this %s (1 of %zu) needs at least %.4g MiB for its "
+                                "weights (at 16 bits), more than the %.4g MiB of memory the engine can use", c.architecture.c_str(),
+                                ranks, mib(share), mib(double(memory_limit)));
   l->limit_ = memory_limit;
   l->files_ = {kSingle};
   l->received_ = {false};
@@ -157,6 +171,8 @@ Status Loader::feed(const std::uint8_t* data, std::size_t n) {
                                          file_.c_str(), (unsigned long long)header_len_));
       stage_ = Stage::header;
       header_.reserve(std::size_t(header_len_));
+      if (header_len_ == 0)  // an empty header is complete (and refused) with its length
+        if (auto s = on_header(); !s.ok()) return fail(std::move(s));
     } else if (stage_ == Stage::header) {
       const std::size_t take = std::size_t(std::min<std::uint64_t>(n, header_len_ - header_.size()));
       header_.append(reinterpret_cast<const char*>(data), take);
@@ -164,7 +180,7 @@ Status Loader::feed(const std::uint8_t* data, std::size_t n) {
       if (header_.size() < header_len_) return Status::success();
       if (auto s = on_header(); !s.ok()) return fail(std::move(s));
     } else {
-      return on_data(data, n);
+      return routed() ? on_routed(data, n) : on_data(data, n);
     }
   }
   return Status::success();
@@ -206,7 +222,8 @@ Status Loader::on_header() {
                                   shape_text(e.shape).c_str(), shape_text(s->shape).c_str());
     DType t = DType::f32;
     weight_dtype(e.dtype, t);
-    need += s->matrix ? double(((s->matrix->rows + 7) / 8) * 8 * s->matrix->cols * dtype_bytes(t)) : double(element_count(e)) * 4;
+    need += s->matrix ? double(((s->matrix->rows + 7) / 8) * 8 * s->matrix->cols * dtype_bytes(t))
+                      : 4.0 * double(s->take.row_count()) * double(s->kind == Slot::Kind::table ? s->shape[1] : 1);
   }
   if (double(weights_->bytes()) + need > double(limit_))
     return detail::range_errorf(f, "%s: the weights need %.4g MiB in memory with this file's, more than the %.4g MiB the engine can use",
@@ -227,7 +244,76 @@ Status Loader::on_header() {
     if (e.end > e.begin) parts_.push_back({e.begin, e.end, Placement(s, t, count)});
   }
   std::sort(parts_.begin(), parts_.end(), [](const Part& a, const Part& b) { return a.begin < b.begin; });
+  if (routed()) plan_routes();
   stage_ = Stage::data;
+  return Status::success();
+}
+
+void Loader::plan_routes() {
+  routes_.clear(), route_list_.clear();
+  route_ = 0, route_at_ = 0;
+  const std::uint64_t base = 8 + header_len_;
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    const Slot& s = parts_[i].place.slot();
+    if (s.kind == Slot::Kind::ignored) continue;
+    const std::uint64_t w = dtype_bytes(parts_[i].place.from());
+    const std::uint64_t at = base + parts_[i].begin;
+    // Elements [first, first + count) of the file's tensor, stored shifted: a run, merged with the one before
+    // when it continues it.
+    auto run = [&](std::uint64_t first, std::uint64_t count, std::ptrdiff_t row_shift, std::ptrdiff_t col_shift) {
+      if (!count) return;
+      const std::uint64_t b = at + first * w, e = b + count * w;
+      if (!routes_.empty()) {
+        Route& last = routes_.back();
+        if (last.part == i && last.end == b && last.row_shift == row_shift && last.col_shift == col_shift) {
+          last.end = e;
+          return;
+        }
+      }
+      routes_.push_back({b, e, first, i, row_shift, col_shift});
+    };
+    const Selection& t = s.take;
+    std::size_t kept = 0;  // rows of the earlier ranges: where this range starts in the shard's storage
+    for (std::size_t k = 0; k < t.ranges; kept += t.rows[k].size(), ++k) {
+      const Span r = t.rows[k];
+      const std::ptrdiff_t rs = std::ptrdiff_t(kept) - std::ptrdiff_t(r.begin);
+      if (s.kind == Slot::Kind::vector) {
+        run(r.begin, r.size(), rs, 0);
+      } else if (s.kind == Slot::Kind::table) {
+        const std::uint64_t cols = s.shape[1];
+        run(r.begin * cols, r.size() * cols, rs, 0);
+      } else if (s.kind == Slot::Kind::linear) {  // file [rows, cols]: row by row, the kept columns
+        const std::uint64_t cols = s.shape[1];
+        const std::ptrdiff_t cs = -std::ptrdiff_t(t.cols.begin);
+        for (std::size_t row = r.begin; row < r.end; ++row) run(row * cols + t.cols.begin, t.cols.size(), rs, cs);
+      }
+    }
+    if (s.kind == Slot::Kind::conv1d) {  // file [cols, rows] (in, out): for each kept column, the kept rows
+      const std::uint64_t rows = s.shape[1];
+      const std::ptrdiff_t cs = -std::ptrdiff_t(t.cols.begin);
+      for (std::size_t col = t.cols.begin; col < t.cols.end; ++col) {
+        std::size_t before = 0;
+        for (std::size_t k = 0; k < t.ranges; before += t.rows[k].size(), ++k)
+          run(col * rows + t.rows[k].begin, t.rows[k].size(), std::ptrdiff_t(before) - std::ptrdiff_t(t.rows[k].begin), cs);
+      }
+    }
+  }
+  route_list_.reserve(2 * routes_.size());
+  for (const Route& r : routes_) route_list_.push_back(r.begin), route_list_.push_back(r.end);
+}
+
+Status Loader::on_routed(const std::uint8_t* data, std::size_t n) {
+  while (n > 0) {
+    if (route_ == routes_.size())
+      return fail(detail::range_errorf("bytes", "%s: this shard was sent more bytes than its routes of the file hold", file_.c_str()));
+    const Route& r = routes_[route_];
+    Placement& place = parts_[r.part].place;
+    if (route_at_ == 0) place.seek(r.index, r.row_shift, r.col_shift);
+    const std::size_t take = std::size_t(std::min<std::uint64_t>(n, r.end - r.begin - route_at_));
+    if (auto s = place.put(data, take, file_); !s.ok()) return fail(std::move(s));
+    route_at_ += take, data += take, n -= take;
+    if (route_at_ == r.end - r.begin) ++route_, route_at_ = 0;
+  }
   return Status::success();
 }
 
@@ -245,23 +331,32 @@ Status Loader::on_data(const std::uint8_t* data, std::size_t n) {
   return Status::success();
 }
 
-Status Loader::end_file() {
+Status Loader::end_file(std::uint64_t total) {
   if (!failed_.ok()) return failed_;
   const char* f = file_.c_str();
   if (stage_ == Stage::none) return fail(Status::range_error("bytes", "no file is being received"));
-  if (stage_ != Stage::data || offset_ < data_size_) {
+  // A shard was sent its routes alone: the file's length says whether it was whole.
+  const std::uint64_t placed = routed() ? (total >= 8 + header_len_ ? total - 8 - header_len_ : 0) : offset_;
+  if (routed() && stage_ == Stage::data && placed > data_size_)
+    return fail(detail::range_errorf(f, "%s is longer than its header describes (%llu bytes of data after the header)", f,
+                                     (unsigned long long)data_size_));
+  if (stage_ != Stage::data || placed < data_size_) {
     const std::uint64_t got = stage_ == Stage::length ? length_got_
                               : stage_ == Stage::header ? 8 + header_.size()
-                                                        : 8 + header_len_ + offset_;
+                                                        : 8 + header_len_ + placed;
     return fail(detail::range_errorf(f, "%s is truncated: it ended after %llu bytes%s", f, (unsigned long long)got,
                                      stage_ == Stage::data ? detail::format(", its header describes %llu", (unsigned long long)(8 + header_len_ + data_size_)).c_str()
                                      : stage_ == Stage::header ? " inside its header" : " (a safetensors file starts with 8 bytes of header length)"));
   }
+  if (routed() && route_ != routes_.size())
+    return fail(detail::range_errorf("bytes", "%s: this shard was sent %s of its routes of the file", f, route_ ? "only some" : "none"));
   for (Part& p : parts_)
     if (auto s = weights_->seal(p.place.slot(), file_); !s.ok()) return fail(std::move(s));
   received_[std::size_t(std::find(files_.begin(), files_.end(), file_) - files_.begin())] = true;
   stage_ = Stage::none;
   parts_.clear();
+  routes_.clear(), routes_.shrink_to_fit();
+  route_list_.clear(), route_list_.shrink_to_fit();
   return Status::success();
 }
 

@@ -25,6 +25,13 @@ Placement::Placement(Slot& s, DType from, std::uint64_t count) noexcept : slot_(
   else inner_size_ = count ? std::size_t(count) : 1;
 }
 
+void Placement::seek(std::uint64_t index, std::ptrdiff_t row_shift, std::ptrdiff_t col_shift) noexcept {
+  index_ = index;
+  outer_ = std::size_t(index / inner_size_), inner_ = std::size_t(index % inner_size_);
+  row_shift_ = row_shift, col_shift_ = col_shift;
+  carried_ = 0;  // a run holds whole values
+}
+
 Status Placement::not_finite(const std::string& file) const {
   std::string at;
   if (slot_->shape.size() == 2) at = detail::format("[%zu, %zu]", outer_, inner_);
@@ -39,16 +46,18 @@ template <class Convert>
 Status Placement::run(const std::uint8_t* bytes, std::size_t n, const std::string& file, Convert convert) {
   const std::size_t width = dtype_bytes(from_);
   const Slot& s = *slot_;
-  const bool matrix = s.matrix != nullptr, conv = s.kind == Slot::Kind::conv1d;
+  const bool matrix = s.matrix != nullptr, conv = s.kind == Slot::Kind::conv1d, table = s.kind == Slot::Kind::table;
   const std::size_t cols = matrix ? s.matrix->cols : 0;
   const bool half_store = matrix && s.matrix->dtype != DType::f32;
   auto place = [&](const std::uint8_t* value) -> bool {
     std::size_t dst;
-    if (matrix) {
-      const std::size_t r = conv ? inner_ : outer_, c = conv ? outer_ : inner_;
+    if (matrix) {  // the row and column in this model's (or shard's) storage
+      const std::size_t r = (conv ? inner_ : outer_) + row_shift_, c = (conv ? outer_ : inner_) + col_shift_;
       dst = (r / 8) * cols * 8 + c * 8 + (half_store ? kernels::half_lane(r % 8) : r % 8);
+    } else if (table) {
+      dst = (outer_ + row_shift_) * inner_size_ + inner_;
     } else {
-      dst = outer_ * inner_size_ + inner_;
+      dst = inner_ + row_shift_;
     }
     if (!convert(value, dst)) return false;
     if (++inner_ == inner_size_) inner_ = 0, ++outer_;
@@ -92,7 +101,7 @@ Status Placement::put(const std::uint8_t* bytes, std::size_t n, const std::strin
     Status st = run(bytes, n, file, [&](const std::uint8_t* v, std::size_t at) {
       const std::uint16_t h = u16(v);
       if ((h & 0x7c00u) == 0 && (h & 0x3ffu) != 0) {  // a subnormal: beside the panels, a zero in them (weights.h)
-        const std::size_t r = conv ? inner_ : outer_, c = conv ? outer_ : inner_;
+        const std::size_t r = (conv ? inner_ : outer_) + row_shift_, c = (conv ? outer_ : inner_) + col_shift_;
         room = room && slot_->subnormals.push({std::uint32_t(r), std::uint32_t(c), kernels::f16_to_float(h)});
         dst[at] = 0;
         return true;

@@ -13,6 +13,7 @@
 
 #include "../status.h"
 #include "config.h"
+#include "shard.h"
 
 namespace attnlab::lm {
 
@@ -77,7 +78,22 @@ struct ModelWeights {
   const float* positions = nullptr;  // GPT-2's wpe [context × d]
   const float *norm_w = nullptr, *norm_b = nullptr;  // ln_f / model.norm
   std::vector<LayerWeights> layers;
-  const Matrix& lm_head() const noexcept { return head.data ? head : embed; }
+  bool tied = true;
+  const Matrix& lm_head() const noexcept { return tied ? embed : head; }
+};
+
+// The part of a tensor a shard holds (shard.h), in the whole tensor's coordinates: `rows`, up to three ranges laid
+// end to end in the shard's storage (a matrix's output rows, a vector's elements, a table's rows), and a matrix's
+// input columns. A whole model's slots select everything.
+struct Selection {
+  Span rows[3];
+  std::size_t ranges = 1;
+  Span cols;
+  std::size_t row_count() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < ranges; ++i) n += rows[i].size();
+    return n;
+  }
 };
 
 // One tensor a checkpoint must (or may) hold, as Hugging Face names it.
@@ -97,15 +113,17 @@ struct Slot {
   bool filled = false;
   std::string file;                  // where the index says it is (empty: anywhere)
   SubnormalList subnormals;          // an F16 matrix's subnormal weights, while its file streams in
+  Selection take;                    // what this model (or shard) keeps of it
 };
 
-// The weights of one model and the slots that fill them. Owns every byte.
+// The weights of one model (or of one shard of it: shard.h) and the slots that fill them. Owns every byte.
 class WeightSet {
  public:
-  // The plan for a validated config: every slot, unfilled. `weights.layers` sized.
-  static Status plan(const LmConfig& c, std::unique_ptr<WeightSet>& out);
+  // The plan for a validated config (and one shard of it): every slot, unfilled. `weights.layers` sized.
+  static Status plan(const LmConfig& c, const ShardPlan& shard, std::unique_ptr<WeightSet>& out);
 
   const LmConfig& config() const noexcept { return config_; }
+  const ShardPlan& shard() const noexcept { return shard_; }
   ModelWeights& weights() noexcept { return weights_; }
   const ModelWeights& weights() const noexcept { return weights_; }
   std::vector<Slot>& slots() noexcept { return slots_; }
@@ -120,12 +138,15 @@ class WeightSet {
   Status seal(Slot& s, const std::string& file);
   // Parameters and bytes a config's tensors need at `bytes_per_weight` for matrices (float32 for vectors).
   static double weight_bytes(const LmConfig& c, double bytes_per_weight) noexcept;
+  // The same for this plan's slices (the whole model's for a whole plan), matrices in panels of 8 rows.
+  double planned_bytes(double bytes_per_weight) const noexcept;
 
  private:
   struct Free {
     void operator()(void* p) const noexcept;
   };
   LmConfig config_;
+  ShardPlan shard_;
   ModelWeights weights_;
   std::vector<Slot> slots_;            // sorted by name
   std::vector<std::unique_ptr<void, Free>> storage_;
@@ -134,14 +155,20 @@ class WeightSet {
 };
 
 // Streams one tensor's little-endian bytes, in file order, into its slot's storage: converted (vectors to
-// float32), transposed (Conv1D) and interleaved into panels on the way, each value checked to be finite.
+// float32), transposed (Conv1D) and interleaved into panels on the way, each value checked to be finite. A shard
+// gets only the runs of bytes it keeps (Loader's routes): each run starts with seek(), which says where the run's
+// first element is in the file and how the run's rows and columns move into the shard's storage.
 class Placement {
  public:
   Placement(Slot& s, DType from, std::uint64_t count) noexcept;
   // The next n bytes of the tensor (any split). A value that is not finite is an error naming the tensor.
   Status put(const std::uint8_t* bytes, std::size_t n, const std::string& file);
+  // The next bytes put are element `index` of the file's tensor onward, stored at row + row_shift and column +
+  // col_shift (rows: a matrix's output rows, a vector's elements, a table's rows; columns: a matrix's input columns).
+  void seek(std::uint64_t index, std::ptrdiff_t row_shift, std::ptrdiff_t col_shift) noexcept;
   bool done() const noexcept { return index_ == count_; }
   Slot& slot() const noexcept { return *slot_; }
+  DType from() const noexcept { return from_; }
 
  private:
   template <class Convert>
@@ -152,6 +179,7 @@ class Placement {
   std::uint64_t count_, index_ = 0;
   // Where element index_ goes: its coordinates in the file's [outer, inner] shape.
   std::size_t outer_ = 0, inner_ = 0, inner_size_ = 1;
+  std::ptrdiff_t row_shift_ = 0, col_shift_ = 0;
   std::uint8_t carry_[4] = {};  // a value split between two calls
   std::size_t carried_ = 0;
 };
