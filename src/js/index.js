@@ -11,6 +11,7 @@
 // copy, calls the engine, copies results out and frees everything, error or not.
 import createAttnlab from './attnlab.mjs';
 import { compileBesideOrInline, readBesideOrInline, start } from './loader.js';
+import { setLmWorkers } from './lm.js';
 
 export { simdSupported } from './loader.js';
 
@@ -50,6 +51,7 @@ function inside(file) {
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
+  setLmWorkers(() => import('./lm-workers.js'));
   return start(options, createAttnlab, {
     module: (file) => compileBesideOrInline(beside(file), file, () => inside(file)),
     workerScript: () => readBesideOrInline(beside('attnlab-worker.js'), 'attnlab-worker.js', () => inside('attnlab-worker.js')),

@@ -7,6 +7,8 @@ import scalar from './attnlab-gpt-scalar.inline.js';
 import simd from './attnlab-gpt-simd.inline.js';
 import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
+import * as lmWorkers from './lm-workers.js';
+import { setLmWorkers } from './lm.js';
 
 export { simdSupported } from './loader.js';
 
@@ -15,6 +17,7 @@ export { simdSupported } from './loader.js';
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
+  setLmWorkers(async () => lmWorkers);
   return start(options, createAttnlab, {
     module: async (file) => {
       const simdFile = file.endsWith('-simd.wasm');

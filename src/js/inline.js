@@ -11,6 +11,8 @@ import scalar from './attnlab-scalar.inline.js';
 import simd from './attnlab-simd.inline.js';
 import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
+import * as lmWorkers from './lm-workers.js';
+import { setLmWorkers } from './lm.js';
 
 export { simdSupported } from './loader.js';
 
@@ -19,6 +21,7 @@ export { simdSupported } from './loader.js';
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
+  setLmWorkers(async () => lmWorkers);
   return start(options, createAttnlab, {
     module: async (file) => {
       if (file === 'attnlab-simd.wasm') return { module: await compileBase64(simd, file), source: 'inline' };

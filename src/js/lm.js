@@ -380,6 +380,14 @@ function deepFreeze(o) {
 // lab's threadStats, which counts the workers' steps).
 export const USE_POOL = Symbol('attnlab.modelThreads');
 
+// The workers' side of models (lm-workers.js, lm-exchange.js), needed only for a model placed on workers: each
+// entry says how to get it — attnlab as a dynamic import (a bundler makes it a chunk of its own), the inline
+// entries as a static one (no dynamic import anywhere in their graph, so Rollup's output.file still makes one file).
+let lmWorkers = () => Promise.reject(new Error('attnlab: this entry cannot place models on workers'));
+export function setLmWorkers(load) {
+  lmWorkers = load;
+}
+
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
   let threads = null;  // { pool, closed(), stats }, from lab-threads.js
@@ -398,9 +406,7 @@ export function makeLoadModel(m, live) {
     const src = source(fn, given, signal);
     if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
     if (count > 1) {
-      // The workers' side of models (lm-workers.js, lm-exchange.js), loaded only for a model placed on them: a
-      // bundler makes it a chunk of its own.
-      const { WorkerEngine, workersSink, canShare } = await import('./lm-workers.js');
+      const { WorkerEngine, workersSink, canShare } = await lmWorkers();
       const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
       if (exchange === 'shared' && !canShare())
         throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);

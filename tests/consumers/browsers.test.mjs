@@ -99,10 +99,11 @@ test('webpack 5 (mode production, entry and output only): asset modules for the 
   assert.deepEqual(info.warnings.map((w) => w.message).filter((m) => !/asset size limit|entrypoint size limit|performance/i.test(m)), []);
   assert.equal(readdirSync(out('webpack')).filter((f) => f.endsWith('.wasm')).length, 4);
   writeFileSync(join(out('webpack'), 'index.html'), page('attnlab with webpack', './main.js'));
-  // The copies inside the JS are chunks of their own (webpack names them by number): emitted, never fetched.
+  // The copies inside the JS are chunks of their own (webpack names them by number): emitted, never fetched; so is
+  // the workers' side of models (lm-workers.js), fetched only for a model placed on workers.
   // (attnlab-worker.js is an asset beside them, named by its hash, fetched only for threads > 1.)
   const chunks = readdirSync(out('webpack')).filter((f) => /^\d+\.js$/.test(f));
-  assert.equal(chunks.length, 5, chunks.join(' '));
+  assert.equal(chunks.length, 6, chunks.join(' '));
   const { requests } = await check(out('webpack'), '/', 'webpack');
   assert.deepEqual(scriptRequests(requests), ['/main.js'], 'the app\'s bundle only');
   assert.deepEqual(wasmRequests(requests).map((p) => p.replace(/^\/[0-9a-f]+\.wasm$/, 'HASH.wasm')), ['HASH.wasm', 'HASH.wasm'], 'one request per module');
@@ -175,8 +176,8 @@ describe('esbuild, browser ESM', () => {
     // threads' worker script (the URL entry fetches it only for threads > 1), the one-file esbuild bundle all five
     // copies (the four modules and the workers' script).
     const budget = {
-      attnlab: 30.5, 'attnlab, one file': 768, 'attnlab-simd.wasm': 59.5, 'attnlab-scalar.wasm': 51.5, 'attnlab/inline': 186.5,
-      'attnlab-gpt-simd.wasm': 229.5, 'attnlab-gpt-scalar.wasm': 215.5, 'attnlab/inline-gpt': 625,
+      attnlab: 32, 'attnlab, one file': 795, 'attnlab-simd.wasm': 59.5, 'attnlab-scalar.wasm': 51.5, 'attnlab/inline': 195,
+      'attnlab-gpt-simd.wasm': 237, 'attnlab-gpt-scalar.wasm': 223, 'attnlab/inline-gpt': 650,
     };
     for (const [name, kib] of Object.entries(budget)) assert.ok(sizes[name] < kib * 1024, `${name}: ${kb(sizes[name])}, budget ${kib} KiB`);
   });

@@ -88,9 +88,10 @@ test('Rollup 4, only @rollup/plugin-node-resolve, output.dir: attnlab runs in No
   const { output } = await bundle.write({ dir: join(app, 'out/rollup-node'), format: 'es' });
   await bundle.close();
   assert.deepEqual(warnings, []);
-  // The copies inside the JS are chunks of their own, loaded only for the module that runs.
+  // The copies inside the JS are chunks of their own, loaded only for the module that runs; the workers' side of
+  // models too, loaded only for a model placed on workers.
   assert.deepEqual(output.filter((c) => c.type === 'chunk' && !c.isEntry).map((c) => c.name).sort(),
-    ['attnlab-gpt-scalar.inline', 'attnlab-gpt-simd.inline', 'attnlab-scalar.inline', 'attnlab-simd.inline', 'attnlab-worker.inline']);
+    ['attnlab-gpt-scalar.inline', 'attnlab-gpt-simd.inline', 'attnlab-scalar.inline', 'attnlab-simd.inline', 'attnlab-worker.inline', 'lm-workers']);
   const r = node(join(app, 'out/rollup-node/node.js'));
   for (const [where, gpt] of [['main', false], ['gpt', true]]) expectGood(r[where], `rollup node, attnlab (${where})`, { gpt, source: 'inline', fallback: true });
   assert.match(r.main.fallback, /^attnlab-simd\.wasm: could not read the wasm module at file:\/\/.*\/out\/rollup-node\/attnlab-simd\.wasm \(ENOENT\); its copy/);
