@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // How GPT.trainStepAsync's training step scales with workers: the small GPT of bench/train.mjs (4 layers, 4 heads,
 // d = 128, context 128, vocabulary 256: 842 496 parameters) at batch 16 × 128, trainStep on one thread against
-// trainStepAsync on init({ threads }) — shared memory, and messages (sharedMemory: false) — on the same batches.
+// trainStepAsync on init({ threads }) — shared memory, and messages (exchange: 'message') — on the same batches.
 //
 //   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false] [--dist=PATH]
 //
@@ -65,10 +65,11 @@ console.log(`model: ${one.createGPT(CONFIG).parameterCount} parameters, batch ${
 const base = await run('1 thread (trainStep)', one, (m, { x, y }) => m.trainStep(x, y, TRAIN));
 const results = [];
 for (const n of THREADS) {
-  for (const sharedMemory of [true, false]) {
+  for (const exchange of ['shared', 'message']) {
+    const sharedMemory = exchange === 'shared';
     let lab;
     try {
-      lab = await init({ simd: SIMD, gpt: true, threads: n, sharedMemory });
+      lab = await init({ simd: SIMD, gpt: true, threads: n, exchange });
     } catch {
       if (!sharedMemory) continue; // (a build without the option: one exchange)
       lab = await init({ simd: SIMD, gpt: true, threads: n });

@@ -14,18 +14,18 @@
 // The exchange goes through shared memory where the page may share it (always in Node; in browsers when
 // crossOriginIsolated): the parts' gradients, and two copies of the state (weights and moments), the step's
 // result and the last committed one, which a read of the model between or during steps takes. Elsewhere
-// (init({ sharedMemory: false }), or a page without isolation) the same rounds move the same floats by messages.
+// (init({ exchange: 'message' }), or a page without isolation) the same rounds move the same floats by messages.
 // This thread's model takes the committed state when it is next read or changed (sync); slices start at multiples
 // of the engine's norm chunk, so that a slice's sum of squares is made of the chunks trainStep sums.
 // Steps on one model run one after another in call order (each starts once the previous one settled).
 import { trainArgs, writeTrainOptions } from './gpt-train-args.js';
+import { canShare } from './threads.js';
 
 const disposedLab = () => new Error('attnlab: this lab was disposed; its async calls need a new init()');
 const NORM_CHUNK = 4096; // GPT::kNormChunk
-const canShare = () => typeof SharedArrayBuffer === 'function' && (typeof process === 'object' && typeof process.versions?.node === 'string' || globalThis.crossOriginIsolated === true);
 let nextKey = 1;
 
-// port: the model's side ({ calls (gpt.js's engine calls), config, threads: { pool, closed(), stats, sharedMemory },
+// port: the model's side ({ calls (gpt.js's engine calls), config, threads: { pool, closed(), stats, exchange },
 // handle() → its engine handle or 0, shape() → its replicas' gptCreate descriptor, sync(tokens, targets, opts) →
 // trainStep, busy, last, trainer }), kept by gpt.js.
 export function trainStepAsync(port, tokens, targets, opts) {
@@ -69,7 +69,7 @@ export function trainStepAsync(port, tokens, targets, opts) {
 function makeTrainer(port) {
   const { calls, threads } = port, workers = threads.pool.members, n = workers.length;
   const P = infoCount(calls, port.handle());
-  const shared = threads.sharedMemory !== false && canShare();
+  const shared = threads.exchange !== 'message' && canShare();
   const floats = (count) => new Float32Array(shared ? new SharedArrayBuffer(4 * count) : new ArrayBuffer(4 * count));
   // Near-equal slices at multiples of the norm chunk (a model smaller than that has fewer owners).
   const cut = (i) => Math.min(P, Math.round((P * i) / n / NORM_CHUNK) * NORM_CHUNK);

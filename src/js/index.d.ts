@@ -134,12 +134,13 @@ export interface InitOptions {
    */
   threads?: number;
   /**
-   * Whether {@link GPT.trainStepAsync}'s workers exchange gradients and weights through shared memory
-   * (`SharedArrayBuffer`), which they can always in Node and in browsers on cross-origin isolated pages. `false`:
-   * by messages (copies and transfers) even there, as on pages without isolation. The results are the same bit for
-   * bit; shared memory spends less of each step on copies. Default `true`.
+   * How {@link GPT.trainStepAsync}'s workers exchange gradients and weights: `'shared'` through shared memory
+   * (`SharedArrayBuffer`, which they can always in Node and in browsers on cross-origin isolated pages; elsewhere
+   * init rejects), `'message'` by messages (copies and transfers) even where memory could be shared. The results
+   * are the same bit for bit; shared memory spends less of each step on copies. Default: `'shared'` where this
+   * thread can share memory, else `'message'` (as {@link LoadModelOptions.exchange}).
    */
-  sharedMemory?: boolean;
+  exchange?: 'shared' | 'message';
 }
 
 /** Options of {@link Lab.softmax}. */
@@ -767,7 +768,7 @@ export interface GPT {
    * gradient (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss), and applies
    * AdamW to its slice (`gradClip` on the global norm of the summed gradient, from the slices' sums of squares);
    * the next step's replicas start from the slices put together. The exchange goes through shared memory where it
-   * can ({@link InitOptions.sharedMemory}), by messages elsewhere. Same arguments, options, errors and result as
+   * can ({@link InitOptions.exchange}), by messages elsewhere. Same arguments, options, errors and result as
    * `trainStep`; the loss equals trainStep's to the last bit or one ulp, the update differs only by the order the
    * gradient's float32 terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is
    * `trainStep` on the calling thread.

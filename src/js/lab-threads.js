@@ -6,7 +6,7 @@ import { USE_POOL } from './lm.js';
 import { CALLS } from './lab.js';
 
 // workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
-export async function withThreads(lab, { threads, module, gpt, workerScript, sharedMemory }) {
+export async function withThreads(lab, { threads, module, gpt, workerScript, exchange }) {
   const pool = threads > 1 ? await createPool(threads, module, gpt, await workerScript()) : undefined;
   const stats = threadStats();
   const twins = makeAsync(lab[CALLS], pool, stats);
@@ -18,7 +18,7 @@ export async function withThreads(lab, { threads, module, gpt, workerScript, sha
     steps: 0, serialMs: 0, serialWorkMs: 0, workerMs: 0, seedMs: 0, gradientsMs: 0, reduceMs: 0, updateMs: 0,
     mainMs: 0, gatherMs: 0, sumMs: 0, adamwMs: 0,
   };
-  const gptThreads = { pool, closed: () => disposed, stats, times, sharedMemory };
+  const gptThreads = { pool, closed: () => disposed, stats, times, exchange };
   for (const name of ['createGPT', 'loadGPT']) {
     const make = lab[name];
     lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);

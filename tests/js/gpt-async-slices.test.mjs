@@ -1,6 +1,6 @@
 // GPT.trainStepAsync with the optimizer split across the workers: each worker keeps a replica between steps and
 // owns one slice of the parameters (its summed gradient, AdamW update and moments). On 2 and 3 workers, through
-// shared memory and through messages (init({ sharedMemory: false })), on a model whose parameter count is odd
+// shared memory and through messages (init({ exchange: 'message' })), on a model whose parameter count is odd
 // (19 575: the last slice is no multiple of 4, and every slice cuts through tensors), clipping on. Against trainStep
 // on an identical model: per step within the bound of a gradient summed in another order, the same curve over 50
 // steps, bit for bit where one part is the whole gradient (the slices then compute exactly trainStep's update);
@@ -30,7 +30,7 @@ const sameWeights = (a, b) => Object.keys(a).every((k) => bits(a[k]).equals(bits
 describe('GPT.trainStepAsync by slices', async () => {
   const one = await init({ gpt: true });
   const labs = {};
-  for (const threads of [2, 3]) for (const sharedMemory of [true, false]) labs[`${threads} workers, ${sharedMemory ? 'shared memory' : 'messages'}`] = await init({ gpt: true, threads, sharedMemory });
+  for (const threads of [2, 3]) for (const exchange of ['shared', 'message']) labs[`${threads} workers, ${exchange === 'shared' ? 'shared memory' : 'messages'}`] = await init({ gpt: true, threads, exchange });
   after(() => Object.values(labs).forEach((lab) => lab.dispose()));
 
   test('the model has an odd parameter count (slices cut through tensors; the last one no multiple of 4)', () => {
@@ -205,7 +205,7 @@ describe('GPT.trainStepAsync by slices', async () => {
     }
   });
 
-  test('dispose: the model refuses further steps, the lab trains others; init checks sharedMemory', async () => {
+  test('dispose: the model refuses further steps, the lab trains others; init checks exchange', async () => {
     const lab = labs['3 workers, shared memory'];
     const b = lab.createGPT(CONFIG);
     const { tokens, targets } = batch(500);
@@ -217,6 +217,6 @@ describe('GPT.trainStepAsync by slices', async () => {
     assert.equal(await c.trainStepAsync(one1.tokens, one1.targets, OPTS), a.trainStep(one1.tokens, one1.targets, OPTS));
     assert.ok(sameWeights(a.getWeights(), c.getWeights()));
     c.dispose(), a.dispose();
-    await assert.rejects(init({ gpt: true, threads: 2, sharedMemory: 'no' }), /^TypeError: init: sharedMemory must be a boolean, got "no"$/);
+    await assert.rejects(init({ gpt: true, threads: 2, exchange: 'no' }), /^TypeError: init: exchange must be 'shared' or 'message', got "no"$/);
   });
 });
