@@ -4,7 +4,7 @@
 // the GPT object is garbage-collected.
 import { engineCall, option } from './call.js';
 import { checkKeys, describe, flag, isF32, number, optionalNumber, options, required } from './checks.js';
-import { trainStepAsync } from './gpt-async.js';
+import { dropReplicas, killWorker, modelChanged, syncModel, trainStepAsync } from './gpt-async.js';
 import { int32Array, trainArgs } from './gpt-train-args.js';
 
 /** lab-threads.js gives every model its lab's workers through this method. */
@@ -28,7 +28,9 @@ function writeConfig(d, F, c) {
 function gptCalls(m) {
   const calls = {};
   for (const name of ['gptCreate', 'gptLoad', 'gptFree', 'gptInfo', 'gptTensor', 'gptTrainStep', 'gptParameters', 'gptApplyGradients',
-    'gptForward', 'gptGenerate', 'gptSetWeights', 'gptSafetensors']) calls[name] = engineCall(m, name);
+    'gptForward', 'gptGenerate', 'gptSetWeights', 'gptSafetensors', 'gptPartialGradients', 'gptReduceSlice', 'gptUpdateSlice', 'gptWriteState',
+    'gptReadState'])
+    calls[name] = engineCall(m, name);
   /** A descriptor of `call` on the model whose handle is h. */
   calls.on = (call, h) => {
     const d = call.descriptor();
@@ -38,9 +40,13 @@ function gptCalls(m) {
   return calls;
 }
 
-// The engine's model of a collected GPT is freed here (it holds the model's wasm memory).
+// The engine's model of a collected GPT is freed here (it holds the model's wasm memory), and its replicas on the
+// workers (replicas: { threads, trainer } once it trained there; nothing that refers to the GPT).
 const registry = typeof FinalizationRegistry === 'function'
-  ? new FinalizationRegistry(({ calls, handle }) => calls.gptFree.call('GPT.dispose', calls.on(calls.gptFree, handle)))
+  ? new FinalizationRegistry(({ calls, handle, replicas }) => {
+    calls.gptFree.call('GPT.dispose', calls.on(calls.gptFree, handle));
+    if (replicas.trainer) dropReplicas(replicas);
+  })
   : null;
 
 class GPT {
@@ -50,6 +56,7 @@ class GPT {
   #config;
   #threads; // the lab's { pool, closed() }
   #async;   // trainStepAsync's state (gpt-async.js), from the first call
+  #replicas = { threads: null, trainer: null }; // what the finalizer needs to free the workers' replicas
 
   [USE_THREADS](threads) {
     this.#threads = threads;
@@ -70,7 +77,7 @@ class GPT {
     for (const key of ['mlp', 'tied', 'bias']) c[key] = c[key] === 1;
     c.position = POSITIONS[c.position];
     this.#config = Object.freeze(Object.fromEntries(GPT_CONFIG_OPTIONS.map((key) => [key, c[key]])));
-    registry?.register(this, { calls, handle }, this);
+    registry?.register(this, { calls, handle, replicas: this.#replicas }, this);
   }
 
   #handle(fn) {
@@ -78,9 +85,12 @@ class GPT {
     return this.#h;
   }
 
-  // A descriptor of `name` on this model (GPT.fn throws once it was disposed).
+  // A descriptor of `name` on this model (GPT.fn throws once it was disposed). Every call on the model goes through
+  // here: the model first takes the state its trainStepAsync steps left on the workers (gpt-async.js).
   #on(name, fn) {
-    return this.#calls.on(this.#calls[name], this.#handle(fn));
+    const h = this.#handle(fn);
+    if (this.#async) syncModel(this.#async);
+    return this.#calls.on(this.#calls[name], h);
   }
 
   // The model's counts and configuration (gptInfo's fields).
@@ -129,6 +139,7 @@ class GPT {
     const fn = 'GPT.trainStep', call = this.#calls.gptTrainStep, d = this.#on('gptTrainStep', 'trainStep');
     const given = trainArgs(fn, call, d, tokens, targets, opts);
     this.#idle(fn);
+    if (this.#async) modelChanged(this.#async);
     call.call(fn, d, given);
     return d[call.F.loss];
   }
@@ -136,7 +147,7 @@ class GPT {
   /** trainStep with the batch's sequences split across the lab's workers (gpt-async.js). */
   trainStepAsync(tokens, targets, opts = {}) {
     this.#async ??= {
-      calls: this.#calls, config: this.#config, threads: this.#threads, busy: 0, last: null, handle: () => this.#h,
+      calls: this.#calls, config: this.#config, threads: this.#threads, busy: 0, last: null, trainer: null, replicas: this.#replicas, handle: () => this.#h,
       sync: (t, y, o) => this.trainStep(t, y, o),
       // The replicas' shape: a gptCreate descriptor of this configuration, seed left out (worker-gpt.js).
       shape: () => {
@@ -146,6 +157,11 @@ class GPT {
       },
     };
     return trainStepAsync(this.#async, tokens, targets, opts);
+  }
+
+  // For tests: ends the worker holding slice `slot` of this model's training state as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](slot) {
+    killWorker(this.#async, slot);
   }
 
   forward(tokens, opts = {}) {
@@ -191,6 +207,7 @@ class GPT {
     const entries = Object.entries(weights);
     for (const [name, v] of entries) if (!isF32(v)) throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(v)}`);
     if (!entries.length) return; // (nothing to set)
+    if (this.#async) modelChanged(this.#async);
     // The names' bytes end to end, and the tensors', with their lengths: laid out in wasm memory by the call.
     const names = entries.map(([name]) => new TextEncoder().encode(name));
     call.call(fn, d, {
@@ -208,6 +225,7 @@ class GPT {
   dispose() {
     if (!this.#h) return;
     registry?.unregister(this);
+    if (this.#async) dropReplicas(this.#async);
     this.#calls.gptFree.call('GPT.dispose', this.#calls.on(this.#calls.gptFree, this.#h));
     this.#h = 0;
   }

@@ -133,6 +133,14 @@ export interface InitOptions {
    * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
    */
   threads?: number;
+  /**
+   * How {@link GPT.trainStepAsync}'s workers exchange gradients and weights: `'shared'` through shared memory
+   * (`SharedArrayBuffer`, which they can always in Node and in browsers on cross-origin isolated pages; elsewhere
+   * init rejects), `'message'` by messages (copies and transfers) even where memory could be shared. The results
+   * are the same bit for bit; shared memory spends less of each step on copies. Default: `'shared'` where this
+   * thread can share memory, else `'message'` (as {@link LoadModelOptions.exchange}).
+   */
+  exchange?: 'shared' | 'message';
 }
 
 /** Options of {@link Lab.softmax}. */
@@ -754,21 +762,28 @@ export interface GPT {
    */
   trainStep(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): number;
   /**
-   * {@link GPT.trainStep} with the batch's sequences split across the lab's workers ({@link InitOptions.threads}):
-   * each worker computes the gradient of its sequences on a copy of the current weights, the parts are summed
-   * (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss) and one AdamW update is
-   * applied here (`gradClip` on the summed gradient). Same arguments, options, errors and result as `trainStep`; the
-   * loss equals trainStep's to the last bit or one ulp, the update differs only by the order the gradient's float32
-   * terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is `trainStep` on the
-   * calling thread.
+   * {@link GPT.trainStep} with the batch's sequences split across the lab's workers ({@link InitOptions.threads}),
+   * and the optimizer's work split too. Each worker keeps a replica of the model between steps and owns one slice
+   * of its parameters: it computes the gradient of its sequences on its replica, sums its slice of every part's
+   * gradient (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss), and applies
+   * AdamW to its slice (`gradClip` on the global norm of the summed gradient, from the slices' sums of squares);
+   * the next step's replicas start from the slices put together. The exchange goes through shared memory where it
+   * can ({@link InitOptions.exchange}), by messages elsewhere. Same arguments, options, errors and result as
+   * `trainStep`; the loss equals trainStep's to the last bit or one ulp, the update differs only by the order the
+   * gradient's float32 terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is
+   * `trainStep` on the calling thread.
    *
-   * Nothing changes until every part is back: a failing part, a non-finite loss or gradient, disposing the model or
-   * the lab during the step rejects and leaves the weights, Adam moments and step count as they were. Steps on one
-   * model run one after another in call order; while one runs, `trainStep` and `setWeights` on that model throw an
-   * `Error` (reads — `forward`, `generate`, `getWeights`, `toSafetensors` — see the weights before the step). After
-   * the lab's `dispose()` it rejects with an `Error`; `trainStep` still works. Each worker keeps a replica of the
-   * last two model shapes it trained (about the model's {@link GPT.memoryBytes} for its part of the batch) until
-   * the lab's `dispose()`; the weights travel with every step, so replicas never hold stale ones.
+   * Nothing changes until every part is back and the loss and the gradient's norm are checked: a failing part, a
+   * non-finite loss or gradient, disposing the model or the lab during the step rejects and leaves the weights,
+   * Adam moments and step count as they were, here and on the workers. Steps on one model run one after another
+   * in call order; while one runs, `trainStep` and `setWeights` on that model throw an `Error` (reads — `forward`,
+   * `generate`, `getWeights`, `toSafetensors` — see the weights before the step). The model on the calling thread
+   * takes the workers' weights, moments and step count when it is next read or changed; `trainStep` and
+   * `setWeights` between async steps just work. After the lab's `dispose()` it rejects with an `Error`;
+   * `trainStep` still works. Each worker keeps a replica of every model it trained (about the model's
+   * {@link GPT.memoryBytes} for its part of the batch) until the model's or the lab's `dispose()`; the calling
+   * thread keeps two copies of the weights and moments (the last step's and the one being written: 24 bytes per
+   * parameter) and, with shared memory, one gradient per worker (4 bytes per parameter each).
    * @returns a promise of the batch's mean cross-entropy before the update.
    */
   trainStepAsync(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): Promise<number>;
@@ -1362,6 +1377,18 @@ export interface Lab {
    * computed what they were sent.
    */
   threadStats(): ThreadStats;
+  /**
+   * {@link GPT.trainStepAsync}'s steps on the workers since {@link init}, and their milliseconds summed: `serialMs`,
+   * each step's wall time less its slowest worker's gradient time (`workerMs`) — what more workers do not divide,
+   * waits for a core included; `serialWorkMs`, the work in it: this thread's own time in the step (`mainMs`), and
+   * the slowest worker's in each round besides its gradient (`gatherMs`, its replica's weights brought up to date;
+   * `sumMs`, its slice of the parts' gradients summed; `adamwMs`, its slice updated) — and each round's wall time as this thread saw it (`seedMs`: replicas made or brought up to date from the
+   * model; `gradientsMs`, `reduceMs`, `updateMs`). For benches: `npm run bench:train-threads` prints them.
+   */
+  trainTimes(): {
+    steps: number; serialMs: number; serialWorkMs: number; workerMs: number; mainMs: number; gatherMs: number; sumMs: number;
+    adamwMs: number; seedMs: number; gradientsMs: number; reduceMs: number; updateMs: number;
+  };
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
    * does a call still running on the workers (the synchronous functions keep working). Idempotent.

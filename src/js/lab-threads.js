@@ -6,7 +6,7 @@ import { USE_POOL } from './lm.js';
 import { CALLS } from './lab.js';
 
 // workerScript: () => Promise<string>, the workers' script (from the entry: read beside it, or carried inline).
-export async function withThreads(lab, { threads, module, gpt, workerScript }) {
+export async function withThreads(lab, { threads, module, gpt, workerScript, exchange }) {
   const pool = threads > 1 ? await createPool(threads, module, gpt, await workerScript()) : undefined;
   const stats = threadStats();
   const twins = makeAsync(lab[CALLS], pool, stats);
@@ -14,7 +14,11 @@ export async function withThreads(lab, { threads, module, gpt, workerScript }) {
   const closed = () => Promise.reject(new Error('attnlab: this lab was disposed; its async calls need a new init()'));
   for (const [name, twin] of Object.entries(twins)) lab[name] = (...args) => (disposed ? closed() : twin(...args));
   // Models get the pool for GPT.trainStepAsync (gpt-async.js).
-  const gptThreads = { pool, closed: () => disposed, stats };
+  const times = {
+    steps: 0, serialMs: 0, serialWorkMs: 0, workerMs: 0, seedMs: 0, gradientsMs: 0, reduceMs: 0, updateMs: 0,
+    mainMs: 0, gatherMs: 0, sumMs: 0, adamwMs: 0,
+  };
+  const gptThreads = { pool, closed: () => disposed, stats, times, exchange };
   for (const name of ['createGPT', 'loadGPT']) {
     const make = lab[name];
     lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);
@@ -24,6 +28,8 @@ export async function withThreads(lab, { threads, module, gpt, workerScript }) {
   lab.threads = threads;
   // Where the async twins' work ran, counted since init() (async.js): a snapshot.
   lab.threadStats = () => ({ ...stats });
+  // GPT.trainStepAsync's steps on the workers and their time, summed since init() (gpt-async.js): a snapshot.
+  lab.trainTimes = () => ({ ...times });
   lab.dispose = () => {
     disposed = true;
     pool?.dispose();

@@ -29,12 +29,7 @@ export function sharedBuffers(ranks, d) {
   };
 }
 
-/** Whether this thread's memory can be shared with workers: SharedArrayBuffer exists and may be posted. */
-export function canShare() {
-  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
-  const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
-  return isNode || globalThis.crossOriginIsolated === true;
-}
+export { canShare } from './threads.js';
 
 /** What a shard throws when another one failed (the calling thread reports that one's error instead). */
 export class PeerFailed extends Error {

@@ -7,6 +7,7 @@ import { checkKeys, describe } from './checks.js';
 import { makeLab } from './lab.js';
 import { hasGpt, hasLm, inlineEntry, moduleFile } from './variant.js';
 import { withThreads } from './lab-threads.js';
+import { canShare } from './threads.js';
 import { setModelModule } from './model-module.js';
 
 // Smallest module that needs SIMD128: (func (result v128) (i32x4.splat (i32.const 0))), hand-assembled.
@@ -51,8 +52,12 @@ const hint = {
  */
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw new TypeError(`init: options must be an object, got ${describe(options)}`);
-  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary', 'threads']);
-  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary, threads = 1 } = options;
+  checkKeys('init', options, ['simd', 'gpt', 'wasmUrl', 'wasmBinary', 'threads', 'exchange']);
+  const { simd: wantSimd, gpt = false, wasmUrl, wasmBinary, threads = 1, exchange } = options;
+  if (exchange !== undefined && exchange !== 'shared' && exchange !== 'message')
+    throw new TypeError(`init: exchange must be 'shared' or 'message', got ${describe(exchange)}`);
+  if (exchange === 'shared' && !canShare())
+    throw new Error("init: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)");
   if (typeof threads !== 'number') throw new TypeError(`init: threads must be a number, got ${describe(threads)}`);
   if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new RangeError(`init: threads must be an integer from 1 to 256, got ${threads}`);
   if (typeof gpt !== 'boolean') throw new TypeError(`init: gpt must be a boolean, got ${describe(gpt)}`);
@@ -62,7 +67,7 @@ function checkOptions(options) {
   if (wasmUrl !== undefined && typeof wasmUrl !== 'function') where(wasmUrl); // type errors before anything loads
   const simd = wantSimd ?? simdSupported();
   if (simd && !simdSupported()) throw new Error('init: simd: true was requested but this engine does not support wasm SIMD128');
-  return { simd, gpt, wasmUrl, wasmBinary, threads };
+  return { simd, gpt, wasmUrl, wasmBinary, threads, exchange };
 }
 
 // A wasmUrl as given: URL objects (anything with a string href, so a URL from another realm, e.g. jsdom's, works)
@@ -167,7 +172,7 @@ export function variant(options = {}) {
  *   when the copy inside the JS was.
  */
 export async function start(options, factory, own) {
-  const { simd, gpt, wasmUrl, wasmBinary, threads } = checkOptions(options);
+  const { simd, gpt, wasmUrl, wasmBinary, threads, exchange } = checkOptions(options);
   const file = moduleFile({ simd, gpt });
   let module, source;
   const fallbacks = [];
@@ -211,7 +216,7 @@ export async function start(options, factory, own) {
     });
   }
   // threads: the workers get the same compiled module (the same variant and backend, nothing downloaded twice).
-  return withThreads(lab, { threads, module, gpt, workerScript });
+  return withThreads(lab, { threads, module, gpt, workerScript, exchange });
 }
 
 const noImportMeta = 'import.meta.url is not available here (was the package bundled to CommonJS?)';

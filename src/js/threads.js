@@ -28,6 +28,13 @@ function rebuild({ name, message }) {
 /** Marks a failure to send a part (postMessage could not clone an argument): the caller runs the call itself. */
 export class NotSent extends Error {}
 
+/** Whether this thread's memory can be shared with workers: SharedArrayBuffer exists and may be posted. */
+export function canShare() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+  return isNode || globalThis.crossOriginIsolated === true;
+}
+
 // One worker behind a common interface: post(message, transfer), onMessage/onFailure handlers, ref/unref, stop.
 async function spawn(url, source) {
   if (isNode) {

@@ -18,7 +18,7 @@ const nodePort = globalThis.__attnlabPort;
 const post = (message, transfer) => (nodePort ?? self).postMessage(message, transfer);
 const listen = (handle) => (nodePort ? nodePort.on('message', handle) : self.addEventListener('message', (e) => handle(e.data)));
 
-let m, gptGradients;
+let m, gptTrain;
 
 // Every distinct ArrayBuffer under a result (arrays, objects of arrays, arrays of those), to transfer back. A
 // SharedArrayBuffer is not transferable (and needs no transfer): it is left out.
@@ -38,7 +38,7 @@ const ops = {
     const op = engineCall(m, name);
     return { values: calls.map(({ d, given }) => op.call(fn, d, given)), spare: calls.map(({ given }) => Object.values(given)) };
   },
-  gptGradients: (message) => gptGradients(message),
+  gptTrain: (message) => gptTrain(message),
 };
 // Models placed on the workers (lab.loadModel with threads): their shards and steps.
 const lm = makeLmWorker(() => m, instantiate);
@@ -61,7 +61,7 @@ listen(async (message) => {
   try {
     if (op === 'init') {
       m = await instantiate(message.module);
-      if (hasGpt(m)) gptGradients = makeGptWorker(m);
+      if (hasGpt(m)) gptTrain = makeGptWorker(m);
       post({ id, ok: true, value: m.buildInfo().simd });
       return;
     }

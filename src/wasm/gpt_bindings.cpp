@@ -166,8 +166,8 @@ Status parameters_call(ParametersCall& c) {
   return Status::success();
 }
 
-// ---- gptPartialGradients (a worker's part of the async step): `parameters` written over the model's, then the
-// gradient of (this part's summed losses) / normalizer → gradients, and the summed losses → loss_sum (not finite:
+// ---- gptPartialGradients (a worker's part of the async step): `parameters` written over the model's (none: the
+// model's own, a replica kept up to date by the caller), then the gradient of (this part's summed losses) / normalizer → gradients, and the summed losses → loss_sum (not finite:
 // gradients are not computed, and left as they are) ----
 #define ATTNLAB_GPT_PARTIAL_CALL(N, O, T)                                                                 \
   N(model) N(normalizer) N(loss_sum) T(parameters, f32, in) T(tokens, i32, in) T(targets, i32, in)       \
@@ -178,13 +178,14 @@ Status partial_call(PartialCall& c) {
   m::GPT& g = model_of(c.model);
   const std::size_t count = g.parameter_count();
   if (c.check) resolve(c.gradients, count);
-  if (auto s = length_is("parameters", c.parameters.size(), count, "parameterCount"); !s.ok()) return s;
+  if (c.parameters.len != 0)
+    if (auto s = length_is("parameters", c.parameters.size(), count, "parameterCount"); !s.ok()) return s;
   if (auto s = length_is("gradients", c.gradients.size(), count, "parameterCount"); !s.ok()) return s;
   std::size_t normalizer;
   if (!size_of(c.normalizer, normalizer)) return size_error("normalizer", c.normalizer);
   if (auto s = g.check_sizes(c.tokens.size(), c.targets.size(), g.config().context); !s.ok()) return s;
   if (c.check) return Status::success();
-  std::memcpy(g.parameters().data(), in<float>(c.parameters).data(), count * sizeof(float));
+  if (c.parameters.len != 0) std::memcpy(g.parameters().data(), in<float>(c.parameters).data(), count * sizeof(float));
   double loss_sum = 0.0;
   if (auto s = g.partial_gradients(in<std::int32_t>(c.tokens), in<std::int32_t>(c.targets), g.config().context, normalizer,
                                    loss_sum);
@@ -212,6 +213,116 @@ Status apply_call(ApplyCall& c) {
   if (auto s = m::GPT::check_loss(mean); !s.ok()) return s;
   if (auto s = g.apply_gradients(in<float>(c.gradients), o); !s.ok()) return s;
   c.loss = static_cast<float>(mean);
+  return Status::success();
+}
+
+// The async step by slices: each worker's replica owns the parameters [offset, offset + length) (GPT::reduce_slice).
+// A slice's bounds, checked against the model's parameter count.
+Status slice_of(const m::GPT& g, double offset, double length, std::size_t& from, std::size_t& count) {
+  if (!(offset >= 0 && offset == std::floor(offset) && offset <= double(g.parameter_count())))
+    return detail::range_errorf("offset", "offset must be an integer in 0…%zu, got %s", g.parameter_count(), detail::fmt(offset).c_str());
+  from = std::size_t(offset);
+  if (!(length >= 0 && length == std::floor(length) && length <= double(g.parameter_count() - from)))
+    return detail::range_errorf("length", "length must be an integer in 0…%zu (parameterCount − offset), got %s",
+                                g.parameter_count() - from, detail::fmt(length).c_str());
+  count = std::size_t(length);
+  return Status::success();
+}
+
+// ---- gptReduceSlice: the parts' gradients of one slice (each `length` floats, laid end to end) summed in order into
+// the model's gradient buffer there → sum_squares (for the global norm) ----
+#define ATTNLAB_GPT_REDUCE_SLICE_CALL(N, O, T) N(model) N(offset) N(length) N(sum_squares) T(gradients, f32, in)
+ATTNLAB_CALL_STRUCT(ReduceSliceCall, ATTNLAB_GPT_REDUCE_SLICE_CALL);
+
+Status reduce_slice_call(ReduceSliceCall& c) {
+  m::GPT& g = model_of(c.model);
+  std::size_t offset, length;
+  if (auto s = slice_of(g, c.offset, c.length, offset, length); !s.ok()) return s;
+  const std::size_t n = c.gradients.size();
+  if (length == 0 ? n != 0 : n == 0 || n % length != 0)
+    return detail::range_errorf("gradients", "gradients must be whole slices of length %zu, got %zu floats", length, n);
+  if (c.check) return Status::success();
+  double sq = 0.0;
+  if (auto s = g.reduce_slice(offset, length, in<float>(c.gradients), sq); !s.ok()) return s;
+  c.sum_squares = sq;
+  return Status::success();
+}
+
+// ---- gptUpdateSlice: AdamW step `step` on the slice's reduced gradient with the global `norm` → the slice's
+// parameters and moments after it (each output optional). dry_run: the checks every slice's update makes (the
+// options, the mean loss loss_sum / count, the norm) and nothing changed → loss ----
+#define ATTNLAB_GPT_UPDATE_SLICE_CALL(N, O, T)                                                                     \
+  N(model) N(dry_run) N(offset) N(length) N(step) N(norm) N(loss_sum) N(count) ATTNLAB_GPT_TRAIN_OPTIONS(N, O, T) \
+  N(loss) T(parameters, f32, out) T(moment1, f32, out) T(moment2, f32, out)
+ATTNLAB_CALL_STRUCT(UpdateSliceCall, ATTNLAB_GPT_UPDATE_SLICE_CALL);
+
+Status update_slice_call(UpdateSliceCall& c) {
+  m::GPT& g = model_of(c.model);
+  const m::TrainOptions o = train_options(c);
+  if (auto s = m::GPT::check_options(o); !s.ok()) return s;
+  if (c.dry_run) {
+    if (c.check) return Status::success();
+    const double mean = c.count > 0 ? c.loss_sum / c.count : NAN;
+    if (auto s = m::GPT::check_loss(mean); !s.ok()) return s;
+    if (auto s = m::GPT::check_norm(c.norm); !s.ok()) return s;
+    c.loss = static_cast<float>(mean);
+    return Status::success();
+  }
+  std::size_t offset, length;
+  if (auto s = slice_of(g, c.offset, c.length, offset, length); !s.ok()) return s;
+  if (!(c.step >= 1 && c.step == std::floor(c.step) && c.step <= 9007199254740991.0))
+    return detail::range_errorf("step", "step must be an integer >= 1, got %s", detail::fmt(c.step).c_str());
+  for (auto [name, t] : {std::pair{"parameters", &c.parameters}, {"moment1", &c.moment1}, {"moment2", &c.moment2}})
+    if (t->len != 0)
+      if (auto s = length_is(name, t->size(), length, "length"); !s.ok()) return s;
+  if (c.check) return Status::success();
+  if (auto s = g.update_slice(offset, length, o, std::uint64_t(c.step), c.norm); !s.ok()) return s;
+  for (auto [t, from] : {std::pair{&c.parameters, g.parameters().data()}, {&c.moment1, g.moments(1).data()}, {&c.moment2, g.moments(2).data()}})
+    if (t->len != 0) std::memcpy(out<float>(*t).data(), from + offset, length * sizeof(float));
+  return Status::success();
+}
+
+// ---- gptWriteState / gptReadState: floats [offset, offset + data.length) of the parameters (part 0) or an AdamW
+// moment (1, 2), written or read (a replica's state, or the model's own after its replicas trained it); steps: the
+// count of updates, set when given / read back ----
+#define ATTNLAB_GPT_WRITE_STATE_CALL(N, O, T) N(model) N(part) N(offset) O(steps) T(data, f32, in)
+ATTNLAB_CALL_STRUCT(WriteStateCall, ATTNLAB_GPT_WRITE_STATE_CALL);
+#define ATTNLAB_GPT_READ_STATE_CALL(N, O, T) N(model) N(part) N(offset) N(steps) T(data, f32, out)
+ATTNLAB_CALL_STRUCT(ReadStateCall, ATTNLAB_GPT_READ_STATE_CALL);
+
+template <class Call>
+Status state_of(m::GPT& g, const Call& c, std::span<float>& whole_part, std::size_t& offset) {
+  if (!(c.part == 0 || c.part == 1 || c.part == 2)) return detail::range_errorf("part", "part must be 0, 1 or 2, got %s", detail::fmt(c.part).c_str());
+  std::size_t length;
+  if (auto s = slice_of(g, c.offset, double(c.data.size()), offset, length); !s.ok())
+    return s.arg == "length" ? detail::range_errorf("data", "data must fit in parameterCount − offset = %zu floats, got %zu",
+                                                    g.parameter_count() - offset, c.data.size())
+                             : s;
+  whole_part = c.part == 0 ? g.parameters() : g.moments(int(c.part));
+  return Status::success();
+}
+
+Status write_state_call(WriteStateCall& c) {
+  m::GPT& g = model_of(c.model);
+  std::span<float> part;
+  std::size_t offset;
+  if (auto s = state_of(g, c, part, offset); !s.ok()) return s;
+  if (c.steps.given && !(c.steps.value >= 0 && c.steps.value == std::floor(c.steps.value) && c.steps.value <= 9007199254740991.0))
+    return detail::range_errorf("steps", "steps must be an integer >= 0, got %s", detail::fmt(c.steps.value).c_str());
+  if (c.check) return Status::success();
+  if (c.data.size()) std::memcpy(part.data() + offset, in<float>(c.data).data(), c.data.size() * sizeof(float));
+  if (c.steps.given) g.set_steps(std::uint64_t(c.steps.value));
+  return Status::success();
+}
+
+Status read_state_call(ReadStateCall& c) {
+  m::GPT& g = model_of(c.model);
+  std::span<float> part;
+  std::size_t offset;
+  if (auto s = state_of(g, c, part, offset); !s.ok()) return s;
+  c.steps = double(g.steps());
+  if (c.check) return Status::success();
+  if (c.data.size()) std::memcpy(out<float>(c.data).data(), part.data() + offset, c.data.size() * sizeof(float));
   return Status::success();
 }
 
@@ -308,6 +419,10 @@ EMSCRIPTEN_BINDINGS(attnlab_gpt) {
   ATTNLAB_BIND_CALL("gptParameters", ParametersCall, parameters_call);
   ATTNLAB_BIND_CALL("gptPartialGradients", PartialCall, partial_call);
   ATTNLAB_BIND_CALL("gptApplyGradients", ApplyCall, apply_call);
+  ATTNLAB_BIND_CALL("gptReduceSlice", ReduceSliceCall, reduce_slice_call);
+  ATTNLAB_BIND_CALL("gptUpdateSlice", UpdateSliceCall, update_slice_call);
+  ATTNLAB_BIND_CALL("gptWriteState", WriteStateCall, write_state_call);
+  ATTNLAB_BIND_CALL("gptReadState", ReadStateCall, read_state_call);
   ATTNLAB_BIND_CALL("gptForward", ForwardCall, forward_call);
   ATTNLAB_BIND_CALL("gptGenerate", GenerateCall, generate_call);
   ATTNLAB_BIND_CALL("gptSetWeights", SetWeightsCall, set_weights_call);

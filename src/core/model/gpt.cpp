@@ -390,26 +390,76 @@ Status GPT::apply_gradients(std::span<const float> grads, const TrainOptions& o)
   return update(grads.data(), o);
 }
 
+Status GPT::check_norm(double norm) {
+  if (std::isfinite(norm)) return Status::success();
+  return Status::numerical_error("loss", detail::format("the gradient is not finite (its norm is %s); the step was not "
+                                                        "applied and the weights are unchanged", detail::fmt(norm).c_str()));
+}
+
+// torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
+static float clip_scale(double norm, const TrainOptions& o) {
+  return o.grad_clip > 0.0f && norm > o.grad_clip ? float(double(o.grad_clip) / (norm + 1e-6)) : 1.0f;
+}
+
+void GPT::adamw_range(const float* g, std::size_t begin, std::size_t end, float gscale, std::uint64_t t,
+                      const TrainOptions& o) noexcept {
+  const float bc1 = float(1.0 - std::pow(double(o.beta1), double(t))), bc2 = float(1.0 - std::pow(double(o.beta2), double(t)));
+  for (const TensorInfo& ti : layout_.tensors) {
+    if (ti.alias) continue;
+    const std::size_t from = std::max(begin, ti.offset), to = std::min(end, ti.offset + ti.size());
+    if (from >= to) continue;
+    kern::adamw(to - from, params_.data() + from, g + from, m_.data() + from, v_.data() + from, gscale, o.lr, o.beta1,
+                o.beta2, bc1, bc2, o.eps, ti.decay ? o.weight_decay : 0.0f);
+  }
+}
+
 Status GPT::update(const float* g, const TrainOptions& o) {
   // The global gradient norm, in double (per chunk of the float kernel), both to clip and to refuse a non-finite
   // gradient before anything is updated.
   double sq = 0.0;
-  for (std::size_t i = 0; i < layout_.total; i += 4096)
-    sq += double(kern::sum_squares(g + i, std::min<std::size_t>(4096, layout_.total - i)));
+  for (std::size_t i = 0; i < layout_.total; i += kNormChunk)
+    sq += double(kern::sum_squares(g + i, std::min<std::size_t>(kNormChunk, layout_.total - i)));
   const double norm = std::sqrt(sq);
-  if (!std::isfinite(norm))
-    return Status::numerical_error("loss", detail::format("the gradient is not finite (its norm is %s); the step was not "
-                                                          "applied and the weights are unchanged", detail::fmt(norm).c_str()));
-  // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
-  const float gscale = o.grad_clip > 0.0f && norm > o.grad_clip ? float(double(o.grad_clip) / (norm + 1e-6)) : 1.0f;
+  if (auto s = check_norm(norm); !s.ok()) return s;
   const std::uint64_t t = steps_ + 1;
-  const float bc1 = float(1.0 - std::pow(double(o.beta1), double(t))), bc2 = float(1.0 - std::pow(double(o.beta2), double(t)));
-  for (const TensorInfo& ti : layout_.tensors) {
-    if (ti.alias) continue;
-    kern::adamw(ti.size(), params_.data() + ti.offset, g + ti.offset, m_.data() + ti.offset, v_.data() + ti.offset,
-                gscale, o.lr, o.beta1, o.beta2, bc1, bc2, o.eps, ti.decay ? o.weight_decay : 0.0f);
-  }
+  adamw_range(g, 0, layout_.total, clip_scale(norm, o), t, o);
   steps_ = t;
+  return Status::success();
+}
+
+Status GPT::reduce_slice(std::size_t offset, std::size_t length, std::span<const float> parts, double& sum_squares) {
+  if (offset > layout_.total || length > layout_.total - offset)
+    return detail::range_errorf("offset", "offset + length must be at most parameterCount = %zu, got %zu + %zu",
+                                layout_.total, offset, length);
+  if (length == 0 ? !parts.empty() : parts.empty() || parts.size() % length != 0)
+    return detail::range_errorf("gradients", "gradients must be whole slices of length %zu, got %zu floats", length,
+                                parts.size());
+  float* g = grads_.data() + offset;
+  if (length) std::memcpy(g, parts.data(), length * sizeof(float));
+  for (std::size_t k = 1; k < parts.size() / length; ++k) {
+    const float* p = parts.data() + k * length;
+    for (std::size_t i = 0; i < length; ++i) g[i] += p[i];  // float32 sums in the parts' order, each rounded once
+  }
+  double sq = 0.0;
+  for (std::size_t i = offset; i < offset + length;) {
+    const std::size_t next = std::min(offset + length, (i / kNormChunk + 1) * kNormChunk);
+    sq += double(kern::sum_squares(grads_.data() + i, next - i));
+    i = next;
+  }
+  sum_squares = sq;
+  return Status::success();
+}
+
+Status GPT::update_slice(std::size_t offset, std::size_t length, const TrainOptions& o, std::uint64_t step,
+                         double norm) {
+  if (auto s = check_options(o); !s.ok()) return s;
+  if (offset > layout_.total || length > layout_.total - offset)
+    return detail::range_errorf("offset", "offset + length must be at most parameterCount = %zu, got %zu + %zu",
+                                layout_.total, offset, length);
+  if (step == 0) return Status::range_error("step", "step must be >= 1, got 0");
+  if (auto s = check_norm(norm); !s.ok()) return s;
+  adamw_range(grads_.data(), offset, offset + length, clip_scale(norm, o), step, o);
+  steps_ = step;
   return Status::success();
 }
 
