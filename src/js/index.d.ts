@@ -143,6 +143,34 @@ export interface InitOptions {
   exchange?: 'shared' | 'message';
 }
 
+/** What {@link Lab.trainTimes} returns: milliseconds summed over {@link GPT.trainStepAsync}'s steps. */
+export interface TrainTimes {
+  /** Steps run on the workers. */
+  readonly steps: number;
+  /** Each step's wall time less its slowest worker's gradient time: what more workers do not divide, waits for a core included. */
+  readonly serialMs: number;
+  /** The work in {@link TrainTimes.serialMs}: `mainMs` + `gatherMs` + `sumMs` + `adamwMs`. */
+  readonly serialWorkMs: number;
+  /** The slowest worker's gradient time in each step. */
+  readonly workerMs: number;
+  /** This thread's own time in the steps. */
+  readonly mainMs: number;
+  /** The slowest worker's time bringing its replica's weights up to date, each step. */
+  readonly gatherMs: number;
+  /** The slowest worker's time summing its slice of the parts' gradients, each step. */
+  readonly sumMs: number;
+  /** The slowest worker's time updating its slice (AdamW), each step. */
+  readonly adamwMs: number;
+  /** Wall time, as this thread saw it, of making or bringing up to date the replicas from the model. */
+  readonly seedMs: number;
+  /** Wall time of the gradients round. */
+  readonly gradientsMs: number;
+  /** Wall time of the reduce round (each slice's gradients summed). */
+  readonly reduceMs: number;
+  /** Wall time of the update round (each slice's AdamW). */
+  readonly updateMs: number;
+}
+
 /** Options of {@link Lab.softmax}. */
 export interface SoftmaxOptions {
   /** Row length; `x.length` must be a multiple of it. Default: `x.length` (one row). */
@@ -1378,17 +1406,10 @@ export interface Lab {
    */
   threadStats(): ThreadStats;
   /**
-   * {@link GPT.trainStepAsync}'s steps on the workers since {@link init}, and their milliseconds summed: `serialMs`,
-   * each step's wall time less its slowest worker's gradient time (`workerMs`) — what more workers do not divide,
-   * waits for a core included; `serialWorkMs`, the work in it: this thread's own time in the step (`mainMs`), and
-   * the slowest worker's in each round besides its gradient (`gatherMs`, its replica's weights brought up to date;
-   * `sumMs`, its slice of the parts' gradients summed; `adamwMs`, its slice updated) — and each round's wall time as this thread saw it (`seedMs`: replicas made or brought up to date from the
-   * model; `gradientsMs`, `reduceMs`, `updateMs`). For benches: `npm run bench:train-threads` prints them.
+   * {@link GPT.trainStepAsync}'s steps on the workers since {@link init}, and where their time went, in milliseconds
+   * summed over the steps. For benches: `npm run bench:train-threads` prints them.
    */
-  trainTimes(): {
-    steps: number; serialMs: number; serialWorkMs: number; workerMs: number; mainMs: number; gatherMs: number; sumMs: number;
-    adamwMs: number; seedMs: number; gradientsMs: number; reduceMs: number; updateMs: number;
-  };
+  trainTimes(): TrainTimes;
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
    * does a call still running on the workers (the synchronous functions keep working). Idempotent.
