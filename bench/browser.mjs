@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { writeF32, maxAbsError } from './lib/data.mjs';
-import { machineInfo, cpuSnapshot } from './lib/system.mjs';
+import { machineInfo, cpuSnapshot, treeCpuMs } from './lib/system.mjs';
 import { THREAD_LIBS, key, measureThreads, overheadLine, threadsInputs, threadsMarkdown } from './lib/threads.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,24 +58,6 @@ const server = http.createServer((req, res) => {
 });
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
-
-// CPU time of this process and all its descendants (Chromium and its renderers), for the other-load meter.
-function treeCpuMs() {
-  const parent = new Map(), cpu = new Map();
-  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parent.set(+pid, +f[1]);
-      cpu.set(+pid, +f[11] + +f[12]);
-    } catch { /* gone */ }
-  }
-  let ticks = 0;
-  for (const [pid, t] of cpu) {
-    for (let p = pid; p > 1; p = parent.get(p) ?? 0) if (p === process.pid) { ticks += t; break; }
-  }
-  return ticks * 10; // CLK_TCK = 100
-}
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',

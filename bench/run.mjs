@@ -18,7 +18,7 @@
 // inputs once per shape with a fixed-seed PRNG, writes them as raw float32 files in a temp dir, computes float64
 // references, and then sends each cell to every worker in turn (cell by cell, so slow drifts of the machine's
 // load hit every library alike). Results: artifacts/bench/results.json and chart.svg; --save-docs also writes
-// docs/bench/chart.svg and docs/bench/results.md for the README.
+// docs/bench/chart.svg and docs/bench/results.md (docs/performance.md copies from them).
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

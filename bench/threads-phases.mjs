@@ -1,8 +1,10 @@
 // Where the time of a split attentionAsync call goes, phase by phase, on the bench's threads cells (batch 1 ×
 // 8 heads, d = 64, n 1024 and 2048, dense and causal), with two workers of this script's own running exactly the
-// sub-calls the async twin sends (dist/attention-parts.js, its buffers reused as there): slicing the parts' inputs on the calling thread, post →
-// received, the worker's calls (copy in, validate, compute, read out), the rest of those calls without the compute
-// (the same calls with keyLengths [0]: no key tile is visited), posting back and merging. Also the CPU time of the
+// sub-calls the async twin sends (dist/attention-parts.js, its buffers reused as there; each sub-call a descriptor
+// of the engine's attention call, run by call.js as a worker runs it): slicing the parts' inputs on the calling
+// thread, post → received, the worker's calls (the engine's check, copy in, validate, compute, read out), the rest
+// of those calls without the compute (the same calls with keyLengths [0]: no key tile is visited), posting back
+// and merging. Also the CPU time of the
 // synchronous call and of the slowest part (Linux: /proc/thread-self/schedstat), which a busy machine does not
 // distort the way it distorts wall time: on an idle machine two threads take about max(part CPU) + the fixed
 // phases. Minimum over the repetitions.
@@ -16,6 +18,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const index = pathToFileURL(path.join(root, 'dist/index.js')).href, wasm = path.join(root, 'dist/attnlab-simd.wasm');
 const { init } = await import(index);
 const { planAttention, partCalls, mergeAttention, recycle } = await import(pathToFileURL(path.join(root, 'dist/attention-parts.js')).href);
+const { CALLS } = await import(pathToFileURL(path.join(root, 'dist/lab.js')).href);
 const reps = Number(process.argv[2] ?? 7);
 
 const now = () => performance.timeOrigin + performance.now();
@@ -24,17 +27,18 @@ const lab = await init({ simd: true, wasmBinary: fs.readFileSync(wasm) });
 const source = `
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-const { init } = await import(${JSON.stringify(index)});
+const createAttnlab = (await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/attnlab.mjs')).href)})).default;
+const { engineCall } = await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/call.js')).href)});
 const now = () => performance.timeOrigin + performance.now();
 const cpu = () => Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
-const lab = await init({ simd: true, wasmBinary: fs.readFileSync(${JSON.stringify(wasm)}) });
+const attention = engineCall(await createAttnlab({ wasmBinary: fs.readFileSync(${JSON.stringify(wasm)}) }), 'attention');
 parentPort.on('message', ({ calls }) => {
   const t0 = now();
-  for (const { opts, part } of calls) lab.attention({ ...opts, keyLengths: [0] }, part);
+  for (const { d, given } of calls) attention.call('attention', d.slice(), { ...given, out: undefined, keyLengths: Int32Array.of(0) });
   const t1 = now(), c1 = cpu();
-  const values = calls.map(({ opts, part }) => lab.attention(opts, part));
+  const values = calls.map(({ d, given }) => attention.call('attention', d, given));
   const t2 = now(), c2 = cpu();
-  const spare = calls.flatMap(({ opts }) => Object.entries(opts).filter(([key, v]) => key !== 'out' && ArrayBuffer.isView(v)).map(([, v]) => v));
+  const spare = calls.flatMap(({ given }) => Object.entries(given).filter(([key]) => key !== 'out').map(([, v]) => v));
   parentPort.postMessage({ values, spare, t0, fixed: t1 - t0, call: t2 - t1, cpu: c2 - c1, t2 },
     [...values.flatMap((v) => Object.values(v).map((a) => a.buffer)), ...spare.map((a) => a.buffer)]);
 });
@@ -59,11 +63,11 @@ for (const n of [1024, 2048]) {
       lab.attention(opts);
       t.syncCpu.push(cpu() - c0), t.syncWall.push(now() - s0);
       const start = now();
-      const plan = planAttention(opts, 2, 1e6);
+      const plan = planAttention(lab[CALLS].attention.prepare(opts), lab[CALLS].attention.op.F, 2, 1e6);
       let sliced = 0;
       const got = await Promise.all(plan.plan.map((rects, i) => {
         const a = now();
-        const { calls, transfer } = partCalls(plan, rects, opts);
+        const { calls, transfer } = partCalls(plan, rects);
         const posted = now();
         sliced += posted - a;
         return new Promise((resolve) => {

@@ -12,7 +12,9 @@ APT_PACKAGES=(
   chromium                        # the explorer and the package in a real browser
   clang libclang-rt-14-dev        # libFuzzer harnesses (npm run fuzz; a short pass in npm test)
   python3-numpy                   # runs the explorer's "copy as NumPy code" output in the e2e tests
-  bible-kjv fortunes-min fortunes # the shipped model's corpus (scripts/train-shipped-model.mjs --check in the package tests)
+  python3-onnx                    # the LM bench's ONNX graph (bench/lm/gpt2_onnx.py; its self-check is a JS test)
+  perl                            # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py)
+  bible-kjv fortunes-min fortunes # the shipped model's corpus (scripts/train-shipped-model.mjs --check); the tokenizer's test texts
 )
 
 missing=()

@@ -51,7 +51,7 @@ done
 # the glue and one variant's two modules as base64 text (attnlab/inline: the operators, attnlab/inline-gpt: with
 # the small GPT).
 wrapper=()
-for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/inline-gpt.js|*/worker.js|*/worker-gpt.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
+for f in src/js/*.js; do case $f in */index.js|*/inline.js|*/inline-gpt.js|*/worker.js|*/worker-gpt.js|*/worker-lm.js) ;; *) wrapper+=("dist/${f#src/js/}") ;; esac; done
 for module in simd scalar gpt-simd gpt-scalar; do
   read -r raw gz < <(total dist/index.js "${wrapper[@]}" dist/attnlab.mjs dist/attnlab-$module.wasm)
   printf '  %-40s %8d %8d\n' "= attnlab, $module: js + glue + wasm" "$raw" "$gz"

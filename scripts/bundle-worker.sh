@@ -4,7 +4,7 @@
 # from beside itself only when threads are asked for, and DIR/attnlab-worker.inline.js, the same text as a string
 # in an ES module, for attnlab/inline. threads.js starts workers from that text: a Blob URL in browsers (works on
 # file:// pages and cross-origin hosts), worker_threads' eval in Node. Needs DIR/worker.js and DIR/attnlab.mjs
-# (copied there first); removes DIR/worker.js (and worker-gpt.js, which only it imports) after.
+# (copied there first); removes DIR/worker.js (and worker-gpt.js and worker-lm.js, which only it imports) after.
 # Used by build-wasm.sh (dist/) and build-wasm-debug.sh (dist-debug/).
 set -euo pipefail
 dir=${1:?usage: bundle-worker.sh DIR}
@@ -22,4 +22,4 @@ node -e '
   if (!fs.existsSync(target) || fs.readFileSync(target, "utf8") !== text) fs.writeFileSync(target, text);
   fs.rmSync(bundle);
 ' "$dir/attnlab-worker.bundle.tmp.js" "$dir/attnlab-worker.inline.js" "$dir/attnlab-worker.js"
-rm -f "$dir/worker.js" "$dir/worker-gpt.js"
+rm -f "$dir/worker.js" "$dir/worker-gpt.js" "$dir/worker-lm.js"

@@ -1,4 +1,4 @@
-// Writes the README's pictures of the cost and speed labs (docs/explorer-cost.png, docs/explorer-speed.png)
+// Writes docs/explorer.md's pictures of the cost and speed labs (docs/explorer-cost.png, docs/explorer-speed.png)
 // from the built page, after a measured run of each: `npm run build && npm run build:web && node scripts/docs-screenshots.mjs`.
 // The numbers in them are this machine's, measured while the screenshot is taken.
 import { setup, openPage } from '../tests/e2e/helpers.mjs';

@@ -4,31 +4,55 @@
 # committed), a crash leaves its input in build/fuzz/.
 # `scripts/fuzz.sh --ci` (npm test): a bounded, deterministic pass — fixed seed and run count, a fresh scratch
 # corpus plus the committed seeds — so CI repeats exactly the pass that was checked before committing.
+# Each harness is one single-threaded process, so FUZZ_JOBS of them (default: one per core) run at a time; each is
+# as deterministic as alone. The build's time and each harness's are printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+NAMES=(softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full
+       lm_loader tokenizer_json tokenizer_encode tokenizer_regex)
+declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000
+                 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000
+                 [lm_loader]=100000 [tokenizer_json]=30000 [tokenizer_encode]=100000 [tokenizer_regex]=40000)
+mode=${1:-${FUZZ_SECONDS:-300}}
+
+t0=$SECONDS
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)" >/dev/null
-total=0
-for name in softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full; do
-  log="build/fuzz/$name.log"
-  if [[ "${1:-}" == "--ci" ]]; then
-    declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=200000 [attention_backward]=100000 [safetensors]=100000 [matmul]=20000 [attention_full]=100000 [attention_backward_full]=100000)
+echo "fuzz: harnesses built in $((SECONDS - t0)) s"
+
+# run_one NAME: runs one harness; prints its line, or its log's tail and a non-zero status on a crash.
+run_one() {
+  local name=$1 log="build/fuzz/$1.log" corpus args what t1=$SECONDS
+  if [[ $mode == --ci ]]; then
     corpus=$(mktemp -d)
     args=(-seed=1 -runs="${RUNS[$name]}")
-    echo "== fuzz_$name: ${RUNS[$name]} runs, seed 1"
+    what="${RUNS[$name]} runs, seed 1"
   else
-    seconds=${1:-${FUZZ_SECONDS:-300}}
     corpus="corpus/$name"
     mkdir -p "build/fuzz/$corpus"
-    args=(-max_total_time="$seconds")
-    echo "== fuzz_$name for ${seconds}s"
+    args=(-max_total_time="$mode")
+    what="${mode} s"
   fi
   (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1 "./tests/fuzz/fuzz_$name" "${args[@]}" -max_len=4096 \
       -print_final_stats=1 "$corpus" "../../tests/fuzz/corpus/$name") >"$log" 2>&1 || {
-    tail -40 "$log"; echo "fuzz_$name FAILED (log: $log)"; exit 1; }
-  [[ "${1:-}" == "--ci" ]] && rm -rf "$corpus"
+    tail -40 "$log"; echo "fuzz_$name ($what) FAILED (log: $log)"; return 1; }
+  [[ $mode == --ci ]] && rm -rf "$corpus"
+  local runs
   runs=$(grep -aoE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$')  # -a: the log holds raw input bytes
-  echo "   $runs executions, 0 crashes"
-  total=$((total + runs))
+  echo "== fuzz_$name ($what): $runs executions, 0 crashes, $((SECONDS - t1)) s"
+}
+
+t0=$SECONDS
+jobs_max=${FUZZ_JOBS:-$(nproc)} running=0 failed=0
+for name in "${NAMES[@]}"; do
+  if ((running >= jobs_max)); then wait -n || failed=1; running=$((running - 1)); fi
+  run_one "$name" &
+  running=$((running + 1))
 done
-echo "fuzz: $total executions in total, 0 crashes"
+while ((running > 0)); do wait -n || failed=1; running=$((running - 1)); done
+((failed == 0)) || { echo "fuzz: FAILED"; exit 1; }
+total=0
+for name in "${NAMES[@]}"; do
+  total=$((total + $(grep -aoE 'stat::number_of_executed_units: *[0-9]+' "build/fuzz/$name.log" | grep -oE '[0-9]+$')))
+done
+echo "fuzz: $total executions in total, 0 crashes, $((SECONDS - t0)) s for the runs ($jobs_max at a time)"

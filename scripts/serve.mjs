@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // A small dependency-free static file server for the built explorer (web/dist by default).
 //   node scripts/serve.mjs [--port N] [--host H] [--root DIR]      (or PORT / HOST env; port 0 = any free port)
-// Sends a strict Content-Security-Policy: everything from 'self', plus 'wasm-unsafe-eval' so the engine's
-// WebAssembly can compile. No 'unsafe-eval', no inline scripts or styles, no other origin.
+// Sends the explorer's headers (web/headers.mjs): a strict Content-Security-Policy, everything from 'self', plus
+// 'wasm-unsafe-eval' so the engine's WebAssembly can compile; no 'unsafe-eval', no inline scripts or styles, no
+// other origin.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { basename, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HEADERS } from '../web/headers.mjs';
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -29,48 +31,8 @@ const MIME = {
   '.md': 'text/markdown; charset=utf-8',
 };
 
-/** The policy's directives; the page's own <meta> copy (added at build) leaves out frame-ancestors. */
-export const CSP_DIRECTIVES = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  // KaTeX sets inline sizes through the CSSOM (element.style), which CSP does not restrict,
-  // so no 'unsafe-inline' is needed for styles either.
-  "style-src 'self'",
-  "font-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  // blob: for the package's worker pool (init({ threads })): its workers start from a Blob URL the page's own
-  // script makes (a labs' worker starts them), never from another origin.
-  "worker-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-];
-export const CSP = [...CSP_DIRECTIVES, "frame-ancestors 'none'"].join('; ');
-
-// The offline single file (web/dist/attnlab-explorer.html, opened from file://) has no origin to call 'self':
-// its one inline script and one inline style are allowed by hash (appended at build), fonts, the favicon and
-// the .wasm come from data: URLs, the labs' workers from blob: URLs made from inline code.
-export const SINGLE_FILE_CSP_DIRECTIVES = [
-  "default-src 'none'",
-  "script-src 'wasm-unsafe-eval'",
-  'style-src',
-  'font-src data:',
-  'img-src data: blob:',
-  'connect-src data:',
-  'worker-src blob:',
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-];
-
-const HEADERS = {
-  'Content-Security-Policy': CSP,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
+// The policy and the security headers are the explorer's own (web/headers.mjs: the dev server sends the same).
+export { CSP, CSP_DIRECTIVES } from '../web/headers.mjs';
 
 const COMPRESSIBLE = /^(text\/|application\/(json|wasm)|image\/svg)/;
 const gzipCache = new Map(); // path -> { mtimeMs, body }: each file is compressed once per change

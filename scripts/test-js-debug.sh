@@ -18,4 +18,12 @@ node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 \
   tests/js/softmax.test.mjs tests/js/attention.test.mjs tests/js/multihead.test.mjs tests/js/errors.test.mjs \
   tests/js/memory.test.mjs tests/js/loading.test.mjs tests/js/soak.test.mjs tests/js/rope.test.mjs \
   tests/js/softmax-backward.test.mjs tests/js/gpt.test.mjs tests/js/attention-backward.test.mjs tests/js/threads.test.mjs \
-  tests/js/gpt-async.test.mjs
+  tests/js/gpt-async.test.mjs tests/js/gpt-async-slices.test.mjs
+# lab.loadModel: checkpoints streamed in (bytes, Blobs, URLs), their forwards and generation, every bad input, and
+# the same models cut across the workers (~2 min; the GPT-2-small-shaped checkpoint stays out: 124 M weights placed
+# one checked store at a time).
+node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 tests/js/lm.test.mjs tests/js/lm-errors.test.mjs \
+  tests/js/lm-threads.test.mjs
+# lab.loadTokenizer: tokenizer.json and vocab.json + merges.txt parsed and run in the engine, every malformed file
+# (untrusted bytes parsed in wasm: every load and store checked).
+node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 tests/js/tokenizer.test.mjs tests/js/tokenizer-errors.test.mjs

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Builds and runs the native Catch2 suite through CTest in each configuration that ships or guards:
-# SIMD kernels (through SIMDe), forced scalar, and both under ASan + UBSan.
+# Builds and runs the native Catch2 suite through CTest: a release build and an ASan + UBSan build, each holding
+# both kernel sets (SIMD through SIMDe, and the scalar reference); CTest runs every test case once per set from
+# the same binary ("simd/…", "scalar/…": tests/native/CMakeLists.txt).
+# `scripts/test-native.sh build` only builds, `scripts/test-native.sh test` only runs (npm test times them apart);
+# PRESETS="native-release" limits it to one build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
-PRESETS=${PRESETS:-"native-release native-scalar native-asan native-asan-scalar"}
+PRESETS=${PRESETS:-"native-release native-asan"}
+what=${1:-all}
 
 for preset in $PRESETS; do
-  echo "== native: $preset"
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$JOBS" --target attnlab_tests
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --preset "$preset" -j "$JOBS"
+  if [[ $what != test ]]; then
+    echo "== native: $preset: build"
+    cmake --preset "$preset" >/dev/null
+    cmake --build --preset "$preset" -j "$JOBS" --target attnlab_tests \
+      | { grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)' || true; }
+  fi
+  if [[ $what != build ]]; then
+    echo "== native: $preset: CTest"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --preset "$preset" -j "$JOBS"
+  fi
 done

@@ -2,10 +2,9 @@
 // `--mode single` builds the offline copy: one HTML file with every script, style, font, worker and .wasm inside.
 import { defineConfig, type Plugin } from 'vite';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-// @ts-expect-error: a plain .mjs script without type declarations
-import { CSP_DIRECTIVES, SINGLE_FILE_CSP_DIRECTIVES } from '../scripts/serve.mjs';
+import { CSP_DIRECTIVES, DEV_HEADERS, HEADERS, SINGLE_FILE_CSP_DIRECTIVES } from './headers.mjs';
 
 const webDir = fileURLToPath(new URL('.', import.meta.url));
 const repoDir = fileURLToPath(new URL('..', import.meta.url));
@@ -31,7 +30,7 @@ function cspMeta(single: boolean): Plugin {
     name: 'csp-meta',
     apply: 'build',
     transformIndexHtml: () => [
-      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: single ? '__CSP__' : (CSP_DIRECTIVES as string[]).join('; ') }, injectTo: 'head-prepend' },
+      { tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: single ? '__CSP__' : CSP_DIRECTIVES.join('; ') }, injectTo: 'head-prepend' },
     ],
   };
 }
@@ -41,20 +40,13 @@ const sha256 = (text: string): string => `'sha256-${createHash('sha256').update(
 // The offline single file. Workers are bundled inline (a `?worker` import becomes `?worker&inline`, started
 // from a Blob), assets become data: URLs (assetsInlineLimit below), and the one script and one stylesheet
 // are written into index.html. Inline code needs no 'unsafe-inline': the policy allows exactly their hashes.
-// Each bundle (the page, each worker) carries only the wasm modules it runs: 'attnlab' resolves to the package's
-// inline entry with the operators' pair (dist/inline.js), and to the one with the small GPT's pair
-// (dist/inline-gpt.js) in a module that calls init({ gpt: true }) (the words `gpt: true` in its source).
+// The wasm modules are the page's data: URLs (src/engine-files.ts), each carried once: 'attnlab' is the package's
+// inline entry (no file to find beside it), with its copies of the modules left out (withoutCopies).
 function singleFile(): Plugin[] {
-  const wantsGpt = (file: string): boolean => /\bgpt:\s*true\b/.test(readFileSync(file, 'utf8'));
   const rewrite: Plugin = {
     name: 'single-file-sources',
     apply: 'build',
     enforce: 'pre',
-    resolveId(source, importer) {
-      if (source !== 'attnlab') return null;
-      const file = importer?.split('?')[0];
-      return `${repoDir}dist/${file && wantsGpt(file) ? 'inline-gpt.js' : 'inline.js'}`;
-    },
     transform(code, id) {
       // The Emscripten glue must not name its .wasm as an asset (the package links it with
       // -sUSE_ES6_IMPORT_META=0), or the file would carry every .wasm twice.
@@ -89,7 +81,7 @@ function singleFile(): Plugin[] {
       page = page.replace(/href="\.\/favicon\.svg"/, `href="data:image/svg+xml;base64,${icon}"`);
       page = page.replace('</head>', () => `<style>${style}</style>\n</head>`);
       page = page.replace('</body>', () => `<script type="module">${script}</script>\n</body>`);
-      const csp = [...(SINGLE_FILE_CSP_DIRECTIVES as string[])];
+      const csp = [...SINGLE_FILE_CSP_DIRECTIVES];
       csp[csp.findIndex((d) => d.startsWith('script-src'))] += ` ${sha256(script)}`;
       csp[csp.findIndex((d) => d.startsWith('style-src'))] += ` ${sha256(style)}`;
       page = page.replace('__CSP__', csp.join('; '));
@@ -100,16 +92,44 @@ function singleFile(): Plugin[] {
   return [rewrite, inline];
 }
 
+// Every init() on the page and in its workers is handed the module files by URL (src/wasm-files.ts), so the
+// package's copies of its files inside its JS never run here and are left out of every bundle. In the served page
+// they are the URL entry's fallbacks (the modules' and the workers' script's), which would only be files never
+// fetched: each becomes a module that throws, so a fallback that should not happen fails loudly. In the offline
+// copy they are the inline entry's modules, which would sit inside the page and again inside every worker's
+// script: each becomes an empty string (the page's data: URLs are the modules). The offline copy keeps the inline
+// entry's workers' script: it has no file beside it.
+function withoutCopies(): Plugin {
+  const empty = '\0attnlab-copy-left-out', throwing = '\0attnlab-copy-left-out-throws';
+  return {
+    name: 'attnlab-without-copies',
+    enforce: 'pre',
+    resolveId(source, importer) {
+      if (importer === `${repoDir}dist/index.js` && /^\.\/attnlab-[a-z-]+\.inline\.js$/.test(source)) return throwing;
+      if (importer === `${repoDir}dist/inline.js` && /^\.\/attnlab-(simd|scalar)\.inline\.js$/.test(source)) return empty;
+      return null;
+    },
+    load(id) {
+      if (id === empty) return "export default '';";
+      if (id === throwing) return 'throw new Error("left out of the explorer: every init() there is given its files by URL (web/src/wasm-files.ts)");';
+      return null;
+    },
+  };
+}
+
 export default defineConfig(({ mode }) => {
   const single = mode === 'single';
   return {
     root: webDir,
     base: './', // relative URLs: the folder works from any path on any static host
-    plugins: [katexWoff2Only(), cspMeta(single), ...(single ? singleFile() : [])],
+    plugins: [katexWoff2Only(), cspMeta(single), withoutCopies(), ...(single ? singleFile() : [])],
     resolve: {
-      // The package as built by `npm run build`; Vite bundles its .wasm files as assets. (The single file resolves
-      // 'attnlab' to an inline entry instead: singleFile() above.)
-      alias: single ? {} : { attnlab: `${repoDir}dist/index.js` },
+      // The package as built by `npm run build`: its URL entry (the served page fetches attnlab-worker.js beside
+      // it), or in the offline copy its inline entry; and its .wasm files by the names its exports map gives them.
+      alias: [
+        { find: /^attnlab$/, replacement: `${repoDir}dist/${single ? 'inline.js' : 'index.js'}` },
+        { find: /^attnlab\/(attnlab-[a-z-]+\.wasm)(\?url)?$/, replacement: `${repoDir}dist/$1$2` },
+      ],
     },
     build: {
       outDir: single ? `${repoDir}artifacts/single` : `${webDir}dist`,
@@ -124,10 +144,14 @@ export default defineConfig(({ mode }) => {
     // Module workers: the labs' workers import the package (and its .wasm) like the page does. The single file's
     // inline workers are classic scripts in one chunk each: Chromium refuses module workers from blob: URLs on
     // a file:// page (an opaque origin), and a split-off chunk would be a file the offline copy does not have.
-    // Worker bundles do not run the page's plugins: they get the glue rewrite (one copy of each .wasm) here.
+    // Worker bundles do not run the page's plugins: they get theirs here.
     worker: single
-      ? { format: 'iife', plugins: () => [singleFile()[0]], rolldownOptions: { output: { codeSplitting: false } } }
-      : { format: 'es' },
-    server: { port: 5173 },
+      ? { format: 'iife', plugins: () => [withoutCopies(), singleFile()[0]], rolldownOptions: { output: { codeSplitting: false } } }
+      : { format: 'es', plugins: () => [withoutCopies()] },
+    // The explorer's headers (headers.mjs): `vite preview` serves the built page as scripts/serve.mjs does; the dev
+    // server adds to the policy only what hot reload needs.
+    // fs.allow: the repo, and node_modules where it really is (a worktree's may be a link to another checkout's).
+    server: { port: 5173, headers: DEV_HEADERS, fs: { allow: [repoDir, realpathSync(`${repoDir}node_modules`)] } },
+    preview: { headers: HEADERS },
   };
 });

@@ -1,5 +1,6 @@
-// The plain-JS baseline (bench/lib/plainjs.mjs) behind the same adapter interface.
-import { attention, softmax } from '../lib/plainjs.mjs';
+// The plain-JS baseline behind the same adapter interface: the explorer's speed lab's own file, so the page and
+// the bench time the same code.
+import { attention, softmax } from '../../web/src/workers/plainjs.mjs';
 
 export async function create() {
   return {

@@ -2,14 +2,12 @@
 // tier-up), then repeated timed calls; every call is timed on its own and the median is what the bench reports.
 //
 // Every library returns a freshly allocated output array. Left to itself, V8 frees them late, and until it does
-// the allocator hands out fresh pages (≈ 10 µs per 4 KiB page fault on the reference machine): measured on
-// attnlab, softmax 1024×1024 took 14.5 ms that way against 2.0 ms when the previous output had been collected.
+// the allocator hands out fresh pages, each a page fault, which would be timed as the library's.
 // So before every call longer than 1 ms, warm-up and timed alike, gc() runs outside the timing and the event
 // loop gets one turn (setTimeout 0) so V8's concurrent sweeping finishes before the next call starts. Shorter
 // calls get a minor GC (young objects only, which frees the outputs' buffers) before every 8th call: with none,
-// attnlab at n = 256 measured 0.65 ms with a fresh output against 0.42 ms with a reused one (tfjs-wasm's time
-// did not move); before every call, calls of 30–100 µs ran 10–20 % slower on the caches it leaves cold. Every
-// 8th: fresh 0.43, reused 0.42 ms, and small calls as fast as with no GC at all.
+// a fresh output costs page faults; before every call, short calls run slower on the caches it leaves cold.
+// What each choice measured: docs/performance.md#how-the-bench-takes-its-numbers.
 
 const now = () => performance.now();
 const gc = globalThis.gc ?? (() => {});

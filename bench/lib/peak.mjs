@@ -3,22 +3,9 @@
 // f32x4.add, no FMA in SIMD128) UNROLL times per loop iteration. No memory is touched inside the loop.
 // Flops counted: 2 per lane × 4 lanes per accumulator update.
 
+import { F32, I32, MAGIC, V128, op, section, str, uleb, vec } from './wasm-encode.mjs';
+
 const ACC = 12, UNROLL = 4;
-
-const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
-const vec = (bytes) => [...uleb(bytes.length), ...bytes];
-const section = (id, bytes) => [id, ...vec(bytes)];
-const str = (s) => vec([...new TextEncoder().encode(s)]);
-const f32 = (x) => [...new Uint8Array(new Float32Array([x]).buffer)];
-
-const I32 = 0x7f, F32 = 0x7d, V128 = 0x7b;
-const op = {
-  localGet: (i) => [0x20, ...uleb(i)], localSet: (i) => [0x21, ...uleb(i)], localTee: (i) => [0x22, ...uleb(i)],
-  i32Const: (v) => [0x41, ...uleb(v)], f32Const: (x) => [0x43, ...f32(x)],
-  i32Sub: [0x6b], f32Add: [0x92], loop: [0x03, 0x40], brIf: (d) => [0x0d, ...uleb(d)], end: [0x0b],
-  splat: [0xfd, ...uleb(0x13)], extract: (lane) => [0xfd, ...uleb(0x1f), lane],
-  add: [0xfd, ...uleb(0xe4)], mul: [0xfd, ...uleb(0xe6)],
-};
 
 /** Bytes of a module exporting `peak(iterations: i32) -> f32` (the sum of all lanes, so nothing is dead code). */
 export function peakModuleBytes() {
@@ -38,7 +25,7 @@ export function peakModuleBytes() {
   body.push(...op.end);
   const fn = vec([0x01, ...uleb(ACC + 2), V128, ...body]);   // one group of ACC+2 v128 locals, then the body
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...MAGIC,
     ...section(1, [0x01, 0x60, 0x01, I32, 0x01, F32]),          // type 0: (i32) -> f32
     ...section(3, [0x01, 0x00]),                               // function 0 has type 0
     ...section(7, [0x01, ...str('peak'), 0x00, 0x00]),          // export "peak" = function 0

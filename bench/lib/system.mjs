@@ -66,3 +66,21 @@ export function otherLoad(a, b, workerCpuMs) {
   const others = b.busyMs - a.busyMs - (b.ownMs - a.ownMs) - workerCpuMs;
   return { otherCores: Math.max(0, others / wall), stealCores: (b.stealMs - a.stealMs) / wall };
 }
+
+/** CPU time (ms) of process `pid` and all its descendants (a browser and its renderers), from /proc. */
+export function treeCpuMs(pid = process.pid) {
+  const parent = new Map(), cpu = new Map();
+  for (const p of fs.readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(+p, +f[1]);
+      cpu.set(+p, +f[11] + +f[12]);
+    } catch { /* gone */ }
+  }
+  let ticks = 0;
+  for (const [p, t] of cpu) {
+    for (let q = p; q > 1; q = parent.get(q) ?? 0) if (q === pid) { ticks += t; break; }
+  }
+  return (ticks * 1000) / ticksPerSecond;
+}

@@ -238,9 +238,9 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
   bool prescaled[kRows];
   std::size_t panel_lo[kRows / kPanel], panel_hi[kRows / kPanel];
   // One block of rows (a decode step: a few query heads of one position) reads each key tile once, usually from
-  // memory (a model's other layers ran since): each tile is first brought in by sequential reads. Measured on the
-  // decode step of the bench (8 heads over 2 KV heads, 4096 keys, caches evicted before the call): 1.2 → 0.7 ms
-  // (sequentially read, 4 MiB take 0.25 ms here); with the tiles already in cache, no slower.
+  // memory (a model's other layers ran since): each tile is first brought in by sequential reads, where the
+  // GEMMs' strided first reads (lines 512 bytes apart) stalled on one miss after another; with the tiles already in
+  // cache, no slower (measured: docs/performance.md#decode-step-and-prefill-the-whole-operator).
   const bool stream_tiles = total <= kRows;
   volatile float touched = 0.0f;
   static_cast<void>(touched);

@@ -87,4 +87,21 @@ struct AttentionOutputs {
 // On error nothing is written to any output.
 Status attention(const AttentionArgs& args, const AttentionOutputs& outputs);
 
+// What a call's arguments resolve to before any tensor is read: the sizes (from the cache where it gives them), the
+// mask's shape broadcast to [batch, heads, nq, nk] (each 1 or the full size; the key dimension may be shorter),
+// and the lengths every tensor must have.
+struct AttentionShape {
+  std::size_t batch = 0, heads = 0, kv_heads = 0, nq = 0, nk = 0, dk = 0, dv = 0;
+  std::size_t mask[4] = {0, 0, 0, 0};  // 0s without a mask
+  std::size_t q = 0, k = 0, v = 0;     // k, v: 0 with a cache
+  std::size_t out = 0, lse = 0;
+  std::size_t matrix = 0;              // batch·heads·rows·nk, when wants_matrix (else 0)
+};
+
+// Every check attention() makes that reads no tensor's values (sizes, lengths, the mask's shape, options), for a
+// caller that places the tensors only once the call is known to fit: the tensors may be spans that carry their
+// lengths alone, and an empty output is one the caller sizes afterwards from `shape`. wants_matrix: whether
+// rawScores, scores or weights will be asked for.
+Status check_attention(const AttentionArgs& args, const AttentionOutputs& outputs, bool wants_matrix, AttentionShape& shape);
+
 }  // namespace attnlab

@@ -46,5 +46,10 @@ struct AttentionSaved {
 // and contributes nothing. The weights are recomputed tile by tile from lse: never an nq×nk matrix. An lse that
 // does not belong to q and k, or gradients that overflow float32, are range errors; on error nothing is written.
 Status attention_backward(const AttentionArgs& args, const AttentionSaved& saved, const AttentionGradients& grads);
+// Every check the whole operator's attention_backward() makes that reads no tensor's values (sizes, lengths,
+// options), as check_attention(): the tensors may be spans that carry their lengths alone, and an empty gradient is
+// one the caller sizes afterwards from `shape` (dq as q, dk as k, dv as v).
+Status check_attention_backward(const AttentionArgs& args, const AttentionSaved& saved, const AttentionGradients& grads,
+                                AttentionShape& shape);
 
 }  // namespace attnlab

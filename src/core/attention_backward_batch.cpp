@@ -31,14 +31,17 @@ bool mask_lets_through(const MaskView& m, std::size_t i, KeySpan span) noexcept 
 
 }  // namespace
 
-Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, const AttentionGradients& g) {
+namespace {
+
+// Everything attention_backward() checks before reading a value (an empty gradient's length only when `required`).
+Status plan_backward(const AttentionArgs& a, const AttentionSaved& saved, const AttentionGradients& g, bool required,
+                     AttentionPlan& plan) {
   if (a.cache)
     return Status::range_error("cache", "attentionBackward takes explicit k and v, not a cache: pass the keys and values "
                                         "the forward attended to");
   // A split backward is cut into sub-calls of whole K/V heads instead (an item's gradients are its heads' alone).
   if (a.q_begin != 0 || a.q_end != 0) return Status::range_error("nq", "attentionBackward takes every query row: a query range is the forward's alone");
   if (a.item_begin != 0 || a.item_end != SIZE_MAX) return Status::range_error("batch", "attentionBackward takes every work item: an item range is the forward's alone");
-  AttentionPlan plan;
   if (auto s = plan_attention(a, false, plan); !s.ok()) return s;
   const AttentionBatch& b = plan.batch;
   const std::size_t heads = b.heads, kv_heads = b.kv_heads, nq = b.nq, nk = b.nk, dk = b.dk, dv = b.dv;
@@ -48,9 +51,30 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
        {std::tuple{"output", saved.output.size(), plan.out_len, &out_shape}, {"lse", saved.lse.size(), plan.lse_len, &lse_shape},
         {"dOutput", saved.d_output.size(), plan.out_len, &out_shape}})
     if (size != want) return check_length(name, size, want, *shape);
-  if (g.dq.size() != plan.q_len) return check_length("out.dq", g.dq.size(), plan.q_len, plan.shape("nq·dk", "heads", heads, nq, dk));
-  if (g.dk.size() != plan.k_len) return check_length("out.dk", g.dk.size(), plan.k_len, plan.shape("nk·dk", "kvHeads", kv_heads, nk, dk));
-  if (g.dv.size() != plan.v_len) return check_length("out.dv", g.dv.size(), plan.v_len, plan.shape("nk·dv", "kvHeads", kv_heads, nk, dv));
+  if ((required || !g.dq.empty()) && g.dq.size() != plan.q_len)
+    return check_length("out.dq", g.dq.size(), plan.q_len, plan.shape("nq·dk", "heads", heads, nq, dk));
+  if ((required || !g.dk.empty()) && g.dk.size() != plan.k_len)
+    return check_length("out.dk", g.dk.size(), plan.k_len, plan.shape("nk·dk", "kvHeads", kv_heads, nk, dk));
+  if ((required || !g.dv.empty()) && g.dv.size() != plan.v_len)
+    return check_length("out.dv", g.dv.size(), plan.v_len, plan.shape("nk·dv", "kvHeads", kv_heads, nk, dv));
+  return Status::success();
+}
+
+}  // namespace
+
+Status check_attention_backward(const AttentionArgs& a, const AttentionSaved& saved, const AttentionGradients& g,
+                                AttentionShape& shape) {
+  AttentionPlan plan;
+  if (auto s = plan_backward(a, saved, g, false, plan); !s.ok()) return s;
+  shape_of(a, plan, shape);
+  return Status::success();
+}
+
+Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, const AttentionGradients& g) {
+  AttentionPlan plan;
+  if (auto s = plan_backward(a, saved, g, true, plan); !s.ok()) return s;
+  const AttentionBatch& b = plan.batch;
+  const std::size_t heads = b.heads, kv_heads = b.kv_heads, nq = b.nq, nk = b.nk, dk = b.dk, dv = b.dv;
   if (auto s = check_attention_values(a, plan); !s.ok()) return s;
   for (auto [name, span, neg_inf] : {std::tuple{"output", saved.output, false}, {"lse", saved.lse, true}, {"dOutput", saved.d_output, false}})
     if (auto s = check_values(name, span, neg_inf); !s.ok()) return s;
@@ -101,18 +125,17 @@ Status attention_backward(const AttentionArgs& a, const AttentionSaved& saved, c
     for (std::size_t h = 0; h < heads; ++h)
       if (auto s = attend_backward(problem(bi, h, dq.data(), dkb.data(), dvb.data(), sums.data())); !s.ok()) return s;
 
-  // Recomputed weights must sum to 1 up to the rounding of the logits and of lse (first order, generous ×8): the
-  // logits' magnitudes are bounded by scale·‖q‖·‖k‖, ALiBi's slope·(nq + nk) and the largest finite mask value.
-  double mask_max = 0.0;
-  for (float x : a.mask)
-    if (std::isfinite(x)) mask_max = std::fmax(mask_max, std::fabs(double(x)));
+  // Recomputed weights must sum to 1 up to the rounding of the logits and of lse (first order, generous ×8), each
+  // row on its own: the products are bounded by scale·‖q‖·‖k‖ and ALiBi's slope·(nq + nk). A mask value enters a
+  // logit exactly, by one rounded addition (u·|logit|), and only the logits within a few dozen of the row's lse
+  // carry weight: the row's |lse| covers them, whatever the mask holds elsewhere (−1e9 on padded keys or rows).
   const TensorView &q = b.q, &k = b.k;
   const std::size_t group = heads / kv_heads;
   for (std::size_t bi = 0; bi < b.batch; ++bi)
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t kg = h / group;
       const double k_max = max_row_norm(k.data + bi * k.batch_stride + kg * k.head_stride, nk, dk, k.row_stride);
-      const double bias = (b.alibi ? std::fabs(double(b.alibi[h])) * double(nq + nk) : 0.0) + mask_max;
+      const double bias = b.alibi ? std::fabs(double(b.alibi[h])) * double(nq + nk) : 0.0;
       for (std::size_t i = 0; i < nq; ++i) {
         const std::size_t at = (bi * heads + h) * nq + i;
         const double lse = saved.lse[at];

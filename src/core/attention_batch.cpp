@@ -91,7 +91,7 @@ Status run_attention(const AttentionBatch& a) {
 Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& plan) {
   const KvCache* cache = a.cache;
   for (auto [name, value] : {std::pair{"batch", a.batch}, {"heads", a.heads}, {"nq", a.nq}})
-    if (auto s = check_size(name, value); !s.ok()) return s;
+    if (!value) return check_size(name, value);
   const std::size_t heads = a.heads;
   const std::size_t kv_heads = a.kv_heads ? a.kv_heads : cache ? cache->config().kv_heads : heads;
   if (kv_heads > heads || heads % kv_heads != 0)
@@ -114,7 +114,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
     nk = held;
   }
   for (auto [name, value] : {std::pair{"nk", nk}, {"dk", dk}, {"dv", dv}})
-    if (auto s = check_size(name, value); !s.ok()) return s;
+    if (!value) return check_size(name, value);
 
   // A query range: the call holds rows [q_begin, q_end) of the nq (`rows` of them); nq stays the positions' count.
   const bool ranged = a.q_end != 0 || a.q_begin != 0;
@@ -125,22 +125,27 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
   // Lengths. Every product must fit in size_t (32 bits in wasm): the factors are checked one by one.
   const bool single = a.batch == 1 && heads == 1 && kv_heads == 1;
   std::size_t bh, bg, q_len, k_len, v_len, out_len, lse_len, nn = 0, bhn = 0;
-  if (auto s = check_product("batch·heads", a.batch, heads, bh); !s.ok()) return s;
-  if (auto s = check_product("batch·kvHeads", a.batch, kv_heads, bg); !s.ok()) return s;
+  // (a product past size_t is named by the sizes the caller gave, not only the tensor they make)
+  auto too_large = [&](const char* seq_name, const char* tensor, const char* heads_name, std::size_t count, std::size_t seq,
+                       const char* d_name, std::size_t d) {
+    return range_errorf(tensor, "%s is too large: batch·%s·%s·%s = %zu·%zu·%zu·%zu elements would not fit in memory", tensor,
+                        heads_name, seq_name, d_name, a.batch, count, seq, d);
+  };
   {
     std::size_t t;
-    if (auto s = check_product("q", bh, rows, t); !s.ok()) return s;
-    if (auto s = check_product("q", t, dk, q_len); !s.ok()) return s;
-    if (auto s = check_product("out", t, dv, out_len); !s.ok()) return s;
+    if (!checked_mul(a.batch, heads, bh) || !checked_mul(bh, rows, t) || !checked_mul(t, dk, q_len))
+      return too_large("nq", "q", "heads", heads, rows, "dk", dk);
+    if (!checked_mul(t, dv, out_len)) return too_large("nq", "out", "heads", heads, rows, "dv", dv);
     lse_len = t;
-    if (auto s = check_product("k", bg, nk, t); !s.ok()) return s;
-    if (auto s = check_product("k", t, dk, k_len); !s.ok()) return s;
-    if (auto s = check_product("v", t, dv, v_len); !s.ok()) return s;
+    if (!checked_mul(a.batch, kv_heads, bg) || !checked_mul(bg, nk, t) || !checked_mul(t, dk, k_len))
+      return too_large("nk", "k", "kvHeads", kv_heads, nk, "dk", dk);
+    if (!checked_mul(t, dv, v_len)) return too_large("nk", "v", "kvHeads", kv_heads, nk, "dv", dv);
   }
   // nq·nk only has to fit when something of that size exists; streaming alone never builds it.
   if (wants_matrix || a.path == AttentionPath::materialized) {
-    if (auto s = check_product("nq·nk", rows, nk, nn); !s.ok()) return s;
-    if (auto s = check_product("nq·nk", bh, nn, bhn); !s.ok()) return s;
+    if (!checked_mul(rows, nk, nn) || !checked_mul(bh, nn, bhn))
+      return range_errorf("nq", "nq·nk = %zu·%zu (for batch·heads = %zu) is too large for the score and weight matrices "
+                          "(rawScores, scores, weights): they would not fit in memory", rows, nk, bh);
   }
   plan.single = single;
   plan.batch.batch = a.batch, plan.batch.heads = heads, plan.batch.kv_heads = kv_heads;
@@ -188,7 +193,7 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
     }
     std::size_t count = 1;
     for (std::size_t d = 0; d < 4; ++d)
-      if (auto s = check_product("mask", count, m[d], count); !s.ok()) return s;
+      if (!checked_mul(count, m[d], count)) return check_product("mask", count, m[d], count);
     const std::size_t got = a.mask.empty() ? a.bool_mask.size() : a.mask.size();
     if (got != count)
       return given ? range_errorf("mask", "mask must have the product of maskShape %s = %zu elements, got %zu",
@@ -203,33 +208,16 @@ Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& 
     mask.head_stride = m[1] == 1 ? 0 : st_h;
     mask.keys = m[3] == 1 ? SIZE_MAX : m[3];
     mask_batch_stride = m[0] == 1 ? 0 : st_b;
+    for (std::size_t d = 0; d < 4; ++d) plan.mask_shape[d] = m[d];
   }
 
-  if (!a.key_lengths.empty()) {
-    if (a.key_lengths.size() != a.batch)
-      return range_errorf("keyLengths", "keyLengths must have batch = %zu entries, got %zu", a.batch, a.key_lengths.size());
-    for (std::size_t b = 0; b < a.batch; ++b) {
-      const std::int64_t len = a.key_lengths[b];
-      if (len < 0)
-        return range_errorf("keyLengths", "keyLengths[%zu] must be an integer >= 0, got %lld", b, static_cast<long long>(len));
-      if (std::size_t(len) > nk)
-        return range_errorf("keyLengths", "keyLengths[%zu] = %lld exceeds nk = %zu%s", b, static_cast<long long>(len), nk,
-                            cache ? " (the cache's length)" : "");
-    }
-  }
-  if (!a.alibi_slopes.empty()) {
-    if (a.alibi_slopes.size() != heads)
-      return range_errorf("alibiSlopes", "alibiSlopes must have heads = %zu entries, got %zu", heads, a.alibi_slopes.size());
-    if (auto s = check_values("alibiSlopes", a.alibi_slopes, false); !s.ok()) return s;
-    // |slope|·distance stays far inside float32: distances are below nq + nk.
-    for (std::size_t h = 0; h < heads; ++h)
-      if (std::fabs(double(a.alibi_slopes[h])) * double(a.nq + nk) > 1e37)
-        return range_errorf("alibiSlopes", "alibiSlopes[%zu] = %s is too large: slope·(nq + nk) could overflow float32 scores; the limit is 1e37",
-                            h, fmt(a.alibi_slopes[h]).c_str());
-  }
+  if (!a.key_lengths.empty() && a.key_lengths.size() != a.batch)
+    return range_errorf("keyLengths", "keyLengths must have batch = %zu entries, got %zu", a.batch, a.key_lengths.size());
+  if (!a.alibi_slopes.empty() && a.alibi_slopes.size() != heads)
+    return range_errorf("alibiSlopes", "alibiSlopes must have heads = %zu entries, got %zu", heads, a.alibi_slopes.size());
   for (auto [i, value] : {std::pair{0, a.window.left}, {1, a.window.right}}) {
     std::int64_t bound;
-    if (auto s = check_window_bound(i, double(value), bound); !s.ok()) return s;
+    if (!is_window_bound(double(value))) return check_window_bound(i, double(value), bound);
   }
   float scale = 1.0f / std::sqrt(static_cast<float>(dk)), softcap = 0.0f;
   if (a.scale)
@@ -268,6 +256,22 @@ Status check_attention_values(const AttentionArgs& a, const AttentionPlan& plan)
   if (auto s = check_values("k", a.k, false); !s.ok()) return s;
   if (auto s = check_values("v", a.v, false); !s.ok()) return s;
   if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;
+  for (std::size_t i = 0; i < a.key_lengths.size(); ++i) {
+    const std::int64_t len = a.key_lengths[i];
+    if (len < 0)
+      return range_errorf("keyLengths", "keyLengths[%zu] must be an integer >= 0, got %lld", i, static_cast<long long>(len));
+    if (std::size_t(len) > b.nk)
+      return range_errorf("keyLengths", "keyLengths[%zu] = %lld exceeds nk = %zu%s", i, static_cast<long long>(len), b.nk,
+                          cache ? " (the cache's length)" : "");
+  }
+  if (!a.alibi_slopes.empty()) {
+    if (auto s = check_values("alibiSlopes", a.alibi_slopes, false); !s.ok()) return s;
+    // |slope|·distance stays far inside float32: distances are below nq + nk.
+    for (std::size_t h = 0; h < b.heads; ++h)
+      if (std::fabs(double(a.alibi_slopes[h])) * double(a.nq + b.nk) > 1e37)
+        return range_errorf("alibiSlopes", "alibiSlopes[%zu] = %s is too large: slope·(nq + nk) could overflow float32 scores; the limit is 1e37",
+                            h, fmt(a.alibi_slopes[h]).c_str());
+  }
 
   // Scores that could overflow float32 are refused: per head, max ‖q‖·‖k‖ (and its scaled value) ≤ 1e37.
   const TensorView &q = b.q, &k = b.k;
@@ -287,14 +291,16 @@ Status check_attention_values(const AttentionArgs& a, const AttentionPlan& plan)
 
 }  // namespace detail
 
-Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
+namespace {
+
+// Everything attention() checks before reading a value: the plan, and the lengths of the outputs given (an empty
+// one is checked only when `required`: attention()'s out).
+Status plan_call(const AttentionArgs& a, const AttentionOutputs& o, bool wants_matrix, bool required, detail::AttentionPlan& plan) {
   using namespace detail;
-  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
-  AttentionPlan plan;
   if (auto s = plan_attention(a, wants_matrix, plan); !s.ok()) return s;
-  AttentionBatch& batch = plan.batch;
+  const AttentionBatch& batch = plan.batch;
   const std::size_t heads = batch.heads, nk = batch.nk, dv = batch.dv, nq = batch.nq;
-  if (o.out.size() != plan.out_len)
+  if ((required || !o.out.empty()) && o.out.size() != plan.out_len)
     return check_length("out", o.out.size(), plan.out_len, plan.shape("nq·dv", "heads", heads, nq, dv));
   for (auto [name, span] : {std::pair{"rawScores", o.raw_scores}, {"scores", o.scores}, {"weights", o.weights}})
     if (!span.empty() && span.size() != plan.bhn)
@@ -305,6 +311,37 @@ Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
                         plan.single ? format("nq = %zu", nq) : format("batch·heads·nq = %zu·%zu·%zu", a.batch, heads, nq));
   if (a.path == AttentionPath::streaming && wants_matrix)
     return Status::range_error("path", "path 'streaming' never builds the score matrix, so it cannot return scores or weights");
+  return Status::success();
+}
+
+}  // namespace
+
+namespace detail {
+
+void shape_of(const AttentionArgs& a, const AttentionPlan& plan, AttentionShape& shape) {
+  const AttentionBatch& b = plan.batch;
+  shape.batch = b.batch, shape.heads = b.heads, shape.kv_heads = b.kv_heads;
+  shape.nq = a.nq, shape.nk = b.nk, shape.dk = b.dk, shape.dv = b.dv;
+  for (std::size_t d = 0; d < 4; ++d) shape.mask[d] = plan.mask_shape[d];
+  shape.out = plan.out_len, shape.matrix = plan.bhn, shape.lse = plan.lse_len;
+  shape.q = plan.q_len, shape.k = a.cache ? 0 : plan.k_len, shape.v = a.cache ? 0 : plan.v_len;
+}
+
+}  // namespace detail
+
+Status check_attention(const AttentionArgs& a, const AttentionOutputs& o, bool wants_matrix, AttentionShape& shape) {
+  detail::AttentionPlan plan;
+  if (auto s = plan_call(a, o, wants_matrix, false, plan); !s.ok()) return s;
+  detail::shape_of(a, plan, shape);
+  return Status::success();
+}
+
+Status attention(const AttentionArgs& a, const AttentionOutputs& o) {
+  using namespace detail;
+  AttentionPlan plan;
+  const bool wants_matrix = !o.raw_scores.empty() || !o.scores.empty() || !o.weights.empty();
+  if (auto s = plan_call(a, o, wants_matrix, true, plan); !s.ok()) return s;
+  AttentionBatch& batch = plan.batch;
   if (auto s = check_attention_values(a, plan); !s.ok()) return s;
 
   batch.out = o.out.data();

@@ -156,18 +156,22 @@ struct AttentionBatch {
 Status run_attention(const AttentionBatch& b);
 
 // attention()'s validation, shared with attention_backward(): `plan_attention` checks the sizes, the lengths of
-// q/k/v, the mask and its shape, keyLengths, alibiSlopes, window, scale and softcap, and fills everything of the
-// batch but its outputs; `check_attention_values` then checks the values of q/k/v/mask and that the scores cannot
-// overflow. (attention() checks its outputs between the two, so that size errors come before value errors.)
+// q/k/v, the mask and its shape, keyLengths, alibiSlopes, window, scale and softcap — everything that reads no
+// tensor's values — and fills everything of the batch but its outputs; `check_attention_values` then checks the
+// values of q/k/v/mask, keyLengths and alibiSlopes and that the scores cannot overflow. (attention() checks its
+// outputs between the two, so that size errors come before value errors.)
 struct AttentionPlan {
   AttentionBatch batch{};  // batch.nq: the rows held (q_end − q_begin of a call with a query range, else nq)
   std::size_t q_len = 0, k_len = 0, v_len = 0, out_len = 0, lse_len = 0, bhn = 0;  // bhn: batch·heads·nq·nk, when needed
   bool single = true;  // batch = heads = kvHeads = 1: messages use the short shapes ("nq·dk = 6·4")
+  std::size_t mask_shape[4] = {0, 0, 0, 0};  // the mask's shape broadcast to [batch, heads, nq, nk]; 0s without one
   // "nq·dk = 6·4", or "batch·heads·nq·dk = 2·4·6·4".
   std::string shape(const char* short_form, const char* heads_name, std::size_t count, std::size_t seq, std::size_t d) const;
 };
 Status plan_attention(const AttentionArgs& a, bool wants_matrix, AttentionPlan& plan);
 Status check_attention_values(const AttentionArgs& a, const AttentionPlan& plan);
+// What a plan resolved, as check_attention() reports it.
+void shape_of(const AttentionArgs& a, const AttentionPlan& plan, AttentionShape& shape);
 // The strides of a [batch, heads, seq, d] tensor in a layout.
 TensorView tensor_view(const float* data, Layout layout, std::size_t heads, std::size_t seq, std::size_t d) noexcept;
 

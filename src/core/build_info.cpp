@@ -8,6 +8,10 @@
 
 namespace attnlab {
 
-BuildInfo build_info() noexcept { return {ATTNLAB_VERSION, kernels::kSimd, kernels::simd_kernel_name()}; }
+// The set that runs: in native builds the process's choice (kernels/dispatch.h), elsewhere the compiled one.
+BuildInfo build_info() noexcept {
+  const bool simd = kernels::kernel_set() == kernels::KernelSet::simd;
+  return {ATTNLAB_VERSION, simd, simd ? kernels::simd_kernel_name() : "scalar"};
+}
 
 }  // namespace attnlab

@@ -67,22 +67,54 @@ std::size_t KvCache::max_length() const noexcept {
   return m;
 }
 
-Status KvCache::append(const KvAppendArgs& a) {
+// The rotation of the new keys (append's rope option) as lab.rope's arguments; `offset` holds the cache position
+// of the first new token when the option gives no positions.
+RopeArgs KvCache::rope_args(const KvAppendArgs& a, const std::int32_t& offset) const {
   const KvCacheConfig& c = config_;
-  const Layout layout = a.layout.value_or(c.layout);
+  RopeArgs r;
+  r.x = a.k, r.batch = c.batch, r.heads = c.kv_heads, r.dk = c.dk;
+  r.layout = a.layout.value_or(c.layout) == Layout::bshd ? RopeLayout::bshd : RopeLayout::bhsd;
+  if (a.rope->positions.empty()) r.offset = std::span<const std::int32_t>(&offset, 1);
+  r.positions = a.rope->positions;
+  r.base = a.rope->base, r.rotary_dim = a.rope->rotary_dim, r.interleaved = a.rope->interleaved;
+  r.cos = a.rope->cos, r.sin = a.rope->sin;
+  return r;
+}
+
+namespace {
+Status rope_error(Status s) {
+  if (!s.ok()) s.message = "rope: " + s.message;
+  return s;
+}
+}  // namespace
+
+Status KvCache::check_append(const KvAppendArgs& a) const {
+  const KvCacheConfig& c = config_;
   const std::size_t per_token = c.batch * c.kv_heads * c.dk;  // fits: the storage of one token per slot exists
   if (a.k.empty() || a.k.size() % per_token != 0)
     return range_errorf("k", "k.length must be a positive multiple of batch·kvHeads·dk = %zu·%zu·%zu = %zu, got %zu", c.batch,
                         c.kv_heads, c.dk, per_token, a.k.size());
   const std::size_t t = a.k.size() / per_token;
   std::size_t v_len;
-  if (auto s = check_product("v", t, c.batch * c.kv_heads * c.dv, v_len); !s.ok()) return s;
+  if (!checked_mul(t, c.batch * c.kv_heads * c.dv, v_len)) return check_product("v", t, c.batch * c.kv_heads * c.dv, v_len);
   if (a.v.size() != v_len)
     return check_length("v", a.v.size(), v_len, format("batch·kvHeads·t·dv = %zu·%zu·%zu·%zu", c.batch, c.kv_heads, t, c.dv));
   const std::size_t held = max_length();
   if (t > c.capacity - held)
     return range_errorf("capacity", "appending %zu token%s to the %zu held would exceed capacity = %zu; the cache is unchanged", t,
                         t == 1 ? "" : "s", held, c.capacity);
+  if (a.rope) {
+    const std::int32_t offset = std::int32_t(held <= 0x7fffffff ? held : 0x7fffffff);
+    if (auto s = rope_error(check_rope(rope_args(a, offset), a.k.size())); !s.ok()) return s;
+  }
+  return Status::success();
+}
+
+Status KvCache::append(const KvAppendArgs& a) {
+  const KvCacheConfig& c = config_;
+  if (auto s = check_append(a); !s.ok()) return s;
+  const Layout layout = a.layout.value_or(c.layout);
+  const std::size_t t = a.k.size() / (c.batch * c.kv_heads * c.dk), held = max_length();
   if (auto s = check_values("k", a.k, false); !s.ok()) return s;
   if (auto s = check_values("v", a.v, false); !s.ok()) return s;
   // Keys rotated on the way in go through scratch first: an error leaves the cache as it was.
@@ -91,18 +123,8 @@ Status KvCache::append(const KvAppendArgs& a) {
   if (a.rope) {
     rotated = Scratch(a.k.size());
     if (!rotated.ok_for(a.k.size())) return Status::no_memory("the rotated keys");
-    RopeArgs r;
-    r.x = a.k, r.batch = c.batch, r.heads = c.kv_heads, r.dk = c.dk;
-    r.layout = layout == Layout::bshd ? RopeLayout::bshd : RopeLayout::bhsd;
     const std::int32_t offset = std::int32_t(held <= 0x7fffffff ? held : 0x7fffffff);
-    if (a.rope->positions.empty()) r.offset = std::span<const std::int32_t>(&offset, 1);
-    r.positions = a.rope->positions;
-    r.base = a.rope->base, r.rotary_dim = a.rope->rotary_dim, r.interleaved = a.rope->interleaved;
-    r.cos = a.rope->cos, r.sin = a.rope->sin;
-    if (auto s = rope(r, std::span<float>(rotated.data(), a.k.size())); !s.ok()) {
-      s.message = "rope: " + s.message;
-      return s;
-    }
+    if (auto s = rope_error(rope(rope_args(a, offset), std::span<float>(rotated.data(), a.k.size()))); !s.ok()) return s;
     keys = std::span<const float>(rotated.data(), a.k.size());
   }
   // Every row of either layout is dk contiguous floats.
@@ -120,6 +142,11 @@ Status KvCache::append(const KvAppendArgs& a) {
   for (std::size_t b = 0; b < c.batch; ++b) lengths_[b] += t;
   max_key_norm_ = norm > max_key_norm_ ? norm : max_key_norm_;
   return Status::success();
+}
+
+std::size_t KvCache::read_size(bool values) const noexcept {
+  const KvCacheConfig& c = config_;
+  return c.batch * c.kv_heads * max_length() * (values ? c.dv : c.dk);  // fits: the storage exists
 }
 
 Status KvCache::read_keys(std::span<float> out) const {

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "attention.h"
+#include "rope.h"
 #include "scratch.h"
 #include "status.h"
 
@@ -44,11 +45,15 @@ class KvCache {
 
   // Appends t tokens to every item: all or nothing (past capacity, a bad length or value leave it unchanged).
   Status append(const KvAppendArgs& args);
+  // Every check append() makes that reads no value of k, v or the rope tables and positions.
+  Status check_append(const KvAppendArgs& args) const;
   void reset() noexcept;
 
   const KvCacheConfig& config() const noexcept { return config_; }
   std::size_t length(std::size_t b) const noexcept { return lengths_[b]; }
   std::size_t max_length() const noexcept;
+  // The length read_keys (values false) or read_values needs: batch·kvHeads·max_length·(dk or dv).
+  std::size_t read_size(bool values) const noexcept;
   // [batch, kvHeads, max_length, dk] ('bhsd'), zeros past an item's length.
   Status read_keys(std::span<float> out) const;
   Status read_values(std::span<float> out) const;
@@ -61,6 +66,7 @@ class KvCache {
  private:
   KvCache() = default;
   std::size_t slot(std::size_t b, std::size_t g) const noexcept { return b * config_.kv_heads + g; }
+  RopeArgs rope_args(const KvAppendArgs& a, const std::int32_t& offset) const;
 
   KvCacheConfig config_{};
   std::size_t key_slot_ = 0, value_slot_ = 0;  // floats per (item, head)

@@ -5,8 +5,10 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "format.h"
 #include "gemm_blocked.h"
 #include "scratch.h"
 #include "validate.h"
@@ -48,19 +50,25 @@ bool overlaps(std::span<const float> x, std::span<float> y) noexcept {
 
 }  // namespace
 
-Status matmul(const MatmulArgs& a, std::span<float> out) {
+Status check_matmul(const MatmulArgs& a, std::size_t out_size) {
   for (auto [name, value] : {std::pair{"m", a.m}, {"k", a.k}, {"n", a.n}})
-    if (auto s = check_size(name, value); !s.ok()) return s;
+    if (!value) return check_size(name, value);
+  // (messages only on failure: every call is checked twice in the package)
+  auto dims = [](std::size_t x, std::size_t y, const char* names) { return format("%s = %zu·%zu", names, x, y); };
   std::size_t a_len, b_len, out_len;
-  if (auto s = check_product("a", a.m, a.k, a_len); !s.ok()) return s;
-  if (auto s = check_product("b", a.k, a.n, b_len); !s.ok()) return s;
-  if (auto s = check_product("out", a.m, a.n, out_len); !s.ok()) return s;
-  const std::string m_s = std::to_string(a.m), k_s = std::to_string(a.k), n_s = std::to_string(a.n);
-  if (auto s = check_length("a", a.a.size(), a_len, "m·k = " + m_s + "·" + k_s); !s.ok()) return s;
-  if (auto s = check_length("b", a.b.size(), b_len, a.transpose_b ? "n·k = " + n_s + "·" + k_s : "k·n = " + k_s + "·" + n_s);
-      !s.ok())
-    return s;
-  if (auto s = check_length("out", out.size(), out_len, "m·n = " + m_s + "·" + n_s); !s.ok()) return s;
+  for (auto [tensor, x, y, names, len] : {std::tuple{"a", a.m, a.k, "m·k", &a_len}, {"b", a.k, a.n, "k·n", &b_len},
+                                          {"out", a.m, a.n, "m·n", &out_len}})
+    if (!checked_mul(x, y, *len))
+      return range_errorf(tensor, "%s is too large: %s elements would not fit in memory", tensor, dims(x, y, names).c_str());
+  if (a.a.size() != a_len) return check_length("a", a.a.size(), a_len, dims(a.m, a.k, "m·k"));
+  if (a.b.size() != b_len)
+    return check_length("b", a.b.size(), b_len, a.transpose_b ? dims(a.n, a.k, "n·k") : dims(a.k, a.n, "k·n"));
+  if (out_size != out_len) return check_length("out", out_size, out_len, dims(a.m, a.n, "m·n"));
+  return Status::success();
+}
+
+Status matmul(const MatmulArgs& a, std::span<float> out) {
+  if (auto s = check_matmul(a, out.size()); !s.ok()) return s;
   if (overlaps(a.a, out) || overlaps(a.b, out))
     return Status::range_error("out", "out must not overlap a or b (the product is written while they are read)");
   if (auto s = check_values("a", a.a, false); !s.ok()) return s;

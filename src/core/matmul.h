@@ -18,5 +18,7 @@ struct MatmulArgs {
 // (max ‖row of A‖ · max ‖column of B‖ > 1e37, a Cauchy–Schwarz bound on every entry and partial sum).
 // On error nothing is written.
 Status matmul(const MatmulArgs& args, std::span<float> out);
+// Every check matmul() makes that reads no value of a or b: the sizes and the lengths (out's: out_size).
+Status check_matmul(const MatmulArgs& args, std::size_t out_size);
 
 }  // namespace attnlab

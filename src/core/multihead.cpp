@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "attention_impl.h"
+#include "format.h"
 #include "kernels/kernels.h"
 #include "scratch.h"
 #include "validate.h"
@@ -28,9 +29,8 @@ Status check_finite_result(const char* name, const float* data, std::size_t coun
 }  // namespace
 
 Status multi_head_dims(const MultiHeadArgs& a, MultiHeadDims& d) {
-  if (auto s = check_size("n", a.n); !s.ok()) return s;
-  if (auto s = check_size("dModel", a.d_model); !s.ok()) return s;
-  if (auto s = check_size("heads", a.heads); !s.ok()) return s;
+  for (auto [name, value] : {std::pair{"n", a.n}, {"dModel", a.d_model}, {"heads", a.heads}})
+    if (!value) return check_size(name, value);
   d.heads = a.heads;
   d.kv_heads = a.kv_heads ? a.kv_heads : a.heads;
   if (d.kv_heads > d.heads || d.heads % d.kv_heads != 0)
@@ -42,53 +42,75 @@ Status multi_head_dims(const MultiHeadArgs& a, MultiHeadDims& d) {
     } else if (a.d_model % a.heads == 0) {
       *out = a.d_model / a.heads;
     } else {
-      return Status::range_error(name, std::string(name) + " defaults to dModel / heads, but dModel = " +
-                                           std::to_string(a.d_model) + " is not a multiple of heads = " +
-                                           std::to_string(a.heads) + "; give " + name + " explicitly");
+      return range_errorf(name, "%s must be given when dModel is not a multiple of heads (it defaults to dModel / heads), "
+                                "got dModel = %zu, heads = %zu", name, a.d_model, a.heads);
     }
   }
   return Status::success();
 }
 
-Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
-  MultiHeadDims d{};
+Status multi_head_lengths(const MultiHeadArgs& a, bool wants_matrix, MultiHeadDims& d, MultiHeadLengths& len) {
   if (auto s = multi_head_dims(a, d); !s.ok()) return s;
   const std::size_t H = d.heads, G = d.kv_heads;
   // Every product below must fit in size_t (32 bits in wasm); check the factors one by one.
-  std::size_t x_len, qw, kw, vw, ow, q_len, k_len, v_len, c_len, out_len, wq_len, wk_len, wv_len, wo_len, nn, hnn;
-  for (auto [what, x, y, r] : {std::tuple{"x", a.n, a.d_model, &x_len}, {"heads·dk", H, d.dk, &qw},
-                               {"kvHeads·dk", G, d.dk, &kw}, {"kvHeads·dv", G, d.dv, &vw}, {"heads·dv", H, d.dv, &ow}})
-    if (auto s = check_product(what, x, y, *r); !s.ok()) return s;
-  for (auto [what, x, y, r] : {std::tuple{"q", a.n, qw, &q_len}, {"k", a.n, kw, &k_len}, {"v", a.n, vw, &v_len},
-                               {"concat", a.n, ow, &c_len}, {"out", a.n, a.d_model, &out_len},
-                               {"wq", a.d_model, qw, &wq_len}, {"wk", a.d_model, kw, &wk_len},
-                               {"wv", a.d_model, vw, &wv_len}, {"wo", ow, a.d_model, &wo_len}})
-    if (auto s = check_product(what, x, y, *r); !s.ok()) return s;
+  std::size_t qw, kw, vw, ow, nn = 0;
+  // (a product past size_t is named by the sizes the caller gave)
+  auto too_large = [](const char* tensor, const char* names, std::size_t x, std::size_t y) {
+    return range_errorf(tensor, "%s is too large: %s = %zu × %zu elements would not fit in memory", tensor, names, x, y);
+  };
+  for (auto [what, x, y, r, names] : {std::tuple{"x", a.n, a.d_model, &len.x, "n·dModel"}, {"wq", H, d.dk, &qw, "dModel·heads·dk"},
+                                      {"wk", G, d.dk, &kw, "dModel·kvHeads·dk"}, {"wv", G, d.dv, &vw, "dModel·kvHeads·dv"},
+                                      {"wo", H, d.dv, &ow, "heads·dv·dModel"}})
+    if (!checked_mul(x, y, *r)) return too_large(what, names, x, y);
+  for (auto [what, x, y, r, names] : {std::tuple{"q", a.n, qw, &len.q, "n·heads·dk"}, {"k", a.n, kw, &len.k, "n·kvHeads·dk"},
+                                      {"v", a.n, vw, &len.v, "n·kvHeads·dv"}, {"concat", a.n, ow, &len.concat, "n·heads·dv"},
+                                      {"out", a.n, a.d_model, &len.out, "n·dModel"}, {"wq", a.d_model, qw, &len.wq, "dModel·heads·dk"},
+                                      {"wk", a.d_model, kw, &len.wk, "dModel·kvHeads·dk"}, {"wv", a.d_model, vw, &len.wv, "dModel·kvHeads·dv"},
+                                      {"wo", ow, a.d_model, &len.wo, "heads·dv·dModel"}})
+    if (!checked_mul(x, y, *r)) return too_large(what, names, x, y);
+  len.matrix = 0;
+  if (wants_matrix || !a.mask.empty())
+    if (!checked_mul(a.n, a.n, nn) || !checked_mul(H, nn, len.matrix))
+      return range_errorf("scores", "scores is too large: heads·n·n = %zu·%zu·%zu elements would not fit in memory", H, a.n, a.n);
+  len.mask = nn;
+  return Status::success();
+}
+
+Status check_multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
+  MultiHeadDims d{};
+  MultiHeadLengths len{};
+  if (auto s = multi_head_lengths(a, !o.scores.empty() || !o.weights.empty(), d, len); !s.ok()) return s;
+  const std::size_t qw = d.heads * d.dk, kw = d.kv_heads * d.dk, vw = d.kv_heads * d.dv, ow = d.heads * d.dv;
+  // (messages only on failure: every call is checked twice in the package)
+  auto two = [](const char* names, std::size_t x, std::size_t y) { return format("%s = %zu·%zu", names, x, y); };
+  for (auto [name, got, want, names, x, y] :
+       {std::tuple{"x", a.x.size(), len.x, "n·dModel", a.n, a.d_model}, {"wq", a.wq.size(), len.wq, "dModel·heads·dk", a.d_model, qw},
+        {"wk", a.wk.size(), len.wk, "dModel·kvHeads·dk", a.d_model, kw}, {"wv", a.wv.size(), len.wv, "dModel·kvHeads·dv", a.d_model, vw},
+        {"wo", a.wo.size(), len.wo, "heads·dv·dModel", ow, a.d_model}})
+    if (got != want) return check_length(name, got, want, two(names, x, y));
+  if (!a.mask.empty() && a.mask.size() != len.mask) return check_length("mask", a.mask.size(), len.mask, two("n·n", a.n, a.n));
+  if (o.out.size() != len.out) return check_length("out", o.out.size(), len.out, two("n·dModel", a.n, a.d_model));
+  for (auto [name, span, want, names, w] :
+       {std::tuple{"q", o.q, len.q, "n·heads·dk", qw}, {"k", o.k, len.k, "n·kvHeads·dk", kw}, {"v", o.v, len.v, "n·kvHeads·dv", vw},
+        {"concat", o.concat, len.concat, "n·heads·dv", ow}, {"scores", o.scores, len.matrix, nullptr, 0},
+        {"weights", o.weights, len.matrix, nullptr, 0}})
+    if (!span.empty() && span.size() != want) return check_length(name, span.size(), want, names ? two(names, a.n, w) : "heads·n·n");
+  float scale;
+  if (a.scale) return check_float32_positive("scale", *a.scale, scale);
+  return Status::success();
+}
+
+Status multi_head_attention(const MultiHeadArgs& a, const MultiHeadOutputs& o) {
+  if (auto s = check_multi_head_attention(a, o); !s.ok()) return s;
   const bool wants_matrix = !o.scores.empty() || !o.weights.empty();
-  if (wants_matrix || !a.mask.empty()) {
-    if (auto s = check_product("n·n", a.n, a.n, nn); !s.ok()) return s;
-    if (auto s = check_product("heads·n·n", H, nn, hnn); !s.ok()) return s;
-  }
-  const std::string n_s = std::to_string(a.n), dm_s = std::to_string(a.d_model);
-  const std::string qw_s = std::to_string(qw), kw_s = std::to_string(kw), vw_s = std::to_string(vw),
-                    ow_s = std::to_string(ow);
-  if (auto s = check_length("x", a.x.size(), x_len, "n·dModel = " + n_s + "·" + dm_s); !s.ok()) return s;
-  if (auto s = check_length("wq", a.wq.size(), wq_len, "dModel·heads·dk = " + dm_s + "·" + qw_s); !s.ok()) return s;
-  if (auto s = check_length("wk", a.wk.size(), wk_len, "dModel·kvHeads·dk = " + dm_s + "·" + kw_s); !s.ok()) return s;
-  if (auto s = check_length("wv", a.wv.size(), wv_len, "dModel·kvHeads·dv = " + dm_s + "·" + vw_s); !s.ok()) return s;
-  if (auto s = check_length("wo", a.wo.size(), wo_len, "heads·dv·dModel = " + ow_s + "·" + dm_s); !s.ok()) return s;
-  if (!a.mask.empty())
-    if (auto s = check_length("mask", a.mask.size(), nn, "n·n = " + n_s + "·" + n_s); !s.ok()) return s;
-  if (auto s = check_length("out", o.out.size(), out_len, "n·dModel = " + n_s + "·" + dm_s); !s.ok()) return s;
-  for (auto [name, span, want, shape] :
-       {std::tuple{"q", o.q, q_len, "n·heads·dk = " + n_s + "·" + qw_s}, {"k", o.k, k_len, "n·kvHeads·dk = " + n_s + "·" + kw_s},
-        {"v", o.v, v_len, "n·kvHeads·dv = " + n_s + "·" + vw_s}, {"concat", o.concat, c_len, "n·heads·dv = " + n_s + "·" + ow_s},
-        {"scores", o.scores, hnn, "heads·n·n"}, {"weights", o.weights, hnn, "heads·n·n"}})
-    if (!span.empty())
-      if (auto s = check_length(name, span.size(), want, shape); !s.ok()) return s;
+  MultiHeadDims d{};
+  MultiHeadLengths len{};
+  if (auto s = multi_head_lengths(a, wants_matrix, d, len); !s.ok()) return s;
+  const std::size_t H = d.heads, G = d.kv_heads;
+  const std::size_t qw = H * d.dk, kw = G * d.dk, vw = G * d.dv, ow = H * d.dv;
+  const std::size_t q_len = len.q, k_len = len.k, v_len = len.v, c_len = len.concat, out_len = len.out, hnn = len.matrix;
   float scale = 1.0f / std::sqrt(static_cast<float>(d.dk));
-  if (a.scale)
-    if (auto s = check_float32_positive("scale", *a.scale, scale); !s.ok()) return s;
+  if (a.scale) scale = static_cast<float>(*a.scale);
   for (auto [name, span] : {std::pair{"x", a.x}, {"wq", a.wq}, {"wk", a.wk}, {"wv", a.wv}, {"wo", a.wo}})
     if (auto s = check_values(name, span, false); !s.ok()) return s;
   if (auto s = check_values("mask", a.mask, true); !s.ok()) return s;

@@ -41,7 +41,15 @@ struct MultiHeadDims {
   std::size_t heads, kv_heads, dk, dv;
 };
 Status multi_head_dims(const MultiHeadArgs& args, MultiHeadDims& dims);
+// The lengths every tensor of a call must have (matrix: heads·n·n, when scores or weights are wanted or a mask is
+// given, else 0; mask: n·n then). Fails like multi_head_attention on sizes; reads no tensor.
+struct MultiHeadLengths {
+  std::size_t x, wq, wk, wv, wo, mask, out, q, k, v, concat, matrix;
+};
+Status multi_head_lengths(const MultiHeadArgs& args, bool wants_matrix, MultiHeadDims& dims, MultiHeadLengths& lengths);
+// Every check multi_head_attention() makes that reads no tensor's values: sizes, lengths, scale.
 
+Status check_multi_head_attention(const MultiHeadArgs& args, const MultiHeadOutputs& outputs);
 Status multi_head_attention(const MultiHeadArgs& args, const MultiHeadOutputs& outputs);
 
 }  // namespace attnlab

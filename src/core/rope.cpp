@@ -62,8 +62,8 @@ class Doubles {
 // [rows × half] float tables, in double until the final rounding (rope_math.h's functions; the error is in
 // rope.h). Each angle is split as p = 64·q + l, and cos/sin(A + B), A = 64q·fᵢ, B = l·fᵢ, come from the
 // angle-sum formulas: the 64 rows of B are computed when first needed, the row of A once per run of positions
-// sharing q, so contiguous positions take 1/32 of the sin/cos evaluations of one per entry (measured in Node,
-// wasm SIMD, one head of 4096 tokens × 128: 1.6 ms a call instead of 9.2 ms, under a load average of 9).
+// sharing q, so contiguous positions take 1/32 of the sin/cos evaluations of one per entry (measured:
+// docs/performance.md#kernel-and-engine-choices-measured).
 // A + B is p·fᵢ up to the rounding a direct product would have; every position always takes this route, so
 // its entries are the same bits whichever call computes them.
 template <class PositionOfRow>
@@ -116,15 +116,17 @@ Status range(const char* arg, const char* format, ...) {
 
 using ll = long long;
 
-// Checks the positions and fills `pos`; max_position = 0 means no table bounds them.
-Status check_positions(const RopeArgs& a, std::size_t seq, std::int64_t max_position, Positions& pos) {
+// What a call's sizes resolve to.
+struct RopeShape {
+  std::size_t seq = 0, rotary = 0, half = 0;
+  bool tables = false;
+  double base = 10000.0;
+  std::int64_t max_position = 0;  // the tables' rows; 0 = no table bounds the positions
+};
+
+// The positions' lengths, and `pos` pointing at them.
+Status position_lengths(const RopeArgs& a, std::size_t seq, Positions& pos) {
   pos.seq = seq;
-  char bound[96];
-  if (max_position)
-    std::snprintf(bound, sizeof bound, "must be < maxPosition = %lld (the rows of cos and sin)", ll(max_position));
-  else
-    std::snprintf(bound, sizeof bound, "must be <= 2147483647");
-  const std::int64_t limit = max_position ? max_position - 1 : kMaxPosition;
   if (!a.positions.empty() && !a.offset.empty()) return range("offset", "give positions or offset, not both");
   if (!a.positions.empty()) {
     if (a.positions.size() != seq && a.positions.size() != sat_mul(a.batch, seq))
@@ -133,6 +135,24 @@ Status check_positions(const RopeArgs& a, std::size_t seq, std::int64_t max_posi
                          : range("positions", "positions must have seq = %zu elements, got %zu", seq, a.positions.size());
     pos.list = a.positions.data();
     pos.per_item = a.positions.size() != seq;
+  } else if (!a.offset.empty()) {
+    if (a.offset.size() != 1 && a.offset.size() != a.batch)
+      return range("offset", "offset must hold 1 value or batch = %zu values (one per item), got %zu", a.batch, a.offset.size());
+    pos.offset = a.offset.data();
+    pos.per_item = a.offset.size() != 1;
+  }
+  return Status::success();
+}
+
+// The positions' values: integers ≥ 0, each below the tables' rows (max_position; 0 = no tables).
+Status position_values(const RopeArgs& a, std::size_t seq, std::int64_t max_position) {
+  char bound[96];
+  if (max_position)
+    std::snprintf(bound, sizeof bound, "must be < maxPosition = %lld (the rows of cos and sin)", ll(max_position));
+  else
+    std::snprintf(bound, sizeof bound, "must be <= 2147483647");
+  const std::int64_t limit = max_position ? max_position - 1 : kMaxPosition;
+  if (!a.positions.empty()) {
     for (std::size_t i = 0; i < a.positions.size(); ++i) {
       const ll p = a.positions[i];
       if (p < 0) return range("positions", "positions[%zu] is %lld; positions must be integers >= 0", i, p);
@@ -141,10 +161,6 @@ Status check_positions(const RopeArgs& a, std::size_t seq, std::int64_t max_posi
     return Status::success();
   }
   if (!a.offset.empty()) {
-    if (a.offset.size() != 1 && a.offset.size() != a.batch)
-      return range("offset", "offset must hold 1 value or batch = %zu values (one per item), got %zu", a.batch, a.offset.size());
-    pos.offset = a.offset.data();
-    pos.per_item = a.offset.size() != 1;
     for (std::size_t b = 0; b < a.offset.size(); ++b) {
       const ll o = a.offset[b], last = o + ll(seq) - 1;
       char name[32];
@@ -159,48 +175,63 @@ Status check_positions(const RopeArgs& a, std::size_t seq, std::int64_t max_posi
   return Status::success();
 }
 
-}  // namespace
-
-Status rope(const RopeArgs& a, std::span<float> out) {
+// Every check that reads no value: sizes, lengths, options.
+Status rope_shape(const RopeArgs& a, std::size_t out_size, RopeShape& r, Positions& pos) {
   using namespace detail;
-  if (auto s = check_size("batch", a.batch); !s.ok()) return s;
-  if (auto s = check_size("heads", a.heads); !s.ok()) return s;
-  if (auto s = check_size("dk", a.dk); !s.ok()) return s;
-  const std::size_t rotary = a.rotary_dim ? a.rotary_dim : a.dk;
-  if (a.rotary_dim && (rotary % 2 || rotary > a.dk))
-    return range("rotaryDim", "rotaryDim must be an even integer from 2 to dk = %zu, got %zu", a.dk, rotary);
-  if (rotary % 2)
+  for (auto [name, value] : {std::pair{"batch", a.batch}, {"heads", a.heads}, {"dk", a.dk}})
+    if (!value) return check_size(name, value);
+  r.rotary = a.rotary_dim ? a.rotary_dim : a.dk;
+  if (a.rotary_dim && (r.rotary % 2 || r.rotary > a.dk))
+    return range("rotaryDim", "rotaryDim must be an even integer from 2 to dk = %zu, got %zu", a.dk, r.rotary);
+  if (r.rotary % 2)
     return range("dk", "dk = %zu is odd: rotation needs pairs (give an even rotaryDim < dk to rotate part of each head)", a.dk);
-  const std::size_t half = rotary / 2;
+  r.half = r.rotary / 2;
 
   std::size_t per_token = 0, x_row = 0;
-  if (auto s = check_product("batch·heads·dk", a.batch, a.heads, per_token); !s.ok()) return s;
-  if (auto s = check_product("batch·heads·dk", per_token, a.dk, x_row); !s.ok()) return s;
+  if (!checked_mul(a.batch, a.heads, per_token)) return check_product("batch·heads·dk", a.batch, a.heads, per_token);
+  if (!checked_mul(per_token, a.dk, x_row)) return check_product("batch·heads·dk", per_token, a.dk, x_row);
   if (a.x.empty() || a.x.size() % x_row)
     return range("x", "x.length must be a positive multiple of batch·heads·dk = %zu·%zu·%zu = %zu (seq tokens), got %zu",
                  a.batch, a.heads, a.dk, x_row, a.x.size());
-  const std::size_t seq = a.x.size() / x_row;
-  if (auto s = check_length("out", out.size(), a.x.size(), "x.length"); !s.ok()) return s;
+  r.seq = a.x.size() / x_row;
+  if (out_size != a.x.size()) return check_length("out", out_size, a.x.size(), "x.length");
 
-  const bool tables = !a.cos.empty() || !a.sin.empty();
-  const double base = a.base.value_or(10000.0);
-  std::int64_t max_position = 0;
-  if (tables) {
+  r.tables = !a.cos.empty() || !a.sin.empty();
+  r.base = a.base.value_or(10000.0);
+  if (r.tables) {
     if (a.cos.empty()) return range("cos", "cos must be given with sin (both tables or neither)");
     if (a.sin.empty()) return range("sin", "sin must be given with cos (both tables or neither)");
-    if (a.cos.size() % half)
-      return range("cos", "cos.length must be a multiple of rotaryDim/2 = %zu ([maxPosition, rotaryDim/2]), got %zu", half, a.cos.size());
+    if (a.cos.size() % r.half)
+      return range("cos", "cos.length must be a multiple of rotaryDim/2 = %zu ([maxPosition, rotaryDim/2]), got %zu", r.half, a.cos.size());
     if (a.sin.size() != a.cos.size())
       return range("sin", "sin must have the length of cos = %zu elements, got %zu", a.cos.size(), a.sin.size());
     if (a.base)
       return range("base", "base sets the computed angles, which cos and sin replace: give base or the tables, not both");
-    const std::size_t rows = a.cos.size() / half;
-    max_position = rows > std::size_t(kMaxPosition) ? kMaxPosition + 1 : std::int64_t(rows);
-  } else if (!(base >= 1 && std::isfinite(base))) {  // fᵢ ≤ 1 keeps every angle below 2³¹ (rope_math.h)
-    return range("base", "base must be finite and >= 1 (the frequencies base^(-2i/rotaryDim) are <= 1), got %s", detail::fmt(base).c_str());
+    const std::size_t rows = a.cos.size() / r.half;
+    r.max_position = rows > std::size_t(kMaxPosition) ? kMaxPosition + 1 : std::int64_t(rows);
+  } else if (!(r.base >= 1 && std::isfinite(r.base))) {  // fᵢ ≤ 1 keeps every angle below 2³¹ (rope_math.h)
+    return range("base", "base must be finite and >= 1 (the frequencies base^(-2i/rotaryDim) are <= 1), got %s", detail::fmt(r.base).c_str());
   }
+  return position_lengths(a, r.seq, pos);
+}
+
+}  // namespace
+
+Status check_rope(const RopeArgs& a, std::size_t out_size) {
+  RopeShape r;
   Positions pos;
-  if (auto s = check_positions(a, seq, max_position, pos); !s.ok()) return s;
+  return rope_shape(a, out_size, r, pos);
+}
+
+Status rope(const RopeArgs& a, std::span<float> out) {
+  using namespace detail;
+  RopeShape r;
+  Positions pos;
+  if (auto s = rope_shape(a, out.size(), r, pos); !s.ok()) return s;
+  if (auto s = position_values(a, r.seq, r.max_position); !s.ok()) return s;
+  const std::size_t seq = r.seq, rotary = r.rotary, half = r.half;
+  const bool tables = r.tables;
+  const double base = r.base;
   // Values: finite, and small enough that no rotated value overflows: |a·c − b·s| ≤ max|x|·(|c| + |s|), where
   // |c| + |s| ≤ √2 for computed angles (each ≤ 1 in float, c² + s² = 1) and max|cos| + max|sin| for given tables.
   namespace k = kernels::rope_active;

@@ -51,5 +51,7 @@ struct RopeArgs {
 // both). θ computed in float32, as HF does, is off by up to p·2⁻²⁴ ≈ 6e−3 rad at p = 100 000.
 // A position's entries do not depend on the call: a decode step sees the bits a prefill saw.
 Status rope(const RopeArgs& args, std::span<float> out);
+// Every check rope() makes that reads no value of x, the positions or the tables: sizes, lengths, options.
+Status check_rope(const RopeArgs& args, std::size_t out_size);
 
 }  // namespace attnlab

@@ -33,21 +33,27 @@ void softmax_row_shifted(const float* x, std::size_t n, float m, float mul, bool
 
 }  // namespace detail
 
-Status softmax(const SoftmaxArgs& a, std::span<float> out) {
+Status check_softmax(const SoftmaxArgs& a, std::size_t out_size) {
   using namespace detail;
-  if (auto s = check_size("cols", a.cols); !s.ok()) return s;
+  if (!a.cols) return check_size("cols", a.cols);
   if (a.x.empty()) return Status::range_error("x", "x must hold at least one row of cols = " + std::to_string(a.cols) + " elements, got 0");
   if (a.x.size() % a.cols != 0)
     return Status::range_error("x", "x.length must be a multiple of cols = " + std::to_string(a.cols) + ", got " +
                                         std::to_string(a.x.size()));
-  if (auto s = check_positive_finite("temperature", a.temperature); !s.ok()) return s;
+  if (!(std::isfinite(a.temperature) && a.temperature > 0)) return check_positive_finite("temperature", a.temperature);
   const float temperature = static_cast<float>(a.temperature);
   if (!std::isfinite(temperature))
     return Status::range_error("temperature", "temperature must be within float32's range (at most 3.4e38), got " + fmt(a.temperature));
   if (!(temperature > 0.0f) || !std::isfinite(1.0f / temperature))
     return Status::range_error("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got " +
                                                   fmt(a.temperature));
-  if (auto s = check_length("out", out.size(), a.x.size(), "x.length"); !s.ok()) return s;
+  return out_size == a.x.size() ? Status::success() : check_length("out", out_size, a.x.size(), "x.length");
+}
+
+Status softmax(const SoftmaxArgs& a, std::span<float> out) {
+  using namespace detail;
+  if (auto s = check_softmax(a, out.size()); !s.ok()) return s;
+  const float temperature = static_cast<float>(a.temperature);
 
   // Pass 1 finds each row's max and checks the values in the same read; only when every row is valid
   // does pass 2 write (out may alias x, and an error must leave out untouched).

@@ -18,5 +18,7 @@ struct SoftmaxArgs {
 // out.size() must equal x.size(). out may alias x (in place). On error nothing is written.
 // A row that is all -inf yields all zeros (softmax) — never NaN.
 Status softmax(const SoftmaxArgs& args, std::span<float> out);
+// Every check softmax() makes that reads no value of x: cols, the length, temperature, out's length (out_size).
+Status check_softmax(const SoftmaxArgs& args, std::size_t out_size);
 
 }  // namespace attnlab

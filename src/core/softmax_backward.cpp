@@ -10,19 +10,24 @@
 
 namespace attnlab {
 
-Status softmax_backward(const SoftmaxBackwardArgs& a, std::span<float> dx) {
+Status check_softmax_backward(const SoftmaxBackwardArgs& a, std::size_t dx_size) {
   using namespace detail;
-  namespace kern = kernels::active;
-  if (auto s = check_size("cols", a.cols); !s.ok()) return s;
+  if (!a.cols) return check_size("cols", a.cols);
   if (a.y.empty()) return range_errorf("y", "y must hold at least one row of cols = %zu elements, got 0", a.cols);
   if (a.y.size() % a.cols != 0)
     return range_errorf("y", "y.length must be a multiple of cols = %zu, got %zu", a.cols, a.y.size());
-  if (auto s = check_length("dy", a.dy.size(), a.y.size(), "y.length"); !s.ok()) return s;
-  if (auto s = check_positive_finite("temperature", a.temperature); !s.ok()) return s;
+  if (a.dy.size() != a.y.size()) return check_length("dy", a.dy.size(), a.y.size(), "y.length");
+  if (!(std::isfinite(a.temperature) && a.temperature > 0)) return check_positive_finite("temperature", a.temperature);
   if (!std::isfinite(1.0f / a.temperature))
     return range_errorf("temperature", "temperature must be at least 3e-39 (1/temperature must be finite), got %s",
                         fmt(a.temperature).c_str());
-  if (auto s = check_length("dx", dx.size(), a.y.size(), "y.length"); !s.ok()) return s;
+  return dx_size == a.y.size() ? Status::success() : check_length("dx", dx_size, a.y.size(), "y.length");
+}
+
+Status softmax_backward(const SoftmaxBackwardArgs& a, std::span<float> dx) {
+  using namespace detail;
+  namespace kern = kernels::active;
+  if (auto s = check_softmax_backward(a, dx.size()); !s.ok()) return s;
   if (auto s = check_values("y", a.y, a.log); !s.ok()) return s;
   if (auto s = check_values("dy", a.dy, false); !s.ok()) return s;
   // The output of a softmax lies in [0, 1], of a log-softmax in [−inf, 0]: anything else is not y (logits?).

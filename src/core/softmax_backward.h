@@ -19,5 +19,7 @@ struct SoftmaxBackwardArgs {
 // A row the forward saw entirely masked (all 0, or all −inf for log) gets dx = 0. dx may alias dy.
 // On error nothing is written.
 Status softmax_backward(const SoftmaxBackwardArgs& args, std::span<float> dx);
+// Every check softmax_backward() makes that reads no value of y or dy: cols, the lengths, temperature, dx's length.
+Status check_softmax_backward(const SoftmaxBackwardArgs& args, std::size_t dx_size);
 
 }  // namespace attnlab

@@ -8,17 +8,12 @@
 
 namespace attnlab::detail {
 
-bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept {
-  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return false;
-  out = a * b;
-  return true;
-}
-
 std::string fmt(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  // Integers as JS prints them (2147483648, not 2.14748365e+09), up to where JS switches to exponents.
+  std::snprintf(buf, sizeof buf, v == std::floor(v) && std::fabs(v) < 1e21 ? "%.0f" : "%.9g", v);
   return buf;
 }
 
@@ -56,22 +51,22 @@ Status check_values(const char* name, std::span<const float> values, bool allow_
   return Status::success();
 }
 
-Status check_count(const std::string& name, double value, std::size_t& out) {
+Status check_count(std::string_view name, double value, std::size_t& out) {
+  if (is_count(value)) {
+    out = static_cast<std::size_t>(value);
+    return Status::success();
+  }
+  // (the name becomes a string only for a message: sizes are checked on every call)
+  const std::string n(name);
   if (!(value >= 1) || value != std::floor(value) || std::isinf(value))
-    return Status::range_error(name, name + " must be an integer >= 1, got " + fmt(value));
+    return Status::range_error(n, n + " must be an integer >= 1, got " + fmt(value));
   // Sizes from JS are int32-sized: nothing larger could fit wasm32 memory (2 GiB) anyway.
-  if (value > 2147483647.0) return Status::range_error(name, name + " = " + fmt(value) + " is too large: sizes are at most 2^31 - 1");
-  out = static_cast<std::size_t>(value);
-  return Status::success();
+  return Status::range_error(n, n + " = " + fmt(value) + " is too large: sizes are at most 2^31 - 1");
 }
 
 Status check_window_bound(int index, double value, std::int64_t& out) {
-  if (value == INFINITY || value == -1) {
-    out = -1;
-    return Status::success();
-  }
-  if (value >= 0 && value == std::floor(value) && value < 9.007199254740992e15) {
-    out = static_cast<std::int64_t>(value);
+  if (is_window_bound(value)) {
+    out = value == INFINITY || value == -1 ? -1 : static_cast<std::int64_t>(value);
     return Status::success();
   }
   return Status::range_error("window", "window[" + std::to_string(index) +

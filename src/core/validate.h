@@ -1,17 +1,31 @@
 // Argument checks shared by the ops. Each returns a Status whose message names the argument and
-// states the expected and the actual value, in the words of the JS API.
+// states the expected and the actual value, in the words of the JS API. The checks every call makes (sizes, their
+// products, window bounds) also have a predicate, for the code on every call's path: a Status and its strings are
+// built only for an error, by the check_* function then.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "status.h"
 
 namespace attnlab::detail {
 
 // a·b into out; false when it does not fit in size_t (wasm32: 32 bits).
-bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept;
+inline bool checked_mul(std::size_t a, std::size_t b, std::size_t& out) noexcept {
+  if (a != 0 && b > SIZE_MAX / a) return false;
+  out = a * b;
+  return true;
+}
+// What check_count accepts: an integer from 1 to 2^31 − 1.
+inline bool is_count(double v) noexcept { return v >= 1 && v <= 2147483647.0 && v == std::floor(v); }
+// What check_window_bound accepts.
+inline bool is_window_bound(double v) noexcept {
+  return v == INFINITY || v == -1 || (v >= 0 && v == std::floor(v) && v < 9.007199254740992e15);
+}
 
 Status check_size(const char* name, std::size_t value);  // ≥ 1
 // `want` elements, described as `shape` (e.g. "nq·dk = 3·4"); a null pointer with nonzero size is rejected.
@@ -29,7 +43,7 @@ std::string fmt(double v);  // short, JS-like rendering of a number for messages
 
 
 // A size given as a JS number (the package passes numbers as they are): an integer from 1 to 2^31 − 1.
-Status check_count(const std::string& name, double value, std::size_t& out);
+Status check_count(std::string_view name, double value, std::size_t& out);
 // One bound of a sliding window: an integer ≥ 0, or -1 / +Infinity for unlimited (→ -1).
 Status check_window_bound(int index, double value, std::int64_t& out);
 

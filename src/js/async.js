@@ -1,14 +1,19 @@
-// The async twins of the lab's functions (softmaxAsync, attentionAsync, …): the same options, the same result
-// bit for bit, the same errors. With a pool (init({ threads: n }), n ≥ 2) each call is cut into parts whose
-// results do not depend on how the work is cut — whole rows (softmax, softmaxBackward), blocks of 64 rows
-// (matmul: the GEMM's own row block, so every row sees the same blocking), blocks of equal work over (batch
-// item, K/V head, query rows) (attention: each worker gets only the rows and heads it reads, attention-parts.js)
-// — sent to the workers and merged here. Arguments that would be refused, or cannot be posted to a worker, go
-// through the synchronous function on this thread, so the error is its own (so does an attention call a part
-// of which fails: its parts are sub-calls, whose messages would name their own slices). Errors raised in a worker come back as the
-// same class with the same message; of several failing parts, the first (in the order a whole call would
-// meet them) wins.
-import { checkKeys, flag, number, options, outBuffer, quotient, size, tensor, length, positive } from './checks.js';
+// The async twins of the lab's functions (softmaxAsync, attentionAsync, …): the same options, the same result bit
+// for bit, the same errors. Each twin first prepares the call on the calling thread exactly as the synchronous
+// function does — types checked, then the engine's check, which validates every size and option and resolves what
+// was left out — so a call the engine refuses is refused here, before any part exists, with the synchronous form's
+// own error. With a pool (init({ threads: n }), n ≥ 2) a checked call is cut into parts whose results do not depend
+// on how the work is cut — whole rows (softmax, softmaxBackward), blocks of 64 rows (matmul: the GEMM's own row
+// block, so every row sees the same blocking; no last part of fewer than 4 rows), blocks of equal work over (batch
+// item, K/V head, query rows) (attention: each worker gets only the rows and heads it reads, attention-parts.js) —
+// each part a descriptor of the same engine call, which a worker runs and the calling thread merges. rope and
+// multiHeadAttention go whole to one worker.
+// Where the work ran is counted (stats, lab.threadStats()): parts a worker computed, calls kept on the calling thread
+// (below the tuning thresholds, over a KV cache, threads: 1), and calls run again on the calling thread after a
+// part failed or could not be posted. For a valid call nothing runs again. A part the engine refuses (a bad value:
+// the check before the cut reads no values) fails the call: its message would name the part's own slice, so the
+// whole call runs again here and throws what one call throws (softmax parts carry their offset, so their errors
+// are the whole call's already). Of several failing parts, the first (in the order a whole call meets them) wins.
 import { NotSent } from './threads.js';
 import { attentionResult, backwardCalls, mergeAttentionPart, mergeBackward, partCalls, planAttention, planBackward, recycle } from './attention-parts.js';
 
@@ -25,224 +30,184 @@ function spans(total, parts, align = 1) {
   return list;
 }
 
-// Settles every part; throws the first failure in part order (a NotSent one: `fallback()` answers instead).
-async function settle(parts, fallback) {
-  const done = await Promise.allSettled(parts);
-  const failed = done.find((d) => d.status === 'rejected');
-  if (failed) {
-    if (failed.reason instanceof NotSent) return { fallback: fallback() };
-    throw failed.reason;
-  }
-  return { values: done.map((d) => d.value) };
-}
-
-// Where cutting a call starts to pay. A part's round trip — slicing its inputs, posting them, copying them into
-// the worker's memory, reading its rows out, merging them — costs 0.15–0.3 ms beyond its work (quiet 2-core machine,
-// Node 20 and Chromium 156); calls below these sizes run on this thread. Exported for the tests, which lower them
-// to send small calls through the workers.
+// Where cutting a call starts to pay: a part's round trip — slicing its inputs, posting them, copying them into
+// the worker's memory, reading its rows out, merging them — costs time beyond its work, so calls below these sizes
+// run on this thread. Chosen from the measurements in docs/performance.md#when-the-async-twins-cut-a-call.
+// Exported for the tests, which lower them to send small calls through the workers.
 export const tuning = {
   // softmax, softmaxBackward, in floats: row-wise softmax costs about what its copies to and from a worker cost, so
-  // cut in two it was slower at every size measured (256 × 1024 0.44 → 1.35 ms, 1024 × 1024 1.75 → 2.39,
-  // 4096 × 1024 6.85 → 9.50 in Node; 1024 × 1024 1.34 → 3.58 in Chromium). Above 4 Mi floats it is cut anyway, to
-  // keep the calling thread free of a call that long.
+  // cut in two it was slower at every size measured; it is cut only above this, to keep the calling thread free of
+  // a call that long.
   inlineFloats: 1 << 22,
   minPartFloats: 1 << 14,
-  // matmul, in multiply-adds: cut in two, 256 × 1024 × 256 took 4.1 → 6.2 ms, 1024 × 1024 × 256 15.9 → 18.8,
-  // 2048 × 1024 × 256 32.4 → 27.9 (Node).
+  // matmul, in multiply-adds: about where two workers start to win.
   inlineMatmul: 4e8,
-  // attention, in multiply-adds (32 more keys per row for its fixed costs): cut in two, 8 heads × 64 × 64 at d = 64
-  // (6.3e6) took 337 → 486 µs, one head × 256 × 256 (9.4e6) 552 → 672 µs, 8 × 96 × 96 (1.3e7) 708 → 682 µs,
-  // 8 × 128 × 128 (2.1e7) 1.21 → 1.11 ms (Node; Chromium's round trip costs about twice Node's).
+  // attention, in multiply-adds (32 more keys per row for its fixed costs): about where two workers start to win
+  // in Node (Chromium's round trip costs about twice Node's).
   inlineWork: 1.2e7,
   minPartWork: 4e6,
 };
 
-export function makeAsync(lab, pool) {
+/** A fresh count of where the async twins' work ran (lab.threadStats()). */
+export function threadStats() {
+  return { workerParts: 0, inlineCalls: 0, reruns: 0 };
+}
+
+/**
+ * The twins over `calls` (the lab's prepare/run pairs, lab.js) and `pool` (undefined: every call on this thread),
+ * counting into `stats`.
+ */
+export function makeAsync(calls, pool, stats) {
+  // A call kept on this thread: the checked call, run here.
+  const inline = (c, p) => {
+    stats.inlineCalls += 1;
+    return c.run(p);
+  };
   if (!pool) {
-    // threads: 1: the same functions on the calling thread, as promises.
-    const wrap = (f) => async (...args) => f(...args);
+    // threads: 1: the same calls on the calling thread, as promises.
+    const here = (c) => async (...args) => inline(c, c.prepare(...args));
     return {
-      softmaxAsync: wrap(lab.softmax),
-      softmaxBackwardAsync: wrap(lab.softmaxBackward),
-      attentionAsync: wrap(lab.attention),
-      multiHeadAttentionAsync: wrap(lab.multiHeadAttention),
-      matmulAsync: wrap(lab.matmul),
-      ropeAsync: wrap(lab.rope),
-      attentionBackwardAsync: wrap(lab.attentionBackward),
+      softmaxAsync: here(calls.softmax),
+      softmaxBackwardAsync: here(calls.softmaxBackward),
+      attentionAsync: here(calls.attention),
+      multiHeadAttentionAsync: here(calls.multiHeadAttention),
+      matmulAsync: here(calls.matmul),
+      ropeAsync: here(calls.rope),
+      attentionBackwardAsync: here(calls.attentionBackward),
     };
   }
   const threads = pool.size;
 
-  async function softmaxAsync(x, opts = {}) {
-    const fn = 'softmax';
-    let cols, temperature, log, out;
-    try {
-      tensor(fn, 'x', x);
-      options(fn, opts);
-      checkKeys(fn, opts, ['cols', 'temperature', 'log', 'out']);
-      cols = opts.cols === undefined ? x.length : size(fn, 'cols', opts.cols);
-      quotient(fn, 'x', x.length, cols, 'cols');
-      temperature = opts.temperature === undefined ? 1 : number(fn, 'temperature', opts.temperature);
-      log = flag(fn, 'log', opts.log);
-      out = outBuffer(fn, opts.out, x.length, 'x.length');
-    } catch {
-      return lab.softmax(x, opts); // throws the synchronous form's own error
-    }
-    if (x.length < tuning.inlineFloats) return lab.softmax(x, opts);
-    const rows = x.length / cols;
-    const parts = spans(rows, Math.min(threads, Math.ceil(x.length / tuning.minPartFloats))).map(([r0, r1]) => {
-      const chunk = x.slice(r0 * cols, r1 * cols);
-      return pool.run({ op: 'softmax', x: chunk, cols, temperature, log, offset: r0 * cols }, [chunk.buffer]);
+  // Parts of one call (each a list of { d, given } descriptors of engine call `op`, with the buffers to transfer),
+  // run by the workers. Resolves with each part's results, or, when a part failed, with { failed } (the first
+  // failure in part order; a part that could not be posted is a NotSent). dispose() during the call rejects.
+  // `took(p, value)` sees each part's results as they arrive.
+  async function inWorkers(op, fn, parts, took) {
+    const runs = parts.map(({ calls: list, transfer }, p) => {
+      const run = pool.run({ op: 'call', name: op.name, fn, calls: list }, transfer).then((value) => {
+        stats.workerParts += 1;
+        took?.(p, value);
+        return value;
+      });
+      return run;
     });
-    // A part that could not be posted: the whole call here.
-    const { values, fallback } = await settle(parts, () => lab.softmax(x, opts));
-    if (!values) return fallback;
-    const result = out ?? new Float32Array(x.length);
+    const done = await Promise.allSettled(runs);
+    const failed = done.find((d) => d.status === 'rejected');
+    if (!failed) return { values: done.map((d) => d.value) };
+    if (pool.disposed) throw failed.reason; // dispose() during the call: it rejects, as every twin does
+    return { failed: failed.reason };
+  }
+
+  // The whole call again on this thread, after a part failed: its result, or the error one call throws.
+  const rerun = (c, args) => {
+    stats.reruns += 1;
+    return c.run(c.prepare(...args));
+  };
+
+  // The inputs of a sub-call, sliced out of the whole call's, with their buffers to transfer.
+  const own = (given) => ({ given, transfer: Object.values(given).map((a) => a.buffer) });
+
+  async function softmaxAsync(x, opts = {}) {
+    const c = calls.softmax, p = c.prepare(x, opts);
+    if (x.length < tuning.inlineFloats) return inline(c, p);
+    const { F } = c.op, cols = p.d[F.cols], rows = x.length / cols;
+    const parts = spans(rows, Math.min(threads, Math.ceil(x.length / tuning.minPartFloats))).map(([r0, r1]) => {
+      const d = p.d.slice();
+      d[F.first_index] = r0 * cols; // a bad value is named x[first_index + …], as in one whole call
+      const { given, transfer } = own({ x: x.slice(r0 * cols, r1 * cols) });
+      return { calls: [{ d, given }], transfer };
+    });
+    const { values, failed } = await inWorkers(c.op, p.fn, parts);
+    if (failed && !(failed instanceof NotSent)) throw failed; // a part's error names x[i] as the whole call does
+    if (failed) return rerun(c, [x, opts]);
+    const result = p.given.out ?? new Float32Array(x.length);
     let at = 0;
-    for (const v of values) result.set(v, at), (at += v.length);
+    for (const v of values) result.set(v.values[0].out, at), (at += v.values[0].out.length);
     return result;
   }
 
   async function softmaxBackwardAsync(opts) {
-    const fn = 'softmaxBackward';
-    let y, dy, cols, temperature, log;
-    try {
-      options(fn, opts);
-      checkKeys(fn, opts, ['y', 'dy', 'cols', 'temperature', 'log']);
-      y = tensor(fn, 'y', opts.y), dy = tensor(fn, 'dy', opts.dy);
-      cols = opts.cols === undefined ? y.length : size(fn, 'cols', opts.cols);
-      quotient(fn, 'y', y.length, cols, 'cols');
-      length(fn, 'dy', dy, y.length, 'y.length');
-      temperature = opts.temperature === undefined ? 1 : positive(fn, 'temperature', opts.temperature);
-      log = flag(fn, 'log', opts.log);
-    } catch {
-      return lab.softmaxBackward(opts);
-    }
-    if (y.length < tuning.inlineFloats) return lab.softmaxBackward(opts);
-    const rows = y.length / cols;
+    const c = calls.softmaxBackward, p = c.prepare(opts), { y, dy } = p.given;
+    if (y.length < tuning.inlineFloats) return inline(c, p);
+    const cols = p.d[c.op.F.cols], rows = y.length / cols;
     const parts = spans(rows, Math.min(threads, Math.ceil(y.length / tuning.minPartFloats))).map(([r0, r1]) => {
-      const ys = y.slice(r0 * cols, r1 * cols), dys = dy.slice(r0 * cols, r1 * cols);
-      return pool.run({ op: 'softmaxBackward', y: ys, dy: dys, cols, temperature, log }, [ys.buffer, dys.buffer]);
+      const { given, transfer } = own({ y: y.slice(r0 * cols, r1 * cols), dy: dy.slice(r0 * cols, r1 * cols) });
+      return { calls: [{ d: p.d.slice(), given }], transfer };
     });
-    let values;
-    try {
-      ({ values } = await settle(parts, () => null));
-    } catch (e) {
-      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
-      // A part names y[i] from its own first row: the whole call on this thread names it as one call would.
-      return lab.softmaxBackward(opts);
-    }
-    if (!values) return lab.softmaxBackward(opts); // a part that could not be posted
+    const { values, failed } = await inWorkers(c.op, p.fn, parts);
+    if (failed) return rerun(c, [opts]); // a part names y[i] from its own first row: the whole call names it as one call
     const dx = new Float32Array(y.length);
     let at = 0;
-    for (const v of values) dx.set(v, at), (at += v.length);
+    for (const v of values) dx.set(v.values[0].dx, at), (at += v.values[0].dx.length);
     return dx;
   }
 
   async function matmulAsync(a, b, opts) {
-    const fn = 'matmul';
-    let rows, depth, cols, transposeB, out;
-    try {
-      tensor(fn, 'a', a), tensor(fn, 'b', b);
-      options(fn, opts);
-      checkKeys(fn, opts, ['m', 'k', 'n', 'transposeB', 'out']);
-      rows = size(fn, 'm', opts.m), depth = size(fn, 'k', opts.k), cols = size(fn, 'n', opts.n);
-      transposeB = flag(fn, 'transposeB', opts.transposeB);
-      if (a.length !== rows * depth || b.length !== depth * cols) throw new RangeError();
-      out = outBuffer(fn, opts.out, rows * cols, 'm·n');
-    } catch {
-      return lab.matmul(a, b, opts);
-    }
-    if (rows * depth * cols < tuning.inlineMatmul) return lab.matmul(a, b, opts);
+    const c = calls.matmul, p = c.prepare(a, b, opts), { F } = c.op;
+    const rows = p.d[F.m], depth = p.d[F.k], cols = p.d[F.n];
+    if (rows * depth * cols < tuning.inlineMatmul) return inline(c, p);
     const perRow = depth * (cols + 1);
-    const parts = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / tuning.minPartFloats)), 64).map(([r0, r1]) => {
+    const cut = spans(rows, Math.min(threads, Math.ceil((rows * perRow) / tuning.minPartFloats)), 64);
+    // A last part of 1–3 rows goes with the part before: alone, fewer rows than the GEMM's 4-row panel take the
+    // engine's few-row path (gemm_blocked.cpp: a decode step's), whose sums round unlike those rows' in one call.
+    if (cut.length > 1 && cut.at(-1)[1] - cut.at(-1)[0] < 4) cut.at(-2)[1] = cut.pop()[1];
+    const parts = cut.map(([r0, r1]) => {
+      const d = p.d.slice();
+      d[F.m] = r1 - r0;
       const rowsA = a.slice(r0 * depth, r1 * depth);
-      return pool.run({ op: 'matmul', a: rowsA, b, m: r1 - r0, k: depth, n: cols, transposeB }, [rowsA.buffer]);
+      return { calls: [{ d, given: { a: rowsA, b } }], transfer: [rowsA.buffer] };
     });
-    let values;
-    try {
-      ({ values } = await settle(parts, () => lab.matmul(a, b, opts)));
-    } catch (e) {
-      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
-      return lab.matmul(a, b, opts); // the whole call's own error
-    }
-    if (!values) return lab.matmul(a, b, opts);
-    const result = out ?? new Float32Array(rows * cols);
+    const { values, failed } = await inWorkers(c.op, p.fn, parts);
+    if (failed) return rerun(c, [a, b, opts]); // the whole call's own error
+    const result = p.given.out ?? new Float32Array(rows * cols);
     let at = 0;
-    for (const v of values) result.set(v, at), (at += v.length);
+    for (const v of values) result.set(v.values[0].out, at), (at += v.values[0].out.length);
     return result;
   }
 
   async function attentionAsync(opts) {
-    // Not for splitting (a cache lives in this thread's module; anything the synchronous form refuses): run here.
-    const plan = planAttention(opts, threads, tuning.minPartWork);
-    if (!plan || plan.work < tuning.inlineWork) return lab.attention(opts);
+    const c = calls.attention, p = c.prepare(opts);
+    // A cache lives in this thread's module: such a call runs here, as do calls too small to be worth a part.
+    if (p.cache) return inline(c, p);
+    const plan = planAttention(p, c.op.F, threads, tuning.minPartWork);
+    if (plan.work < tuning.inlineWork) return inline(c, p);
     // Without `out`, each part is merged as it arrives, while the others still compute; `out` is written only
     // once every part succeeded.
     const early = plan.out === undefined;
     let result;
-    const take = (p, v) => {
-      mergeAttentionPart(plan, (result ??= attentionResult(plan)), p, v.values);
+    const take = (part, v) => {
+      mergeAttentionPart(plan, (result ??= attentionResult(plan)), part, v.values);
       recycle([...v.spare.flat(), ...v.values.flatMap(Object.values)]);
     };
-    const parts = plan.plan.map((rects, p) => {
-      const { calls, transfer } = partCalls(plan, rects, opts);
-      const run = pool.run({ op: 'attentionParts', calls }, transfer);
-      return early ? run.then((v) => take(p, v)) : run;
-    });
-    let values;
-    try {
-      ({ values } = await settle(parts, () => null));
-    } catch (e) {
-      if (pool.disposed) throw e; // dispose() during the call: it rejects, as every twin does
-      values = undefined; // a part refused its rows: the whole call here names the error as one call would
-    }
-    if (!values) return lab.attention(opts);
-    if (!early) values.forEach((v, p) => take(p, v));
+    const { values, failed } = await inWorkers(c.op, p.fn, plan.plan.map((rects) => partCalls(plan, rects)), early ? take : undefined);
+    if (failed) return rerun(c, [opts]); // a part refused its rows: the whole call names the error as one call would
+    if (!early) values.forEach((v, part) => take(part, v));
     return result;
   }
 
   async function attentionBackwardAsync(opts) {
-    const plan = planBackward(opts, threads, tuning.minPartWork);
-    if (!plan) return whole('attentionBackward', lab.attentionBackward)(opts); // (a call to refuse: its own error)
-    if (plan.work < tuning.inlineWork) return lab.attentionBackward(opts);
-    const parts = plan.plan.map((rects) => {
-      const { calls, transfer } = backwardCalls(plan, rects, opts);
-      return pool.run({ op: 'attentionBackwardParts', calls }, transfer);
-    });
-    let values;
-    try {
-      ({ values } = await settle(parts, () => null));
-    } catch (e) {
-      if (pool.disposed) throw e;
-      values = undefined;
-    }
-    if (!values) return lab.attentionBackward(opts); // a part refused: the whole call names the error
+    const c = calls.attentionBackward, p = c.prepare(opts);
+    const plan = planBackward(p, c.op.F, threads, tuning.minPartWork);
+    if (plan.work < tuning.inlineWork) return inline(c, p);
+    const { values, failed } = await inWorkers(c.op, p.fn, plan.plan.map((rects) => backwardCalls(plan, rects)));
+    if (failed) return rerun(c, [opts]); // a part refused: the whole call names the error
     const result = mergeBackward(plan, values.map((v) => v.values));
     recycle(values.flatMap((v) => [...v.spare.flat(), ...v.values.flatMap(Object.values)]));
     return result;
   }
 
-  // A whole call in one worker: frees this thread, and concurrent calls spread over the pool.
-  function whole(name, sync) {
+  // A whole call in one worker: frees this thread, and concurrent calls spread over the pool. Only the inputs are
+  // posted; the caller's `out` is filled here once the call succeeded. The worker runs the very descriptor checked
+  // here, so an error it meets is the one a call on this thread meets.
+  function whole(c) {
     return async (...args) => {
-      try {
-        const value = await pool.run({ op: 'call', name, args });
-        const out = name === 'rope' ? args[1]?.out : args[0]?.out;
-        if (out === undefined || out === null) return value;
-        if (name === 'rope') return out.set(value), out;
-        if (name === 'attentionBackward') {
-          // out: { dq?, dk?, dv? }, filled only once the whole call succeeded.
-          for (const key of ['dq', 'dk', 'dv']) if (out[key]) out[key].set(value[key]), (value[key] = out[key]);
-          return value;
-        }
-        out.set(value.output);
-        value.output = out;
-        return value;
-      } catch (e) {
-        if (e instanceof NotSent) return sync(...args);
-        throw e;
-      }
+      const p = c.prepare(...args);
+      p.d = p.d.slice(); // (kept until the call is done: the op's descriptor is scratch)
+      const part = { calls: [{ d: p.d, given: c.op.inputs(p.given) }], transfer: [] };
+      const { values, failed } = await inWorkers(c.op, p.fn, [part]);
+      if (failed && !(failed instanceof NotSent)) throw failed;
+      if (failed) return rerun(c, args);
+      return c.finish(p, c.op.deliver(values[0].values[0], p.given));
     };
   }
 
@@ -250,9 +215,9 @@ export function makeAsync(lab, pool) {
     softmaxAsync,
     softmaxBackwardAsync,
     attentionAsync,
-    multiHeadAttentionAsync: whole('multiHeadAttention', lab.multiHeadAttention),
+    multiHeadAttentionAsync: whole(calls.multiHeadAttention),
     matmulAsync,
-    ropeAsync: whole('rope', lab.rope),
+    ropeAsync: whole(calls.rope),
     attentionBackwardAsync,
   };
 }

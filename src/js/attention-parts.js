@@ -1,17 +1,17 @@
-// attentionAsync's and attentionBackwardAsync's plans (the backward's at the end): a call cut into parts of equal work over (batch item, K/V head, query rows), each part
-// sent as sub-calls that hold only what they read — their q rows, their K/V heads, their slices of the mask, the
-// key lengths and the ALiBi slopes — with the engine's query range (q_begin/q_end: the diagonals and ALiBi still
-// measure from each row's position in the whole call), and merged back row by row. A row's result does not
-// depend on how the rows are cut (the engine's query range is bit-identical wherever it cuts), so the parts
-// only balance the work. Everything here is copying; the engine validates each sub-call, and a part that fails
-// sends the whole call to the synchronous form, whose error is the one a whole call names.
-import { checkKeys, flag, isF32, options } from './checks.js';
-import { isSize, readAttentionOptions } from './attention.js';
+// attentionAsync's and attentionBackwardAsync's plans (the backward's at the end): a call cut into parts of equal
+// work over (batch item, K/V head, query rows), each part sent as sub-calls that hold only what they read — their q
+// rows, their K/V heads, their slices of the mask, the key lengths and the ALiBi slopes — with the engine's query
+// range (q_begin/q_end: the diagonals and ALiBi still measure from each row's position in the whole call), and
+// merged back row by row. A row's result does not depend on how the rows are cut (the engine's query range is
+// bit-identical wherever it cuts), so the parts only balance the work. The plans start from a call the engine has
+// checked on the calling thread: its sizes, layout and the mask's broadcast shape are the ones the engine resolved
+// (read from the checked descriptor), never derived here. Everything here is cutting and copying; each sub-call is
+// a descriptor of the same engine call, validated again by the worker's engine.
 
-const KEYS = ['q', 'k', 'v', 'cache', 'batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'layout', 'causal', 'window',
-  'scale', 'softcap', 'mask', 'maskShape', 'keyLengths', 'alibiSlopes', 'returnScores', 'returnWeights', 'returnRawScores',
-  'returnLse', 'out'];
 const MATRICES = [['returnScores', 'scores'], ['returnWeights', 'weights'], ['returnRawScores', 'rawScores']];
+// The outputs asked for: option, the descriptor's flag.
+const RETURNS = [['returnScores', 'return_scores'], ['returnWeights', 'return_weights'], ['returnRawScores', 'return_raw_scores'],
+  ['returnLse', 'return_lse']];
 
 // Query rows cut at multiples of this many folded rows (row·group), the streaming kernel's block: every part's
 // blocks stay whole. (Any cut would give the same bits; this one wastes no work.)
@@ -21,9 +21,9 @@ const ROW_COST = 32;
 
 // Buffers reused from call to call: the parts' inputs come back from the workers once copied into their wasm
 // memory, the parts' outputs once merged (never a buffer handed to the caller). Fresh buffers of megabytes cost
-// page faults and garbage collections on every call (measured: slicing n = 1024's parts took 0.8 ms at best, 3.7
-// ms in the median). Kept while calls keep coming, released after a second without one (a timer that does not
-// keep Node alive), so an idle lab holds none of them.
+// page faults and garbage collections on every call (measured: docs/performance.md#threads). Kept while calls keep
+// coming, released after a second without one (a timer that does not keep Node alive), so an idle lab holds none
+// of them.
 const spare = new Map();  // byteLength → ArrayBuffer[]
 let release;
 function fresh(Type, length) {
@@ -78,51 +78,26 @@ function put(target, part, layout, H, S, D, b, h0, h1, r0, r1) {
   }
 }
 
-// The mask's shape as the engine broadcasts it ([batch, heads, nq, keys], each 1 or the full size, keys ≤ nk), or
-// null when the engine would refuse it (the synchronous call then names the problem).
-function maskDims(o) {
-  if (!o.mask) return o.maskShape ? null : [1, 1, 1, o.nk];
-  const full = [o.batch, o.heads, o.nq, o.nk];
-  const shape = o.maskShape?.length ? o.maskShape : [o.nq, o.nk]; // [] is no shape to the engine: [nq, nk]
-  if (shape.length > 4 || !shape.every((x) => Number.isInteger(x) && x >= 1)) return null;
-  const m = [1, 1, 1, 1];
-  shape.forEach((x, i) => (m[4 - shape.length + i] = x));
-  for (let d = 0; d < 4; ++d) if (!(m[d] === 1 || m[d] === full[d] || (d === 3 && m[d] < full[d]))) return null;
-  return m[0] * m[1] * m[2] * m[3] === o.mask.length ? m : null;
+// The sizes and options a checked descriptor resolved (O fields hold their value at F[name]).
+function resolved(d, F) {
+  const m = [0, 1, 2, 3].map((i) => d[F[`mask_broadcast${i}`]]);
+  return {
+    batch: d[F.batch], heads: d[F.heads], kvHeads: d[F.kv_heads], nq: d[F.nq], nk: d[F.nk], dk: d[F.dk], dv: d[F.dv],
+    layout: d[F.layout], causal: d[F.causal], window: [d[F.window_left], d[F.window_right]], m: m[0] ? m : null,
+  };
 }
 
 /**
- * The parts of a call, or null when it is not for splitting (anything the synchronous form would refuse or
- * treat specially: the caller runs that one). `parts` is the most parts wanted; `minWork` the least work (in
- * multiply-adds) worth a part.
+ * The parts of a call checked by the engine (attention.js's prepare: { d, given }), F its fields. `parts` is the
+ * most parts wanted; `minWork` the least work (in multiply-adds) worth a part.
  */
-export function planAttention(opts, parts, minWork) {
-  const fn = 'attention';
-  let o, want;
-  try {
-    options(fn, opts);
-    checkKeys(fn, opts, KEYS);
-    if (opts.cache !== undefined && opts.cache !== null) return null;
-    o = readAttentionOptions(fn, opts, undefined);
-    want = Object.fromEntries([...MATRICES, ['returnLse', 'lse']].map(([key]) => [key, flag(fn, key, opts[key])]));
-    if (opts.out !== undefined && opts.out !== null && !isF32(opts.out)) return null;
-  } catch {
-    return null;
-  }
+export function planAttention({ d, given }, F, parts, minWork) {
+  const o = resolved(d, F);
   const { batch, heads, kvHeads, nq, nk, dk, dv } = o;
-  if (![batch, heads, kvHeads, nq, nk, dk, dv].every((x) => x !== undefined && isSize(x)) || heads % kvHeads !== 0) return null;
   const group = heads / kvHeads;
-  if (o.q.length !== batch * heads * nq * dk || o.k.length !== batch * kvHeads * nk * dk || o.v.length !== batch * kvHeads * nk * dv) return null;
-  const out = opts.out ?? undefined;
-  if (out && out.length !== batch * heads * nq * dv) return null;
-  if (o.keyLengths && o.keyLengths.length !== batch) return null;
-  if (o.alibi && o.alibi.length !== heads) return null;
-  const m = maskDims(o);
-  if (!m) return null;
-  const matrices = MATRICES.filter(([key]) => want[key]).length;
-  // Beyond what one module's memory holds the synchronous call refuses; parts would not.
-  const bytes = 4 * (o.q.length + o.k.length + o.v.length + batch * heads * nq * (dv + matrices * nk + 1)) + (o.mask?.byteLength ?? 0);
-  if (bytes > 2 ** 31 - 2 ** 20) return null;
+  const want = Object.fromEntries(RETURNS.map(([key, field]) => [key, d[F[field]] === 1]));
+  const m = o.m ?? [1, 1, 1, nk];
+  const keyLengths = given.keyLengths;
 
   // The work of each block of rows (cuts fall between blocks): the keys a row sees (as the engine's key_span, taken
   // at the block's middle row: exact for the straight edges of causal masks and windows), plus its fixed cost. Per
@@ -133,7 +108,7 @@ export function planAttention(opts, parts, minWork) {
   const itemRows = [];  // per batch item: prefix sums of the block costs, [blocks + 1]
   const byKeys = new Map();
   for (let b = 0; b < batch; ++b) {
-    const keys = Math.min(nk, o.keyLengths ? Math.max(0, o.keyLengths[b]) : nk), end = Math.min(keys, m[3] === 1 ? nk : m[3]); // a key dimension of 1 broadcasts
+    const keys = Math.min(nk, keyLengths ? Math.max(0, keyLengths[b]) : nk), end = Math.min(keys, m[3] === 1 ? nk : m[3]); // a key dimension of 1 broadcasts
     if (byKeys.has(keys)) {
       itemRows.push(byKeys.get(keys));
       continue;
@@ -143,10 +118,10 @@ export function planAttention(opts, parts, minWork) {
       const r0 = j * align, r1 = Math.min(nq, r0 + align), i = (r0 + r1 - 1) / 2;
       let lo = 0, hi = end;
       if (causal || wl >= 0 || wr >= 0) {
-        const d = i + (topLeft ? 0 : keys - nq);
-        if (causal) hi = Math.min(hi, d + 1);
-        if (wr >= 0) hi = Math.min(hi, d + wr + 1);
-        if (wl >= 0) lo = Math.max(lo, d - wl);
+        const diagonal = i + (topLeft ? 0 : keys - nq);
+        if (causal) hi = Math.min(hi, diagonal + 1);
+        if (wr >= 0) hi = Math.min(hi, diagonal + wr + 1);
+        if (wl >= 0) lo = Math.max(lo, diagonal - wl);
       }
       prefix[j + 1] = prefix[j] + (r1 - r0) * (Math.max(0, hi - lo) + ROW_COST);
     }
@@ -200,7 +175,7 @@ export function planAttention(opts, parts, minWork) {
     if (r1 > 0 && i1 < items && (r0 === 0 || i1 !== i0)) rects.push({ b: Math.floor(i1 / kvHeads), g0: i1 % kvHeads, g1: (i1 % kvHeads) + 1, r0: 0, r1 });
     if (rects.length) plan.push(rects);
   }
-  return { o, m, want, out, group, plan, work };
+  return { d: d.slice(), F, given, o, m: o.m, want, out: given.out, group, plan, work }; // (d: the call's own copy)
 }
 
 function gcd(a, b) {
@@ -208,29 +183,46 @@ function gcd(a, b) {
   return a;
 }
 
-/** The sub-calls of one part, with the buffers to transfer: each holds only what its rectangle reads. */
-export function partCalls({ o, m, want, group }, rects, opts) {
+// A sub-call's descriptor: the whole call's, for batch item b's K/V heads g0…g1 (query heads h0…h1) and the
+// query rows r0…r1 (the engine's query range), with the mask's slice shaped [1, heads, rows, keys].
+function subCall(d, F, { b, g0, g1, r0, r1, h0, h1, mask }) {
+  const sub = d.slice();
+  sub[F.batch] = 1, sub[F.heads] = h1 - h0, sub[F.kv_heads] = g1 - g0;
+  if (r0 !== undefined) sub[F.q_begin] = r0, sub[F.q_end] = r1;
+  if (mask) {
+    sub[F.mask_dims] = 4;
+    mask.forEach((x, i) => (sub[F[`mask_shape${i}`]] = x));
+  }
+  return sub;
+}
+
+// The mask's slice of one sub-call: [1, heads or 1, rows or 1, keys] of the broadcast shape m.
+function maskSlice(mask, m, b, h0, h1, r0, r1) {
+  const [mh0, mh1] = m[1] === 1 ? [0, 1] : [h0, h1], [mr0, mr1] = m[2] === 1 ? [0, 1] : [r0, r1];
+  return { data: take(mask, 0, m[1], m[2], m[3], m[0] === 1 ? 0 : b, mh0, mh1, mr0, mr1), shape: [1, mh1 - mh0, mr1 - mr0, m[3]] };
+}
+
+/** The sub-calls of one part ({ d, given } each), with the buffers to transfer: each holds only what its rectangle reads. */
+export function partCalls({ d, F, given, o, m, group }, rects) {
   const transfer = [];
   const own = (x) => (transfer.push(x.buffer), x);
+  const mask = given.mask ?? given.boolMask, maskKey = given.mask ? 'mask' : 'boolMask';
   const calls = rects.map(({ b, g0, g1, r0, r1 }) => {
     const h0 = g0 * group, h1 = g1 * group;
-    const sub = {
-      q: own(take(o.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, r0, r1)),
-      k: own(take(o.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
-      v: own(take(o.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
-      batch: 1, heads: h1 - h0, kvHeads: g1 - g0, nq: o.nq, nk: o.nk, dk: o.dk, dv: o.dv,
+    const part = {
+      q: own(take(given.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, r0, r1)),
+      k: own(take(given.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
+      v: own(take(given.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
+      out: own(fresh(Float32Array, (h1 - h0) * (r1 - r0) * o.dv)),
     };
-    for (const key of ['layout', 'causal', 'window', 'scale', 'softcap']) if (opts[key] !== undefined) sub[key] = opts[key];
-    for (const [key] of [...MATRICES, ['returnLse']]) if (want[key]) sub[key] = true;
-    if (o.mask) {
-      const [mh0, mh1] = m[1] === 1 ? [0, 1] : [h0, h1], [mr0, mr1] = m[2] === 1 ? [0, 1] : [r0, r1];
-      sub.mask = own(take(o.mask, 0, m[1], m[2], m[3], m[0] === 1 ? 0 : b, mh0, mh1, mr0, mr1));
-      sub.maskShape = [1, mh1 - mh0, mr1 - mr0, m[3]];
+    let shape;
+    if (mask) {
+      const slice = maskSlice(mask, m, b, h0, h1, r0, r1);
+      part[maskKey] = own(slice.data), shape = slice.shape;
     }
-    if (o.keyLengths) sub.keyLengths = own(Int32Array.of(o.keyLengths[b]));
-    if (o.alibi) sub.alibiSlopes = own(o.alibi.slice(h0, h1));
-    sub.out = own(fresh(Float32Array, (h1 - h0) * (r1 - r0) * o.dv));
-    return { opts: sub, part: { qBegin: r0, qEnd: r1 } };
+    if (given.keyLengths) part.keyLengths = own(Int32Array.of(given.keyLengths[b]));
+    if (given.alibiSlopes) part.alibiSlopes = own(given.alibiSlopes.slice(h0, h1));
+    return { d: subCall(d, F, { b, g0, g1, r0, r1, h0, h1, mask: shape }), given: part };
   });
   return { calls, transfer };
 }
@@ -248,7 +240,7 @@ export function attentionResult({ o, want, out }) {
 export function mergeAttentionPart({ o, group, plan }, result, p, values) {
   plan[p].forEach(({ b, g0, g1, r0, r1 }, c) => {
     const got = values[c], h0 = g0 * group, h1 = g1 * group;
-    put(result.output, got.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
+    put(result.output, got.out, o.layout, o.heads, o.nq, o.dv, b, h0, h1, r0, r1);
     for (const [, name] of MATRICES) if (result[name]) put(result[name], got[name], 0, o.heads, o.nq, o.nk, b, h0, h1, r0, r1);
     if (result.lse) put(result.lse, got.lse, 0, o.heads, o.nq, 1, b, h0, h1, r0, r1);
   });
@@ -265,50 +257,16 @@ export function mergeAttention(plan, results) {
 // query heads' rows, so a part takes whole K/V heads with every query head of their group: each sub-call's
 // dq, dk and dv are exactly the whole call's for those heads (the backward of one head reads only that head).
 
-const BACKWARD_KEYS = ['q', 'k', 'v', 'output', 'lse', 'dOutput', 'batch', 'heads', 'kvHeads', 'nq', 'nk', 'dk', 'dv', 'layout',
-  'causal', 'window', 'scale', 'softcap', 'mask', 'maskShape', 'keyLengths', 'alibiSlopes', 'out'];
-const GRADS = ['dq', 'dk', 'dv'];
-
-/** The parts of a backward call (as planAttention), or null when it is not for splitting. */
-export function planBackward(opts, parts, minWork) {
-  const fn = 'attentionBackward';
-  let o;
-  const out = {};
-  try {
-    options(fn, opts);
-    if (opts.cache !== undefined) return null;
-    checkKeys(fn, opts, BACKWARD_KEYS);
-    o = readAttentionOptions(fn, opts, undefined);
-    if (opts.out !== undefined && opts.out !== null) {
-      if (typeof opts.out !== 'object' || Array.isArray(opts.out) || ArrayBuffer.isView(opts.out)) return null;
-      checkKeys(fn, opts.out, GRADS);
-      for (const name of GRADS) if (opts.out[name] !== undefined && opts.out[name] !== null) out[name] = opts.out[name];
-    }
-  } catch {
-    return null;
-  }
+/** The parts of a backward call checked by the engine (attention-backward.js's prepare: { d, given }), as planAttention. */
+export function planBackward({ d, given }, F, parts, minWork) {
+  const o = resolved(d, F);
   const { batch, heads, kvHeads, nq, nk, dk, dv } = o;
-  if (![batch, heads, kvHeads, nq, nk, dk, dv].every((x) => x !== undefined && isSize(x)) || heads % kvHeads !== 0) return null;
-  const group = heads / kvHeads, rows = batch * heads * nq;
-  const lengths = { q: rows * dk, k: batch * kvHeads * nk * dk, v: batch * kvHeads * nk * dv, output: rows * dv, dOutput: rows * dv, lse: rows };
-  for (const [name, want] of Object.entries(lengths)) {
-    const x = name in o ? o[name] : opts[name];
-    if (!isF32(x) || x.length !== want) return null;
-  }
-  for (const [name, like] of [['dq', 'q'], ['dk', 'k'], ['dv', 'v']]) if (out[name] && (!isF32(out[name]) || out[name].length !== lengths[like])) return null;
-  // Beyond what one module's memory holds the synchronous call refuses (its inputs and gradients in one arena);
-  // parts would not.
-  const held = Object.values(lengths).reduce((a, b) => a + b, 0) + lengths.q + lengths.k + lengths.v;
-  if (4 * held + (o.mask?.byteLength ?? 0) > 2 ** 31 - 2 ** 20) return null;
-  if (o.keyLengths && o.keyLengths.length !== batch) return null;
-  if (o.alibi && o.alibi.length !== heads) return null;
-  const m = maskDims(o);
-  if (!m) return null;
+  const group = heads / kvHeads;
   const items = batch * kvHeads;
   // The work of an item: its query heads' rows times the keys they see (key lengths differ by batch item).
   const itemWork = (item) => {
     const b = Math.floor(item / kvHeads);
-    return group * nq * (o.keyLengths ? Math.max(1, Math.min(nk, o.keyLengths[b])) : nk) * (2 * dk + 3 * dv);
+    return group * nq * (given.keyLengths ? Math.max(1, Math.min(nk, given.keyLengths[b])) : nk) * (2 * dk + 3 * dv);
   };
   let work = 0;
   for (let i = 0; i < items; ++i) work += itemWork(i);
@@ -327,48 +285,48 @@ export function planBackward(opts, parts, minWork) {
     }
     plan.push(rects);
   }
-  return { o, m, out, group, plan, work, saved: { output: opts.output, lse: opts.lse, dOutput: opts.dOutput } };
+  return { d: d.slice(), F, given, o, m: o.m, group, plan, work }; // (d: the call's own copy)
 }
 
-/** The sub-calls of one backward part, with the buffers to transfer. */
-export function backwardCalls({ o, m, group, saved }, rects, opts) {
+/** The sub-calls of one backward part ({ d, given } each), with the buffers to transfer. */
+export function backwardCalls({ d, F, given, o, m, group }, rects) {
   const transfer = [];
   const own = (x) => (transfer.push(x.buffer), x);
+  const mask = given.mask ?? given.boolMask, maskKey = given.mask ? 'mask' : 'boolMask';
   const calls = rects.map(({ b, g0, g1 }) => {
     const h0 = g0 * group, h1 = g1 * group;
-    const sub = {
-      q: own(take(o.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, 0, o.nq)),
-      k: own(take(o.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
-      v: own(take(o.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
-      output: own(take(saved.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
-      dOutput: own(take(saved.dOutput, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
-      lse: own(take(saved.lse, 0, o.heads, o.nq, 1, b, h0, h1, 0, o.nq)),
-      batch: 1, heads: h1 - h0, kvHeads: g1 - g0, nq: o.nq, nk: o.nk, dk: o.dk, dv: o.dv,
+    const part = {
+      q: own(take(given.q, o.layout, o.heads, o.nq, o.dk, b, h0, h1, 0, o.nq)),
+      k: own(take(given.k, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk)),
+      v: own(take(given.v, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk)),
+      output: own(take(given.output, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
+      dOutput: own(take(given.dOutput, o.layout, o.heads, o.nq, o.dv, b, h0, h1, 0, o.nq)),
+      savedLse: own(take(given.savedLse, 0, o.heads, o.nq, 1, b, h0, h1, 0, o.nq)),
     };
-    for (const key of ['layout', 'causal', 'window', 'scale', 'softcap']) if (opts[key] !== undefined) sub[key] = opts[key];
-    if (o.mask) {
-      const [mh0, mh1] = m[1] === 1 ? [0, 1] : [h0, h1];
-      sub.mask = own(take(o.mask, 0, m[1], m[2], m[3], m[0] === 1 ? 0 : b, mh0, mh1, 0, m[2]));
-      sub.maskShape = [1, mh1 - mh0, m[2], m[3]];
+    let shape;
+    if (mask) {
+      const slice = maskSlice(mask, m, b, h0, h1, 0, m[2]);
+      part[maskKey] = own(slice.data), shape = slice.shape;
     }
-    if (o.keyLengths) sub.keyLengths = own(Int32Array.of(o.keyLengths[b]));
-    if (o.alibi) sub.alibiSlopes = own(o.alibi.slice(h0, h1));
-    return sub;
+    if (given.keyLengths) part.keyLengths = own(Int32Array.of(given.keyLengths[b]));
+    if (given.alibiSlopes) part.alibiSlopes = own(given.alibiSlopes.slice(h0, h1));
+    return { d: subCall(d, F, { b, g0, g1, h0, h1, mask: shape }), given: part };
   });
   return { calls, transfer };
 }
 
 /** The gradients of every part, merged (into out's buffers when given: only now, once every part succeeded). */
-export function mergeBackward({ o, out, group, plan }, results) {
+export function mergeBackward({ o, given, group, plan }, results) {
   const result = {
-    dq: out.dq ?? new Float32Array(o.q.length), dk: out.dk ?? new Float32Array(o.k.length), dv: out.dv ?? new Float32Array(o.v.length),
+    dq: given.gradQ ?? new Float32Array(given.q.length), dk: given.gradK ?? new Float32Array(given.k.length),
+    dv: given.gradV ?? new Float32Array(given.v.length),
   };
   plan.forEach((rects, p) =>
     rects.forEach(({ b, g0, g1 }, c) => {
       const got = results[p][c];
-      put(result.dq, got.dq, o.layout, o.heads, o.nq, o.dk, b, g0 * group, g1 * group, 0, o.nq);
-      put(result.dk, got.dk, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk);
-      put(result.dv, got.dv, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk);
+      put(result.dq, got.gradQ, o.layout, o.heads, o.nq, o.dk, b, g0 * group, g1 * group, 0, o.nq);
+      put(result.dk, got.gradK, o.layout, o.kvHeads, o.nk, o.dk, b, g0, g1, 0, o.nk);
+      put(result.dv, got.gradV, o.layout, o.kvHeads, o.nk, o.dv, b, g0, g1, 0, o.nk);
     }),
   );
   return result;

@@ -1,5 +1,7 @@
-// Argument checks of the JS layer: types, unknown options and what the engine cannot see. Each throws a
-// TypeError (wrong type) or RangeError (wrong size or value) whose message names the function and the argument.
+// Argument checks of the JS layer: types, unknown options and what cannot be written into a descriptor as it is
+// (an empty array would read as "none", a non-integer cannot be an Int32Array entry). Sizes and values are the
+// engine's to check. Each throws a TypeError (wrong type) or RangeError whose message names the function and the
+// argument.
 
 export function describe(v) {
   if (v === null) return 'null';
@@ -12,6 +14,10 @@ export function describe(v) {
 
 export function isF32(v) {
   return v instanceof Float32Array || Object.prototype.toString.call(v) === '[object Float32Array]';
+}
+
+export function isI32(v) {
+  return v instanceof Int32Array || Object.prototype.toString.call(v) === '[object Int32Array]';
 }
 
 export function checkKeys(fn, obj, allowed) {
@@ -29,17 +35,21 @@ export function optionalTensor(fn, name, v) {
   return v === undefined || v === null ? undefined : tensor(fn, name, v);
 }
 
-// Sizes are integers ≥ 1 that also fit the engine's 32-bit size_t.
-export function size(fn, name, v) {
-  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
-  if (!Number.isInteger(v) || v < 1 || v > 0x7fffffff) throw new RangeError(`${fn}: ${name} must be an integer >= 1, got ${v}`);
-  return v;
-}
-
 // A number, passed to the engine as it is (the engine checks its value and names it).
 export function number(fn, name, v) {
   if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
   return v;
+}
+
+// A number that must be given.
+export function required(fn, name, v) {
+  if (v === undefined) throw new TypeError(`${fn}: ${name} is required, got undefined`);
+  return number(fn, name, v);
+}
+
+// An optional number: undefined when left out.
+export function optionalNumber(fn, name, v) {
+  return v === undefined ? undefined : number(fn, name, v);
 }
 
 export function flag(fn, name, v) {
@@ -48,34 +58,11 @@ export function flag(fn, name, v) {
   return v;
 }
 
-// A positive float option checked in JS (softmaxBackward's temperature; attention and softmax pass theirs to the
-// engine, which checks them).
-export function positive(fn, name, v) {
-  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
-  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${fn}: ${name} must be finite and > 0, got ${v}`);
-  // The engine computes in float32: the value must survive the conversion.
-  const f = Math.fround(v);
-  if (f === 0 || f === Infinity) throw new RangeError(`${fn}: ${name} must be within float32 range (1.4e-45 … 3.4e38), got ${v}`);
-  return v;
-}
-
-// `total` elements split in rows of `per`: the row count, or a RangeError naming both.
-export function quotient(fn, name, total, per, perName) {
-  const q = total / per;
-  if (!Number.isInteger(q)) throw new RangeError(`${fn}: ${name}.length must be a multiple of ${perName} = ${per}, got ${total}`);
-  return q;
-}
-
-export function length(fn, name, v, want, shape) {
-  if (v.length !== want) throw new RangeError(`${fn}: ${name} must have ${shape} = ${want} elements, got ${v.length}`);
-}
-
-// An optional caller-provided output buffer: a Float32Array of exactly the output's length. Reusing one
-// across calls skips allocating (and, in browsers, page-faulting in) a fresh output array every call.
-export function outBuffer(fn, v, want, shape) {
+// An optional caller-provided output buffer (the engine checks its length). Reusing one across calls skips
+// allocating (and, in browsers, page-faulting in) a fresh output array every call.
+export function outBuffer(fn, v, name = 'out') {
   if (v === undefined || v === null) return undefined;
-  if (!isF32(v)) throw new TypeError(`${fn}: out must be a Float32Array, got ${describe(v)}`);
-  if (v.length !== want) throw new RangeError(`${fn}: out must have ${shape} = ${want} elements, got ${v.length}`);
+  if (!isF32(v)) throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(v)}`);
   return v;
 }
 
@@ -91,13 +78,22 @@ export function layoutCode(fn, name, v) {
   return v === 'bshd' ? 1 : 0;
 }
 
-// A JS array or Int32Array of integers as an Int32Array (the engine checks the values).
+// A JS array or Int32Array of integers as an Int32Array (the engine checks the values). An entry an Int32Array
+// cannot hold as it is (not an integer, past int32) is refused here: the conversion would change it.
 export function int32s(fn, name, v) {
-  if (v instanceof Int32Array) return v;
+  if (isI32(v)) return v;
   if (!Array.isArray(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array or an array of integers, got ${describe(v)}`);
-  return Int32Array.from(v, (x, i) => {
-    if (typeof x !== 'number') throw new TypeError(`${fn}: ${name}[${i}] must be a number, got ${describe(x)}`);
-    if (!Number.isInteger(x) || Math.abs(x) > 0x7fffffff) throw new RangeError(`${fn}: ${name}[${i}] must be an integer, got ${x}`);
-    return x;
-  });
+  return Int32Array.from(v, (x, i) => int32(fn, `${name}[${i}]`, x));
+}
+
+// A list that must not be empty: in a descriptor, an empty tensor reads as one left out.
+export function nonEmpty(fn, name, v) {
+  if (v.length === 0) throw new RangeError(`${fn}: ${name} must not be empty, got length 0`);
+  return v;
+}
+
+export function int32(fn, name, x) {
+  if (typeof x !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(x)}`);
+  if (!Number.isInteger(x) || x < -0x80000000 || x > 0x7fffffff) throw new RangeError(`${fn}: ${name} must be an integer (32-bit), got ${x}`);
+  return x;
 }

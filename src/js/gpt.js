@@ -2,85 +2,61 @@
 // AdamW and generates with its KV cache. The engine validates every size and value; this file checks types and
 // unknown options, moves tokens and tensors in and out of wasm memory, and frees the model on dispose() or when
 // the GPT object is garbage-collected.
-import { checkKeys, describe, flag, isF32, options, size } from './checks.js';
-import { arena, check } from './memory.js';
-import { trainStepAsync } from './gpt-async.js';
+import { engineCall, option } from './call.js';
+import { checkKeys, describe, flag, isF32, number, optionalNumber, options, required } from './checks.js';
+import { dropReplicas, killWorker, modelChanged, syncModel, trainStepAsync } from './gpt-async.js';
+import { int32Array, trainArgs } from './gpt-train-args.js';
 
 /** lab-threads.js gives every model its lab's workers through this method. */
 export const USE_THREADS = Symbol('attnlab.threads');
 
-const CONFIG_KEYS = ['vocabSize', 'context', 'dModel', 'heads', 'kvHeads', 'layers', 'mlp', 'position', 'tied', 'bias', 'seed'];
-const TRAIN_KEYS = ['lr', 'weightDecay', 'beta1', 'beta2', 'eps', 'gradClip'];
-// PyTorch's torch.optim.AdamW defaults; gradClip 0 = no clipping.
-const TRAIN_DEFAULTS = { lr: 1e-3, weightDecay: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8, gradClip: 0 };
+export const GPT_CONFIG_OPTIONS = ['vocabSize', 'context', 'dModel', 'heads', 'kvHeads', 'layers', 'mlp', 'position', 'tied', 'bias', 'seed'];
+// The configuration's fields in gptCreate's and gptInfo's descriptors: required ones, then optional ones (the
+// engine fills in their defaults). position is an index into POSITIONS, the flags 0 or 1.
+const CONFIG_SIZES = [['vocabSize', 'vocab_size'], ['context', 'context'], ['dModel', 'd_model'], ['heads', 'heads'], ['layers', 'layers']];
+const CONFIG_OPTIONAL = [['kvHeads', 'kv_heads'], ['mlp', 'mlp'], ['position', 'position'], ['tied', 'tied'], ['bias', 'bias'], ['seed', 'seed']];
+const POSITIONS = ['learned', 'rope'];
 
-// The engine's handle of a collected GPT is deleted here (it holds the model's wasm memory).
-const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => handle.delete()) : null;
 
-function isI32(v) {
-  return v instanceof Int32Array || Object.prototype.toString.call(v) === '[object Int32Array]';
+// A configuration ({ vocabSize, …, position: its index }; undefined: left out) into a descriptor's fields.
+function writeConfig(d, F, c) {
+  for (const [key, field] of CONFIG_SIZES) d[F[field]] = c[key];
+  for (const [key, field] of CONFIG_OPTIONAL) option(d, F[field], typeof c[key] === 'boolean' ? Number(c[key]) : c[key]);
 }
 
-function int32s(fn, name, v) {
-  if (!isI32(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array, got ${describe(v)}`);
-  return v;
-}
-
-function number(fn, name, v) {
-  if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
-  return v;
-}
-
-// A non-negative integer (0 allowed), below 2³¹.
-function count(fn, name, v) {
-  number(fn, name, v);
-  if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) throw new RangeError(`${fn}: ${name} must be an integer >= 0, got ${v}`);
-  return v;
-}
-
-// trainStep's arguments checked (types, unknown options, lengths); its options with the defaults filled in.
-function trainArgs(fn, tokens, targets, opts = {}) {
-  int32s(fn, 'tokens', tokens);
-  int32s(fn, 'targets', targets);
-  options(fn, opts);
-  checkKeys(fn, opts, TRAIN_KEYS);
-  const o = { ...TRAIN_DEFAULTS };
-  for (const key of TRAIN_KEYS) if (opts[key] !== undefined) o[key] = number(fn, key, opts[key]);
-  if (targets.length !== tokens.length) throw new RangeError(`${fn}: targets must have tokens.length = ${tokens.length} elements, got ${targets.length}`);
-  return o;
-}
-
-function configArgs(fn, config) {
-  options(fn, config);
-  checkKeys(fn, config, CONFIG_KEYS);
-  for (const key of ['vocabSize', 'context', 'dModel', 'heads', 'layers'])
-    if (config[key] === undefined) throw new TypeError(`${fn}: config.${key} is required, got undefined`);
-  const c = {
-    vocabSize: size(fn, 'vocabSize', config.vocabSize),
-    context: size(fn, 'context', config.context),
-    dModel: size(fn, 'dModel', config.dModel),
-    heads: size(fn, 'heads', config.heads),
-    kvHeads: config.kvHeads === undefined ? 0 : size(fn, 'kvHeads', config.kvHeads),
-    layers: size(fn, 'layers', config.layers),
-    mlp: config.mlp === undefined ? true : flag(fn, 'mlp', config.mlp),
-    tied: config.tied === undefined ? true : flag(fn, 'tied', config.tied),
-    bias: config.bias === undefined ? true : flag(fn, 'bias', config.bias),
-    position: config.position ?? 'learned',
-    seed: config.seed ?? 0,
+// The engine calls of the small GPT on module m (src/wasm/gpt_bindings.cpp); each takes the model's handle.
+function gptCalls(m) {
+  const calls = {};
+  for (const name of ['gptCreate', 'gptLoad', 'gptFree', 'gptInfo', 'gptTensor', 'gptTrainStep', 'gptParameters', 'gptApplyGradients',
+    'gptForward', 'gptGenerate', 'gptSetWeights', 'gptSafetensors', 'gptPartialGradients', 'gptReduceSlice', 'gptUpdateSlice', 'gptWriteState',
+    'gptReadState'])
+    calls[name] = engineCall(m, name);
+  /** A descriptor of `call` on the model whose handle is h. */
+  calls.on = (call, h) => {
+    const d = call.descriptor();
+    d[call.F.model] = h;
+    return d;
   };
-  if (typeof c.position !== 'string') throw new TypeError(`${fn}: position must be 'learned' or 'rope', got ${describe(c.position)}`);
-  if (c.position !== 'learned' && c.position !== 'rope') throw new RangeError(`${fn}: position must be 'learned' or 'rope', got ${describe(c.position)}`);
-  number(fn, 'seed', c.seed);
-  if (!Number.isInteger(c.seed) || c.seed < 0 || c.seed > 0xffffffff) throw new RangeError(`${fn}: seed must be an integer in 0…4294967295, got ${c.seed}`);
-  return c;
+  return calls;
 }
+
+// The engine's model of a collected GPT is freed here (it holds the model's wasm memory), and its replicas on the
+// workers (replicas: { threads, trainer } once it trained there; nothing that refers to the GPT).
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ calls, handle, replicas }) => {
+    calls.gptFree.call('GPT.dispose', calls.on(calls.gptFree, handle));
+    if (replicas.trainer) dropReplicas(replicas);
+  })
+  : null;
 
 class GPT {
   #m;
-  #h;
+  #calls;
+  #h;       // the engine's handle (0 once disposed)
   #config;
   #threads; // the lab's { pool, closed() }
   #async;   // trainStepAsync's state (gpt-async.js), from the first call
+  #replicas = { threads: null, trainer: null }; // what the finalizer needs to free the workers' replicas
 
   [USE_THREADS](threads) {
     this.#threads = threads;
@@ -92,12 +68,16 @@ class GPT {
     if (this.#async?.busy) throw new Error(`${fn}: a trainStepAsync is still running on this model; await it first`);
   }
 
-  constructor(m, handle) {
+  constructor(m, calls, handle) {
     this.#m = m;
+    this.#calls = calls;
     this.#h = handle;
-    const c = handle.config();
-    this.#config = Object.freeze({ ...c });
-    registry?.register(this, handle, this);
+    const { F } = calls.gptInfo, d = this.#info('config'), c = {};
+    for (const [key, field] of [...CONFIG_SIZES, ...CONFIG_OPTIONAL]) c[key] = d[F[field]];
+    for (const key of ['mlp', 'tied', 'bias']) c[key] = c[key] === 1;
+    c.position = POSITIONS[c.position];
+    this.#config = Object.freeze(Object.fromEntries(GPT_CONFIG_OPTIONS.map((key) => [key, c[key]])));
+    registry?.register(this, { calls, handle, replicas: this.#replicas }, this);
   }
 
   #handle(fn) {
@@ -105,176 +85,150 @@ class GPT {
     return this.#h;
   }
 
+  // A descriptor of `name` on this model (GPT.fn throws once it was disposed). Every call on the model goes through
+  // here: the model first takes the state its trainStepAsync steps left on the workers (gpt-async.js).
+  #on(name, fn) {
+    const h = this.#handle(fn);
+    if (this.#async) syncModel(this.#async);
+    return this.#calls.on(this.#calls[name], h);
+  }
+
+  // The model's counts and configuration (gptInfo's fields).
+  #info(fn) {
+    const d = this.#on('gptInfo', fn);
+    this.#calls.gptInfo.call(`GPT.${fn}`, d);
+    return d;
+  }
+
   /** The model's configuration, defaults filled in. */
   get config() {
     return this.#config;
   }
   get parameterCount() {
-    return this.#handle('parameterCount').parameterCount();
+    return this.#info('parameterCount')[this.#calls.gptInfo.F.parameter_count];
   }
   /** AdamW updates applied so far. */
   get steps() {
-    return this.#handle('steps').steps();
+    return this.#info('steps')[this.#calls.gptInfo.F.steps];
   }
   /** Bytes of wasm memory the model holds: parameters, gradients, Adam moments, activations, KV cache. */
   get memoryBytes() {
-    return this.#handle('memoryBytes').memoryBytes();
+    return this.#info('memoryBytes')[this.#calls.gptInfo.F.memory_bytes];
   }
   /** The state dict's shapes, as PyTorch has them: `{ name: [rows, cols] | [rows] }`. */
   get shapes() {
-    const h = this.#handle('shapes');
     const r = {};
-    for (let i = 0; i < h.tensorCount(); ++i) {
-      const cols = h.tensorCols(i);
-      r[h.tensorName(i)] = cols ? [h.tensorRows(i), cols] : [h.tensorRows(i)];
-    }
+    for (const { name, rows, cols } of this.#tensors('shapes', false)) r[name] = cols ? [rows, cols] : [rows];
     return r;
   }
 
-  trainStep(tokens, targets, opts = {}) {
-    const fn = 'GPT.trainStep', h = this.#handle('trainStep');
-    const o = trainArgs(fn, tokens, targets, opts);
-    this.#idle(fn);
-    const a = arena(this.#m, fn, [{ name: 'tokens', length: tokens.length }, { name: 'targets', length: targets.length }]);
-    try {
-      putInts(this.#m, a.at(0), tokens);
-      putInts(this.#m, a.at(1), targets);
-      check(fn, h.trainStep(a.at(0), a.at(1), tokens.length, this.#config.context, o.lr, o.weightDecay, o.beta1, o.beta2, o.eps, o.gradClip));
-      return h.lastLoss();
-    } finally {
-      a.free();
+  // The state dict's entries in order: { name, rows, cols, data (with wantData) }.
+  #tensors(fn, wantData) {
+    const { gptInfo, gptTensor } = this.#calls, { F } = gptTensor;
+    const count = this.#info(fn)[gptInfo.F.tensor_count], list = [];
+    for (let i = 0; i < count; ++i) {
+      const d = this.#on('gptTensor', fn);
+      d[F.index] = i, d[F.want_data] = wantData ? 1 : 0;
+      const o = gptTensor.call(`GPT.${fn}`, d);
+      list.push({ name: new TextDecoder().decode(o.name), rows: d[F.rows], cols: d[F.cols], data: o.data });
     }
+    return list;
+  }
+
+  trainStep(tokens, targets, opts = {}) {
+    const fn = 'GPT.trainStep', call = this.#calls.gptTrainStep, d = this.#on('gptTrainStep', 'trainStep');
+    const given = trainArgs(fn, call, d, tokens, targets, opts);
+    this.#idle(fn);
+    if (this.#async) modelChanged(this.#async);
+    call.call(fn, d, given);
+    return d[call.F.loss];
   }
 
   /** trainStep with the batch's sequences split across the lab's workers (gpt-async.js). */
   trainStepAsync(tokens, targets, opts = {}) {
     this.#async ??= {
-      m: this.#m, config: this.#config, threads: this.#threads, busy: 0, last: null,
-      handle: () => this.#h, args: trainArgs, sync: (t, y, o) => this.trainStep(t, y, o),
+      calls: this.#calls, config: this.#config, threads: this.#threads, busy: 0, last: null, trainer: null, replicas: this.#replicas, handle: () => this.#h,
+      sync: (t, y, o) => this.trainStep(t, y, o),
+      // The replicas' shape: a gptCreate descriptor of this configuration, seed left out (worker-gpt.js).
+      shape: () => {
+        const d = this.#calls.gptCreate.descriptor();
+        writeConfig(d, this.#calls.gptCreate.F, { ...this.#config, position: POSITIONS.indexOf(this.#config.position), seed: undefined });
+        return d.slice(); // (posted with each part: the call's descriptor is scratch)
+      },
     };
     return trainStepAsync(this.#async, tokens, targets, opts);
   }
 
+  // For tests: ends the worker holding slice `slot` of this model's training state as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](slot) {
+    killWorker(this.#async, slot);
+  }
+
   forward(tokens, opts = {}) {
-    const fn = 'GPT.forward', h = this.#handle('forward');
-    int32s(fn, 'tokens', tokens);
+    const fn = 'GPT.forward', call = this.#calls.gptForward, { F } = call, d = this.#on('gptForward', 'forward');
+    int32Array(fn, 'tokens', tokens);
     options(fn, opts);
     checkKeys(fn, opts, ['batch', 'returnAttention']);
-    const batch = opts.batch === undefined ? 1 : size(fn, 'batch', opts.batch);
-    const wantAttention = flag(fn, 'returnAttention', opts.returnAttention);
-    if (tokens.length === 0 || tokens.length % batch !== 0)
-      throw new RangeError(`${fn}: tokens.length must be a positive multiple of batch = ${batch}, got ${tokens.length}`);
-    const t = tokens.length / batch, { vocabSize: V, heads: H, layers: L } = this.#config;
-    const perLayer = batch * H * t * t;
-    const a = arena(this.#m, fn, [
-      { name: 'tokens', length: tokens.length },
-      { name: 'logits', length: tokens.length * V },
-      { name: 'attention', length: wantAttention ? L * perLayer : 0 },
-    ]);
-    try {
-      putInts(this.#m, a.at(0), tokens);
-      check(fn, h.forward(a.at(0), tokens.length, t, a.at(1), tokens.length * V, a.at(2), wantAttention ? L * perLayer : 0));
-      const result = { logits: a.read(1) };
-      if (wantAttention) {
-        const all = a.read(2);
-        result.attention = Array.from({ length: L }, (_, l) => all.slice(l * perLayer, (l + 1) * perLayer));
-      }
-      return result;
-    } finally {
-      a.free();
+    option(d, F.batch, optionalNumber(fn, 'batch', opts.batch));
+    d[F.return_attention] = flag(fn, 'returnAttention', opts.returnAttention);
+    const o = call.call(fn, d, { tokens });
+    const result = { logits: o.logits };
+    if (o.attention) {
+      const L = this.#config.layers, per = o.attention.length / L;
+      result.attention = Array.from({ length: L }, (_, l) => o.attention.slice(l * per, (l + 1) * per));
     }
+    return result;
   }
 
   generate(prompt, opts) {
-    const fn = 'GPT.generate', h = this.#handle('generate');
-    int32s(fn, 'prompt', prompt);
+    const fn = 'GPT.generate', call = this.#calls.gptGenerate, { F } = call, d = this.#on('gptGenerate', 'generate');
+    int32Array(fn, 'prompt', prompt);
     if (opts === undefined) throw new TypeError(`${fn}: options with maxTokens are required, got undefined`);
     options(fn, opts);
     checkKeys(fn, opts, ['maxTokens', 'temperature', 'topK', 'seed']);
-    if (opts.maxTokens === undefined) throw new TypeError(`${fn}: maxTokens is required, got undefined`);
-    const maxTokens = count(fn, 'maxTokens', opts.maxTokens);
-    const temperature = opts.temperature === undefined ? 1 : number(fn, 'temperature', opts.temperature);
-    const topK = opts.topK === undefined ? 0 : count(fn, 'topK', opts.topK);
-    let seed = opts.seed;
-    if (seed === undefined) seed = Math.floor(Math.random() * 2 ** 53);
-    else if (typeof seed !== 'number') throw new TypeError(`${fn}: seed must be a number, got ${describe(seed)}`);
-    else if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`${fn}: seed must be an integer in 0…2⁵³ − 1, got ${seed}`);
-    const a = arena(this.#m, fn, [{ name: 'prompt', length: prompt.length }, { name: 'tokens', length: maxTokens }]);
-    try {
-      putInts(this.#m, a.at(0), prompt);
-      check(fn, h.generate(a.at(0), prompt.length, maxTokens, temperature, topK, seed, a.at(1)));
-      return new Int32Array(this.#m.HEAP32.slice(a.at(1) >>> 2, (a.at(1) >>> 2) + maxTokens));
-    } finally {
-      a.free();
-    }
+    d[F.max_tokens] = required(fn, 'maxTokens', opts.maxTokens);
+    option(d, F.temperature, optionalNumber(fn, 'temperature', opts.temperature));
+    option(d, F.top_k, optionalNumber(fn, 'topK', opts.topK));
+    // Without a seed, a random one: the sampler's only source of randomness.
+    d[F.seed] = opts.seed === undefined ? Math.floor(Math.random() * 2 ** 53) : number(fn, 'seed', opts.seed);
+    return call.call(fn, d, { prompt }).tokens ?? new Int32Array(0);
   }
 
   getWeights() {
-    const h = this.#handle('getWeights');
     const r = {};
-    for (let i = 0; i < h.tensorCount(); ++i) {
-      const rows = h.tensorRows(i), cols = h.tensorCols(i) || 1;
-      const a = arena(this.#m, 'GPT.getWeights', [{ name: 'tensor', length: rows * cols }]);
-      try {
-        h.readTensor(i, a.at(0));
-        r[h.tensorName(i)] = a.read(0);
-      } finally {
-        a.free();
-      }
-    }
+    for (const { name, data } of this.#tensors('getWeights', true)) r[name] = data;
     return r;
   }
 
   setWeights(weights) {
-    const fn = 'GPT.setWeights', h = this.#handle('setWeights');
+    const fn = 'GPT.setWeights', call = this.#calls.gptSetWeights, d = this.#on('gptSetWeights', 'setWeights');
     this.#idle(fn);
     if (weights === null || typeof weights !== 'object') throw new TypeError(`${fn}: expected an object of { name: Float32Array }, got ${describe(weights)}`);
     const entries = Object.entries(weights);
     for (const [name, v] of entries) if (!isF32(v)) throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${describe(v)}`);
+    if (!entries.length) return; // (nothing to set)
+    if (this.#async) modelChanged(this.#async);
+    // The names' bytes end to end, and the tensors', with their lengths: laid out in wasm memory by the call.
     const names = entries.map(([name]) => new TextEncoder().encode(name));
-    // Names, tensors and a table of (name address, name bytes, data address, data length) in one allocation.
-    const parts = [{ name: 'table', length: 4 * entries.length }];
-    names.forEach((n, i) => parts.push({ name: entries[i][0], length: Math.ceil(n.length / 4) }));
-    entries.forEach(([name, v]) => parts.push({ name, length: v.length, data: v }));
-    const a = arena(this.#m, fn, parts);
-    try {
-      const table = new Uint32Array(4 * entries.length);
-      entries.forEach(([, v], i) => {
-        const nameAt = a.at(1 + i), dataAt = a.at(1 + entries.length + i);
-        this.#m.HEAPU8.set(names[i], nameAt);
-        table.set([nameAt, names[i].length, dataAt, v.length], 4 * i);
-      });
-      this.#m.HEAPU32.set(table, a.at(0) >>> 2);
-      check(fn, h.setWeights(a.at(0), entries.length));
-    } finally {
-      a.free();
-    }
+    call.call(fn, d, {
+      names, nameLengths: Int32Array.from(names, (n) => n.length),
+      data: entries.map(([, v]) => v), dataLengths: Int32Array.from(entries, ([, v]) => v.length),
+    });
   }
 
   toSafetensors() {
-    const fn = 'GPT.toSafetensors', h = this.#handle('toSafetensors');
-    const bytes = h.safetensorsSize();
-    const a = arena(this.#m, fn, [{ name: 'file', length: Math.ceil(bytes / 4) }]);
-    try {
-      h.writeSafetensors(a.at(0), bytes);
-      return this.#m.HEAPU8.slice(a.at(0), a.at(0) + bytes);
-    } finally {
-      a.free();
-    }
+    const fn = 'GPT.toSafetensors';
+    return this.#calls.gptSafetensors.call(fn, this.#on('gptSafetensors', 'toSafetensors')).file;
   }
 
   /** Frees the model's wasm memory now (it is also freed when the object is garbage-collected). Idempotent. */
   dispose() {
     if (!this.#h) return;
     registry?.unregister(this);
-    this.#h.delete();
-    this.#h = null;
+    if (this.#async) dropReplicas(this.#async);
+    this.#calls.gptFree.call('GPT.dispose', this.#calls.on(this.#calls.gptFree, this.#h));
+    this.#h = 0;
   }
-}
-
-// Token ids go in as their int32 bits (memory.js's arena copies through the float view, which would convert them).
-function putInts(m, at, ints) {
-  if (ints.length) m.HEAP32.set(ints, at >>> 2);
 }
 
 // Without init({ gpt: true }) the lab has no model: both entry points say how to get one.
@@ -286,37 +240,39 @@ function needsGpt(fn) {
 
 export function makeGPT(m, enabled) {
   if (!enabled) return { createGPT: needsGpt('createGPT'), loadGPT: needsGpt('loadGPT') };
+  const calls = gptCalls(m);
   return {
     createGPT(config) {
-      const fn = 'createGPT';
-      const c = configArgs(fn, config);
-      const handle = new m.GPTModel();
-      try {
-        check(fn, handle.create(c.vocabSize, c.context, c.dModel, c.heads, c.kvHeads, c.layers, c.mlp, c.position === 'rope', c.tied, c.bias, c.seed));
-      } catch (e) {
-        handle.delete();
-        throw e;
+      const fn = 'createGPT', call = calls.gptCreate, { F } = call, d = call.descriptor();
+      options(fn, config);
+      checkKeys(fn, config, GPT_CONFIG_OPTIONS);
+      const c = {};
+      for (const [key] of CONFIG_SIZES) {
+        if (config[key] === undefined) throw new TypeError(`${fn}: config.${key} is required, got undefined`);
+        c[key] = number(fn, key, config[key]);
       }
-      return new GPT(m, handle);
+      c.kvHeads = optionalNumber(fn, 'kvHeads', config.kvHeads);
+      for (const key of ['mlp', 'tied', 'bias']) c[key] = config[key] === undefined ? undefined : flag(fn, key, config[key]);
+      if (config.position !== undefined) {
+        const p = config.position;
+        if (typeof p !== 'string') throw new TypeError(`${fn}: position must be 'learned' or 'rope', got ${describe(p)}`);
+        if (!POSITIONS.includes(p)) throw new RangeError(`${fn}: position must be 'learned' or 'rope', got ${describe(p)}`);
+        c.position = POSITIONS.indexOf(p);
+      }
+      c.seed = optionalNumber(fn, 'seed', config.seed);
+      writeConfig(d, F, c);
+      call.call(fn, d);
+      return new GPT(m, calls, d[F.model]);
     },
     loadGPT(bytes) {
-      const fn = 'loadGPT';
+      const fn = 'loadGPT', call = calls.gptLoad;
       let view;
       if (bytes instanceof ArrayBuffer) view = new Uint8Array(bytes);
       else if (bytes instanceof Uint8Array || Object.prototype.toString.call(bytes) === '[object Uint8Array]') view = bytes;
       else throw new TypeError(`${fn}: bytes must be a Uint8Array or an ArrayBuffer, got ${describe(bytes)}`);
-      const handle = new m.GPTModel();
-      const a = arena(m, fn, [{ name: 'bytes', length: Math.ceil(view.length / 4) }]);
-      try {
-        m.HEAPU8.set(view, a.at(0));
-        check(fn, handle.load(a.at(0), view.length));
-      } catch (e) {
-        handle.delete();
-        throw e;
-      } finally {
-        a.free();
-      }
-      return new GPT(m, handle);
+      const d = call.descriptor();
+      call.call(fn, d, { bytes: view });
+      return new GPT(m, calls, d[call.F.model]);
     },
   };
 }

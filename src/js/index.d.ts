@@ -9,8 +9,9 @@
  * asks for them, so `lab.attention({ …, returnWeights: true }).weights` needs no `!`.
  *
  * Three entries export this same API: `attnlab` loads the `.wasm` file beside its JS (fetched in browsers and
- * compiled as it streams, read from disk in Node); `attnlab/inline` carries the operators' module inside its
- * JS, for bundlers that do not copy the file, and `attnlab/inline-gpt` the module with the small GPT
+ * compiled as it streams, read from disk in Node), and where a bundler did not copy it there imports the copy
+ * inside the package's JS ({@link BuildInfo.source}); `attnlab/inline` carries the operators' module inside its
+ * JS (nothing to serve, nothing requested), and `attnlab/inline-gpt` the module with the small GPT
  * (`init({ gpt: true })`). The declarations need neither the DOM lib nor `@types/node`.
  *
  * Errors: a missing tensor, a tensor that is not a `Float32Array`, or an option of the wrong type throws a
@@ -109,7 +110,9 @@ export interface InitOptions {
    * at `attnlab-gpt-*.wasm` with `gpt: true` (an `Error` if the module has no GPT). A function receives the file
    * name of the chosen module ({@link WasmFile}) and returns its location: `(file) => '/static/' + file` serves
    * all four from one folder.
-   * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk.
+   * Default: the file beside `index.js` (`import.meta.url`); in Node it is read from disk. Where that file cannot
+   * be loaded, `attnlab` runs its copy inside the JS ({@link BuildInfo.fallback}); a `wasmUrl` given here that
+   * cannot be loaded is an `Error`, never a fallback.
    */
   wasmUrl?: string | UrlLike | ((file: WasmFile) => string | UrlLike);
   /**
@@ -122,12 +125,50 @@ export interface InitOptions {
    * Workers for the async twins ({@link Lab.attentionAsync}, {@link Lab.softmaxAsync}, …): an integer from 1 to
    * 256. With `n ≥ 2`, `init` starts `n` Web Workers (worker_threads in Node), each with its own instance of the
    * same compiled module (sent to it, not downloaded again), from a Blob URL of the package's worker script
-   * (`attnlab` reads `attnlab-worker.js` beside its JS, `attnlab/inline` carries it): works from `file://` pages
+   * (`attnlab` reads `attnlab-worker.js` beside its JS, or its copy inside the JS where the file is not there;
+   * `attnlab/inline` carries it): works from `file://` pages
    * and without cross-origin isolation (the page's Content-Security-Policy must allow `worker-src blob:`).
-   * With 1 the async twins run on the calling thread.
+   * With 1 the async twins run on the calling thread. Real models ({@link Lab.loadModel}) are placed on the
+   * workers too, one slice of every weight matrix on each ({@link LoadModelOptions.threads}).
    * End the workers with {@link Lab.dispose}; in Node idle workers never keep a script alive. Default 1.
    */
   threads?: number;
+  /**
+   * How {@link GPT.trainStepAsync}'s workers exchange gradients and weights: `'shared'` through shared memory
+   * (`SharedArrayBuffer`, which they can always in Node and in browsers on cross-origin isolated pages; elsewhere
+   * init rejects), `'message'` by messages (copies and transfers) even where memory could be shared. The results
+   * are the same bit for bit; shared memory spends less of each step on copies. Default: `'shared'` where this
+   * thread can share memory, else `'message'` (as {@link LoadModelOptions.exchange}).
+   */
+  exchange?: 'shared' | 'message';
+}
+
+/** What {@link Lab.trainTimes} returns: milliseconds summed over {@link GPT.trainStepAsync}'s steps. */
+export interface TrainTimes {
+  /** Steps run on the workers. */
+  readonly steps: number;
+  /** Each step's wall time less its slowest worker's gradient time: what more workers do not divide, waits for a core included. */
+  readonly serialMs: number;
+  /** The work in {@link TrainTimes.serialMs}: `mainMs` + `gatherMs` + `sumMs` + `adamwMs`. */
+  readonly serialWorkMs: number;
+  /** The slowest worker's gradient time in each step. */
+  readonly workerMs: number;
+  /** This thread's own time in the steps. */
+  readonly mainMs: number;
+  /** The slowest worker's time bringing its replica's weights up to date, each step. */
+  readonly gatherMs: number;
+  /** The slowest worker's time summing its slice of the parts' gradients, each step. */
+  readonly sumMs: number;
+  /** The slowest worker's time updating its slice (AdamW), each step. */
+  readonly adamwMs: number;
+  /** Wall time, as this thread saw it, of making or bringing up to date the replicas from the model. */
+  readonly seedMs: number;
+  /** Wall time of the gradients round. */
+  readonly gradientsMs: number;
+  /** Wall time of the reduce round (each slice's gradients summed). */
+  readonly reduceMs: number;
+  /** Wall time of the update round (each slice's AdamW). */
+  readonly updateMs: number;
 }
 
 /** Options of {@link Lab.softmax}. */
@@ -538,6 +579,18 @@ export interface BuildInfo {
   simd: boolean;
   /** Name of the kernel set: `'wasm-simd128'` or `'scalar'`. */
   kernels: string;
+  /**
+   * Where the module came from: `'file'`, the `.wasm` beside the package's JS (what `attnlab` loads);
+   * `'inline'`, the copy inside the package's JS (`attnlab/inline`, `attnlab/inline-gpt`, or `attnlab` where its
+   * file was not there: see {@link BuildInfo.fallback}); `'wasmUrl'` or `'wasmBinary'`, what init() was given.
+   */
+  source: 'file' | 'inline' | 'wasmUrl' | 'wasmBinary';
+  /**
+   * Only where `attnlab` could not load a file beside its JS (a bundler that copies no assets, a CommonJS bundle
+   * without `import.meta.url`) and ran its copy inside the JS instead: which file, and why. Covers the module and,
+   * with {@link InitOptions.threads}, the workers' script (`attnlab-worker.js`).
+   */
+  fallback?: string;
 }
 
 /**
@@ -597,6 +650,32 @@ export interface SoftmaxBackwardOptions {
   temperature?: number;
   /** `y` is log-softmax. Default false. */
   log?: boolean;
+}
+
+/**
+ * Where the async twins' work ran ({@link Lab.threadStats}), counted since {@link init}. Every async call is
+ * checked first on the calling thread, as its synchronous form checks it: a call refused there counts nowhere.
+ */
+export interface ThreadStats {
+  /**
+   * Parts a worker computed: each part of a call cut into parts, each whole call sent to one worker (`ropeAsync`,
+   * `multiHeadAttentionAsync`), each part of a {@link GPT.trainStepAsync} batch, and each worker's step of a model
+   * placed on the workers (a forward, a generation's prompt, each token: one per worker holding the model; a step
+   * that fails is never run again on the calling thread).
+   */
+  workerParts: number;
+  /**
+   * Calls kept whole on the calling thread without asking the workers: those with less work than a worker's round
+   * trip is worth (the tuning thresholds of {@link Lab.attentionAsync} and the others), attention over a KV
+   * `cache`, and every call with `threads: 1`.
+   */
+  inlineCalls: number;
+  /**
+   * Calls run again on the calling thread after a worker's part failed or could not be posted. A valid call never
+   * does: a part fails only for a bad value (one the check before the cut does not read), and then the whole call
+   * runs again here so that its error names the argument as one call does (softmax's parts name it already).
+   */
+  reruns: number;
 }
 
 /**
@@ -711,21 +790,28 @@ export interface GPT {
    */
   trainStep(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): number;
   /**
-   * {@link GPT.trainStep} with the batch's sequences split across the lab's workers ({@link InitOptions.threads}):
-   * each worker computes the gradient of its sequences on a copy of the current weights, the parts are summed
-   * (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss) and one AdamW update is
-   * applied here (`gradClip` on the summed gradient). Same arguments, options, errors and result as `trainStep`; the
-   * loss equals trainStep's to the last bit or one ulp, the update differs only by the order the gradient's float32
-   * terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is `trainStep` on the
-   * calling thread.
+   * {@link GPT.trainStep} with the batch's sequences split across the lab's workers ({@link InitOptions.threads}),
+   * and the optimizer's work split too. Each worker keeps a replica of the model between steps and owns one slice
+   * of its parameters: it computes the gradient of its sequences on its replica, sums its slice of every part's
+   * gradient (weighted by counted targets, so the sum is the gradient of the whole batch's mean loss), and applies
+   * AdamW to its slice (`gradClip` on the global norm of the summed gradient, from the slices' sums of squares);
+   * the next step's replicas start from the slices put together. The exchange goes through shared memory where it
+   * can ({@link InitOptions.exchange}), by messages elsewhere. Same arguments, options, errors and result as
+   * `trainStep`; the loss equals trainStep's to the last bit or one ulp, the update differs only by the order the
+   * gradient's float32 terms are summed (bit for bit when one worker gets the whole batch). With `threads: 1` it is
+   * `trainStep` on the calling thread.
    *
-   * Nothing changes until every part is back: a failing part, a non-finite loss or gradient, disposing the model or
-   * the lab during the step rejects and leaves the weights, Adam moments and step count as they were. Steps on one
-   * model run one after another in call order; while one runs, `trainStep` and `setWeights` on that model throw an
-   * `Error` (reads — `forward`, `generate`, `getWeights`, `toSafetensors` — see the weights before the step). After
-   * the lab's `dispose()` it rejects with an `Error`; `trainStep` still works. Each worker keeps a replica of the
-   * last two model shapes it trained (about the model's {@link GPT.memoryBytes} for its part of the batch) until
-   * the lab's `dispose()`; the weights travel with every step, so replicas never hold stale ones.
+   * Nothing changes until every part is back and the loss and the gradient's norm are checked: a failing part, a
+   * non-finite loss or gradient, disposing the model or the lab during the step rejects and leaves the weights,
+   * Adam moments and step count as they were, here and on the workers. Steps on one model run one after another
+   * in call order; while one runs, `trainStep` and `setWeights` on that model throw an `Error` (reads — `forward`,
+   * `generate`, `getWeights`, `toSafetensors` — see the weights before the step). The model on the calling thread
+   * takes the workers' weights, moments and step count when it is next read or changed; `trainStep` and
+   * `setWeights` between async steps just work. After the lab's `dispose()` it rejects with an `Error`;
+   * `trainStep` still works. Each worker keeps a replica of every model it trained (about the model's
+   * {@link GPT.memoryBytes} for its part of the batch) until the model's or the lab's `dispose()`; the calling
+   * thread keeps two copies of the weights and moments (the last step's and the one being written: 24 bytes per
+   * parameter) and, with shared memory, one gradient per worker (4 bytes per parameter each).
    * @returns a promise of the batch's mean cross-entropy before the update.
    */
   trainStepAsync(tokens: Int32Array, targets: Int32Array, options?: TrainOptions): Promise<number>;
@@ -752,6 +838,412 @@ export interface GPT {
    */
   toSafetensors(): Uint8Array;
   /** Frees the model's wasm memory now (it is freed on garbage collection otherwise). Idempotent. */
+  dispose(): void;
+}
+
+/**
+ * A model folder's files for {@link Lab.loadModel}, by file name, as a Hugging Face repository holds them:
+ * `config.json`, `model.safetensors` (or `model.safetensors.index.json` and the shards it names),
+ * `generation_config.json` when there is one, and the tokenizer's files. A `Blob` (a `File` from an
+ * `<input type="file">` or a drop) is read slice by slice: a large file never sits in JavaScript memory whole.
+ */
+export type ModelFiles = Record<string, Uint8Array | ArrayBuffer | BlobLike> | Map<string, Uint8Array | ArrayBuffer | BlobLike>;
+
+/**
+ * A `Blob` or `File` (declared structurally, so that these types need neither the DOM lib nor `@types/node`): its
+ * size, and its bytes whole or in slices, read as ArrayBuffers.
+ */
+export interface BlobLike {
+  /** Bytes in all. */
+  readonly size: number;
+  /** Bytes `start` … `end − 1`, read with their `arrayBuffer()`. */
+  slice(start?: number, end?: number): BlobSliceLike;
+  /** All the bytes. */
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A slice of a {@link BlobLike}. */
+export interface BlobSliceLike {
+  /** The slice's bytes. */
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** Progress of {@link Lab.loadModel}: reported as each piece of each file reaches the engine. */
+export interface LoadProgress {
+  /** The file being read (`config.json`, `model.safetensors`, a shard, …). */
+  file: string;
+  /** Its bytes read so far. */
+  loaded: number;
+  /** Its size, when known (a `Content-Length` without `Content-Encoding`, a Blob's size); undefined otherwise. */
+  total: number | undefined;
+}
+
+/** An `AbortSignal` (declared structurally, so that these types need neither the DOM lib nor `@types/node`). */
+export interface AbortSignalLike {
+  /** Whether it was aborted. */
+  readonly aborted: boolean;
+  /** What it was aborted with (the error a load or a generation then rejects with). */
+  readonly reason?: unknown;
+}
+
+/** Options of {@link Lab.loadModel}. */
+export interface LoadModelOptions {
+  /** Called as the bytes come in. */
+  onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Aborting stops the load between two pieces (and aborts the downloads): the promise rejects with the signal's
+   * reason and nothing of the model stays in memory.
+   */
+  signal?: AbortSignalLike;
+  /**
+   * Where the model runs: 1 is the calling thread; n > 1 is the first n of the lab's workers
+   * ({@link InitOptions.threads}), each holding a slice of every weight matrix — whole key/value heads with their
+   * query heads, a range of the MLP's hidden width and of the vocabulary — so the weights are in memory once across
+   * them, and every step (a forward, each token) runs on the workers, the calling thread free. Default: all of the
+   * lab's workers (1 for a lab without). More than the lab has is a `RangeError`. See {@link Model.split}.
+   */
+  threads?: number;
+  /**
+   * How the workers exchange their partial sums per layer: `'shared'` (SharedArrayBuffer and Atomics: Node, and
+   * pages that are cross-origin isolated) or `'message'` (MessagePorts between the workers: everywhere, a copy per
+   * worker and exchange). Default: `'shared'` where this thread can share memory, else `'message'`.
+   */
+  exchange?: 'shared' | 'message';
+}
+
+/** {@link Model.split}: where a model runs and how it is cut. */
+export interface ModelSplit {
+  /** 1: the calling thread; more: that many of the lab's workers, one shard each. */
+  readonly threads: number;
+  /** How the workers exchange their partial sums ({@link LoadModelOptions.exchange}); `'none'` on one thread. */
+  readonly exchange: 'shared' | 'message' | 'none';
+  /** Each shard's slices, `[begin, end)` ranges, in rank order (together, the whole model). */
+  readonly ranks: readonly ModelShard[];
+}
+
+/** One worker's slices of a model ({@link ModelSplit.ranks}): `[begin, end)` ranges. */
+export interface ModelShard {
+  /** Its place among the model's workers. */
+  readonly rank: number;
+  /** Query heads (whole groups of {@link ModelConfig.kvHeads}). May be empty when there are fewer K/V heads than workers. */
+  readonly heads: readonly [number, number];
+  /** Key/value heads, with their KV caches. */
+  readonly kvHeads: readonly [number, number];
+  /** The MLP's hidden units (rows of c_fc / gate / up, columns of c_proj / down). */
+  readonly ffn: readonly [number, number];
+  /** Token ids whose embedding rows (and lm_head rows) it holds, and whose logits it computes. */
+  readonly vocab: readonly [number, number];
+  /** GPT-2's learned positions it holds (`[0, 0]` for the Llama family). */
+  readonly positions: readonly [number, number];
+}
+
+/** One worker's share of a model, from {@link Model.workers}. */
+export interface ModelWorker {
+  /** Its place among the model's workers (0 for a model on the calling thread). */
+  readonly rank: number;
+  /** Bytes the shard holds: its weights, KV caches, activations. */
+  readonly memoryBytes: number;
+  /** Bytes of its weights. */
+  readonly weightBytes: number;
+  /** The worker's whole wasm memory (what the shard grew it to, and what else the worker holds). */
+  readonly wasmBytes: number;
+  /** Phases of steps its engine ran (a step — a forward, a token — has 2·layers + 2): where the work ran. */
+  readonly phases: number;
+  /** Its slices. */
+  readonly plan: ModelShard;
+}
+
+/**
+ * A checkpoint's configuration as the engine read it from `config.json` (and `generation_config.json`), in the
+ * package's words.
+ */
+export interface ModelConfig {
+  /** `architectures[0]`: `'GPT2LMHeadModel'`, `'LlamaForCausalLM'`, `'Qwen2ForCausalLM'` or `'MistralForCausalLM'`. */
+  readonly architecture: string;
+  /** `'gpt2'`, `'llama'`, `'qwen2'` or `'mistral'`. */
+  readonly modelType: string;
+  /** Rows of the token embedding: token ids are 0 … vocabSize − 1. */
+  readonly vocabSize: number;
+  /** Positions: `n_positions` / `max_position_embeddings`. A prompt and its generated tokens fit in it. */
+  readonly context: number;
+  /** Residual width (`n_embd` / `hidden_size`). */
+  readonly dModel: number;
+  /** Transformer blocks (`n_layer` / `num_hidden_layers`). */
+  readonly layers: number;
+  /** Query heads. */
+  readonly heads: number;
+  /** Key/value heads (fewer than `heads`: grouped-query attention). */
+  readonly kvHeads: number;
+  /** Width of a head. */
+  readonly headDim: number;
+  /** The MLP's hidden width (`n_inner` / `intermediate_size`). */
+  readonly ffnDim: number;
+  /** LayerNorm's or RMSNorm's eps. */
+  readonly normEps: number;
+  /** `'gelu_tanh'` (GPT-2's `gelu_new` and the other names of GELU's tanh form), `'gelu'` (the exact erf GELU:
+   * `activation_function` `"gelu"` or `"gelu_python"`) or `'silu'` (SwiGLU). */
+  readonly activation: 'gelu_tanh' | 'gelu' | 'silu';
+  /** The head shares the token embedding. */
+  readonly tied: boolean;
+  /** RoPE's base (`rope_theta`); null for GPT-2's learned positions. */
+  readonly ropeTheta: number | null;
+  /** A query sees the last `slidingWindow` positions (itself included); 0 = all. */
+  readonly slidingWindow: number;
+  /** End-of-sequence ids: generation stops after one unless {@link ModelGenerateOptions.stop} says otherwise. */
+  readonly eos: readonly number[];
+  /** The beginning-of-sequence id, or null. */
+  readonly bos: number | null;
+  /**
+   * The sampling {@link Model.generate} uses when not told: `generation_config.json`'s when it samples
+   * (`do_sample: true`), else greedy (`temperature` 0), as Hugging Face's `generate`.
+   */
+  readonly defaults: SamplingDefaults;
+}
+
+/** {@link ModelConfig.defaults}. */
+export interface SamplingDefaults {
+  /** 0: greedy. */
+  readonly temperature: number;
+  /** 0: every token. */
+  readonly topK: number;
+  /** 1: every token. */
+  readonly topP: number;
+}
+
+/** Options of {@link Model.forward}. */
+export interface ModelForwardOptions {
+  /** Also return every layer's and head's attention weights. Default false. */
+  attention?: boolean;
+}
+
+/** What {@link Model.forward} always returns. */
+export interface ModelLogits {
+  /** `[n, vocabSize]` logits, row-major: row i is the prediction after the first i + 1 tokens. */
+  logits: Float32Result;
+  /** The logits' shape: `[n, vocabSize]`. */
+  shape: [number, number];
+}
+
+/** Added to {@link Model.forward}'s result by {@link ModelForwardOptions.attention}. */
+export interface ModelAttention {
+  /**
+   * `attention[layer][head]`: that head's `[n, n]` causal attention weights as the engine computed them, row-major
+   * (row i: how much query i attends to each key; 0 past the diagonal and outside a sliding window).
+   */
+  attention: Float32Result[][];
+}
+
+/** Result of {@link Model.forward}; `attention` is in the type exactly when `O` asks for it. */
+export type ModelForwardResult<O extends ModelForwardOptions = {}> = Simplify<ModelLogits & Requested<O, 'attention', ModelAttention>>;
+
+/** Options of {@link Model.generate} and {@link Model.stream}. */
+export interface ModelGenerateOptions {
+  /** Tokens to generate at most; the prompt and these must fit in {@link ModelConfig.context}. */
+  maxTokens: number;
+  /** Sampling temperature, ≥ 0; 0 is greedy (the first most likely token). Default: {@link ModelConfig.defaults}. */
+  temperature?: number;
+  /** Sample among the k most likely tokens (ties with the k-th kept); 0 = all. Default: {@link ModelConfig.defaults}. */
+  topK?: number;
+  /**
+   * Nucleus sampling: among the most likely tokens whose probabilities before them sum to less than topP (the
+   * smallest set holding at least topP), in (0, 1]. Applied after temperature and topK, as Hugging Face does.
+   * Default: {@link ModelConfig.defaults}.
+   */
+  topP?: number;
+  /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
+  seed?: number;
+  /**
+   * Stop after any of these token ids (the stop token is the last one returned); strings stop once the generated
+   * text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   */
+  stop?: number | string | readonly (number | string)[];
+  /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */
+  signal?: AbortSignalLike;
+}
+
+/** One generated token, from {@link Model.stream} (and {@link Model.generate}'s `onToken`). */
+export interface GeneratedToken {
+  /** The token id. */
+  id: number;
+  /** Its index among the generated tokens (0 for the first). */
+  index: number;
+  /** The text it adds (with a tokenizer; a piece may complete a character an earlier one began), else undefined. */
+  text: string | undefined;
+  /** Whether it is the last one (maxTokens reached, or a stop). */
+  last: boolean;
+}
+
+/** Result of {@link Model.generate}. */
+export interface GenerateResult {
+  /** The generated tokens (the prompt not included). */
+  tokens: Int32Array<ArrayBuffer>;
+  /** Their text, when the model has a tokenizer. */
+  text?: string;
+  /** Why it ended: a stop token or string, or maxTokens. */
+  reason: 'stop' | 'maxTokens';
+}
+
+/**
+ * A decoder-only checkpoint in the engine's wasm memory, from {@link Lab.loadModel}: GPT-2 (`GPT2LMHeadModel`) or a
+ * Llama-family model (`LlamaForCausalLM`, `Qwen2ForCausalLM`, `MistralForCausalLM`). Its weights are stored once, as
+ * the files have them (F16 and BF16 matrices stay 16-bit and are widened in the kernels); generation keeps a KV cache
+ * in wasm memory. Token ids are `Int32Array`s or arrays of integers (strings too, with a tokenizer).
+ *
+ * Errors: arguments of the wrong type throw `TypeError`; a token id outside the vocabulary, an empty prompt, a prompt
+ * and `maxTokens` past the context, or a bad sampling option throws `RangeError` naming it, and the model keeps
+ * working. Any method after {@link Model.dispose} throws an `Error`.
+ */
+export interface Model {
+  /** The configuration as the engine read it. */
+  readonly config: ModelConfig;
+  /**
+   * The tokenizer, or null when the model was loaded without one. It runs on the calling thread, for a model on
+   * workers too (its calls stay synchronous).
+   */
+  readonly tokenizer: Tokenizer | null;
+  /**
+   * Bytes of wasm memory the model holds now: weights, KV caches, activations (on workers: all of their shards, as
+   * of the last call that finished).
+   */
+  readonly memoryBytes: number;
+  /** Bytes of the weights alone, as stored (on workers: all of their slices). */
+  readonly weightBytes: number;
+  /** Whether {@link Model.dispose} was called. */
+  readonly disposed: boolean;
+  /** Where the model runs ({@link LoadModelOptions.threads}) and how it is cut across the workers. */
+  readonly split: ModelSplit;
+  /**
+   * Logits of every position of `ids` (at most {@link ModelConfig.context}), and with `attention: true` every
+   * layer's and head's attention weights. Independent of any generation in progress. On the calling thread: a
+   * model on workers throws an `Error` saying to use {@link Model.forwardAsync}.
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  forward<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+    options?: O & KnownKeys<O, ModelForwardOptions>): ModelForwardResult<O>;
+  /**
+   * {@link Model.forward} as a promise: on the workers for a model placed on them (each computes its heads and its
+   * vocabulary's logits; the calling thread stays free), on the calling thread otherwise. The same results within
+   * float32 rounding: the workers' partial sums are added in another order than one thread's.
+   * @typeParam O The options as written, from which the result's fields are typed.
+   */
+  forwardAsync<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+    options?: O & KnownKeys<O, ModelForwardOptions>): Promise<ModelForwardResult<O>>;
+  /**
+   * Generates up to `maxTokens` tokens after `prompt`: the prompt runs through the model once into the KV cache,
+   * then one token per step. Greedy generation (`temperature: 0`) gives, token for token, the argmax of
+   * {@link Model.forward} over the prompt and the tokens so far. Between tokens the event loop runs; `onToken`
+   * sees each token as it comes. One generation runs per model: starting another ends this one (it rejects).
+   */
+  generate(prompt: Int32Array | readonly number[] | string,
+    options: ModelGenerateOptions & { onToken?: (token: GeneratedToken) => void }): Promise<GenerateResult>;
+  /**
+   * {@link Model.generate} as an async iterator: `for await (const t of model.stream(prompt, { maxTokens: 20 }))`.
+   * The options are checked when it is called; leaving the loop early ends the generation.
+   */
+  stream(prompt: Int32Array | readonly number[] | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
+  /**
+   * Each worker's share as the worker counts it now (after the calls before this one): memory, weights, the phases
+   * its engine ran. One entry, the calling thread's, for a model on it.
+   */
+  workers(): Promise<ModelWorker[]>;
+  /**
+   * Frees the model's wasm memory now — every worker's share for a model on workers; a step in progress ends and
+   * its call rejects — and its tokenizer's. Both are freed on garbage collection otherwise. Idempotent.
+   */
+  dispose(): void;
+}
+
+/**
+ * The files of a Hugging Face model folder, by name: `tokenizer.json` (with `tokenizer_config.json` and
+ * `special_tokens_map.json` when present), or GPT-2's `vocab.json` and `merges.txt`. Other names are ignored, so
+ * a whole folder can be passed.
+ */
+export type TokenizerFiles =
+  | Record<string, Uint8Array | ArrayBuffer | BlobLike>
+  | Map<string, Uint8Array | ArrayBuffer | BlobLike>;
+
+/** A special token: its id and its text. */
+export interface SpecialToken {
+  /** Its id. */
+  readonly id: number;
+  /** Its text (`"<s>"`, `"<|endoftext|>"`). */
+  readonly token: string;
+}
+
+/** The special tokens a model's files name (each present only when they do). */
+export interface SpecialTokens {
+  /** The token that begins a sequence. */
+  readonly bos?: SpecialToken;
+  /** The token that ends one (where generation stops). */
+  readonly eos?: SpecialToken;
+  /** The token of text the vocabulary cannot spell. */
+  readonly unk?: SpecialToken;
+  /** The token that pads a batch. */
+  readonly pad?: SpecialToken;
+}
+
+/** Options of {@link Tokenizer.encode}. */
+export interface EncodeOptions {
+  /**
+   * Apply the file's post-processor: the tokens it puts around the text (Llama's and Gemma's `<bos>`), as Hugging
+   * Face's `encode` does by default. Default true.
+   */
+  addSpecialTokens?: boolean;
+}
+
+/** Options of {@link Tokenizer.decode}. */
+export interface DecodeOptions {
+  /** Leave out special tokens (`<s>`, `<|endoftext|>`, …). Default false. */
+  skipSpecialTokens?: boolean;
+  /**
+   * transformers' clean-up: no space before `. , ! ?` and English contractions (`" n't"` → `"n't"`).
+   * Default: `clean_up_tokenization_spaces` of `tokenizer_config.json`, false without one.
+   */
+  cleanUpTokenizationSpaces?: boolean;
+}
+
+/**
+ * A Hugging Face tokenizer running in the engine (from {@link Lab.loadTokenizer}): byte-level BPE (GPT-2, SmolLM,
+ * Qwen2/3, Llama 3) and SentencePiece-style BPE with byte fallback (Llama 2, TinyLlama, Mistral, Gemma), with the
+ * normalizers, pre-tokenizers, post-processors, decoders and added tokens of their `tokenizer.json`. Ids and text
+ * are those Hugging Face's `tokenizers` library gives. The tokenizer lives in wasm memory: {@link Tokenizer.dispose}
+ * frees it (so does garbage collection).
+ */
+export interface Tokenizer {
+  /** Number of ids, `0 … vocabSize − 1`: the model's tokens, then the added tokens. */
+  readonly vocabSize: number;
+  /** The model's named special tokens, where its files name them (`tokenizer_config.json`, the model's unknown token, the post-processor's). */
+  readonly specialTokens: SpecialTokens;
+  /** Bytes of wasm memory the tokenizer holds (vocabulary, merges, added tokens, caches). */
+  readonly memoryBytes: number;
+  /** True after {@link Tokenizer.dispose}. */
+  readonly disposed: boolean;
+  /**
+   * The token ids of `text` (sent to the engine as UTF-8: a lone surrogate becomes U+FFFD, as `TextEncoder`
+   * makes it).
+   * @throws TypeError when `text` is not a string or an option is unknown or mistyped; Error after dispose();
+   * RangeError naming `text` when a pre-tokenizer pattern would need more than its work budget on it (a pattern
+   * written to rescan the text; none of the real files' is).
+   */
+  encode(text: string, options?: EncodeOptions): Int32Array;
+  /**
+   * The text of `ids`, through the file's decoders.
+   * @throws TypeError when `ids` is not an Int32Array or an array of integers; RangeError naming the index of an
+   * id that is not a token id; Error after dispose().
+   */
+  decode(ids: Int32Array | readonly number[], options?: DecodeOptions): string;
+  /**
+   * Each id's token as text, for display: GPT-2's `Ġhave` as `" have"`, SentencePiece's `▁the` as `" the"`, a byte
+   * token `<0x0A>` as `"\n"`. Bytes that are not text on their own (part of a character split between tokens)
+   * are shown as `<0xE2>`; added tokens as their text.
+   * @throws as {@link Tokenizer.decode}.
+   */
+  tokens(ids: Int32Array | readonly number[]): string[];
+  /** The id of a token as the vocabulary spells it (`"Ġhave"`, `"<s>"`), or undefined. */
+  idOf(token: string): number | undefined;
+  /** The token of an id as the vocabulary spells it, or undefined for a number that is not a token id. */
+  tokenOf(id: number): string | undefined;
+  /** Frees the tokenizer's wasm memory now. Idempotent; afterwards every method throws an Error. */
   dispose(): void;
 }
 
@@ -860,12 +1352,64 @@ export interface Lab {
    * a missing, extra or misshapen tensor, or a non-finite weight.
    */
   loadGPT(bytes: Uint8Array | ArrayBuffer): GPT;
+  /**
+   * Loads a decoder-only checkpoint (GPT-2, Llama, Qwen2, Mistral; F32, F16 or BF16 safetensors, sharded or not) from
+   * a Hugging Face model folder: its files ({@link ModelFiles}), or a base URL laid out as a repository's
+   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine —,
+   * `model.safetensors.index.json` or `model.safetensors`, the shards, the tokenizer's files), each response body
+   * streamed into the engine. Every tensor goes straight to its place in wasm memory as its bytes arrive; the engine
+   * checks the files against `config.json` first (names, shapes, dtypes) and names the file and field of any error.
+   *
+   * Works from any lab: the language-model engine is in the modules with the small GPT, which a lab on the
+   * operators' module (`init()` without `gpt: true`) loads the first time it is needed, beside the package's JS
+   * (`attnlab/inline` cannot: it carries only the operators — use `attnlab/inline-gpt`). Its models live in that
+   * module's memory, not in the lab's ({@link Lab.memoryBytes}).
+   * @returns a promise of the {@link Model}.
+   * @throws (rejects with) TypeError for a source or option of the wrong type; RangeError naming the file and the
+   * field or tensor for an unsupported architecture or `rope_scaling`, a malformed or truncated file, a tensor whose
+   * shape disagrees with `config.json`, a quantized dtype, or a model too large for wasm memory (2 GiB); Error for a
+   * missing file, a download that fails (halfway too: the message says how far it got), or the signal's reason when
+   * aborted. Nothing of a failed load stays in memory.
+   */
+  loadModel(source: ModelFiles | string | UrlLike, options?: LoadModelOptions): Promise<Model>;
+  /** Models from {@link Lab.loadModel} not yet disposed or garbage-collected. */
+  readonly liveModels: number;
+  /**
+   * A Hugging Face tokenizer from a model folder's files (see {@link TokenizerFiles}; Blobs are read). The engine
+   * parses and checks them: anything it does not support (another model type, a normalizer or regex construct it
+   * does not run, truncation…) or anything malformed is an error naming the file, the field (a JSON path such as
+   * `pre_tokenizer.pretokenizers[0].pattern.Regex`) and the value — never a different tokenization.
+   * Works from any lab, as {@link Lab.loadModel} does: a lab on the operators' module loads the module with the
+   * models the first time (`attnlab/inline` cannot: use `attnlab/inline-gpt`).
+   * @throws (rejects with) TypeError for a file that is not a Uint8Array, ArrayBuffer or Blob; RangeError naming
+   * the file and field of a malformed or unsupported file; Error when the module with the models cannot be loaded.
+   * @example
+   * ```ts
+   * const tokenizer = await lab.loadTokenizer({ 'tokenizer.json': await (await fetch(url)).arrayBuffer() });
+   * const ids = tokenizer.encode('Hello world');   // Int32Array
+   * tokenizer.decode(ids);                         // 'Hello world'
+   * ```
+   */
+  loadTokenizer(files: TokenizerFiles): Promise<Tokenizer>;
+  /** Tokenizers of this instance not yet disposed or garbage-collected. */
+  readonly liveTokenizers: number;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
   /** Current size of this instance's wasm memory in bytes (it grows on demand and never shrinks). */
   readonly memoryBytes: number;
   /** The workers the async twins use ({@link InitOptions.threads}); 1 = the calling thread. */
   readonly threads: number;
+  /**
+   * Where the async twins' work ran since {@link init}: a snapshot of the counts (see {@link ThreadStats}). A call
+   * that is valid never runs twice: its `reruns` stay 0, so a test (or a bench) can tell that the workers really
+   * computed what they were sent.
+   */
+  threadStats(): ThreadStats;
+  /**
+   * {@link GPT.trainStepAsync}'s steps on the workers since {@link init}, and where their time went, in milliseconds
+   * summed over the steps. For benches: `npm run bench:train-threads` prints them.
+   */
+  trainTimes(): TrainTimes;
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
    * does a call still running on the workers (the synchronous functions keep working). Idempotent.
@@ -922,15 +1466,16 @@ export interface Lab {
 /**
  * Loads the engine. From `attnlab`, browsers fetch the `.wasm` beside the package's JS (compiled while it
  * streams when served as `application/wasm`, from the same response's bytes otherwise) and Node reads it
- * from disk; from `attnlab/inline` and `attnlab/inline-gpt` the module comes from inside the JS. Without
+ * from disk, and where it is not there the copy inside the JS runs ({@link BuildInfo.source}); from `attnlab/inline` and `attnlab/inline-gpt` the module comes from inside the JS. Without
  * `gpt: true` it is the operators' module (`attnlab-simd.wasm`, or `attnlab-scalar.wasm`); with it, the one
  * that also has the small GPT (`attnlab-gpt-simd.wasm`, `attnlab-gpt-scalar.wasm`). Each call makes an
  * independent instance.
  * @param options See {@link InitOptions}.
  * @throws TypeError for bad options. Error when `simd: true` is forced on an engine without SIMD128, when
  * `gpt: true` meets a module without the GPT (from `attnlab/inline`, or a `wasmUrl` / `wasmBinary` of the
- * operators' module), and when the module cannot be loaded: the message names the URL or path it tried and
- * what to do.
+ * operators' module), and when the module cannot be loaded (a `wasmUrl` or `wasmBinary` that does not hold
+ * it; from `attnlab`, neither the file nor its copy inside the JS): the message names the URL or path it tried
+ * and what to do.
  */
 export function init(options?: InitOptions): Promise<Lab>;
 

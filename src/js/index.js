@@ -2,23 +2,24 @@
 // Float32Array. Hand-written ESM wrapper around the Embind modules (the glue attnlab.mjs and the modules
 // attnlab-{simd,scalar}.wasm, and attnlab-gpt-{simd,scalar}.wasm with the small GPT: variant.js). This entry
 // (`attnlab`) loads the .wasm file beside it: browsers fetch it (compiled while it streams), Node reads it from
-// disk. inline.js (`attnlab/inline`) and inline-gpt.js (`attnlab/inline-gpt`) are the same API with a pair of
-// modules inside the JS. loader.js does the loading for all; lab.js assembles the functions, one file per
-// operation (softmax.js, …). They check types and sizes (TypeError / RangeError naming the argument,
-// checks.js), copy each tensor into wasm memory in one bulk copy (memory.js), call the engine, copy results
-// out and free everything, error or not. Values (NaN, +Infinity) and overflow are checked by the engine
-// itself; its status becomes the exception.
-// Static imports only: the package builds as one chunk in every bundler (Rollup's output.file included).
+// disk; where the file is not there (a bundler that copies no assets, a CommonJS bundle without import.meta.url)
+// it imports the module's copy inside the package's JS instead, and buildInfo() says so. inline.js
+// (`attnlab/inline`) and inline-gpt.js (`attnlab/inline-gpt`) are the same API with a pair of modules inside the
+// JS. loader.js does the loading for all; lab.js assembles the functions, one file per operation (softmax.js, …).
+// They check types (TypeError naming the argument, checks.js) and write each call's descriptor; call.js has the
+// engine check it (sizes, values: RangeError naming the argument), copies each tensor into wasm memory in one bulk
+// copy, calls the engine, copies results out and frees everything, error or not.
 import createAttnlab from './attnlab.mjs';
-import { compileBeside, readBeside, start } from './loader.js';
+import { compileBesideOrInline, readBesideOrInline, start } from './loader.js';
+import { setLmWorkers } from './lm.js';
 
 export { simdSupported } from './loader.js';
 
 // Where this file was loaded from; undefined where a bundler emptied import.meta (CommonJS output).
 const base = import.meta.url;
 
-// Literal `new URL('./…', import.meta.url)`s: Vite, webpack and Parcel see the four files and emit them; only
-// the chosen one is downloaded.
+// Literal `new URL('./…', import.meta.url)`s: Vite, webpack and Parcel see the files and emit them; only the
+// chosen module is downloaded (the workers' script only for threads > 1).
 function beside(file) {
   if (!base) return undefined;
   switch (file) {
@@ -26,8 +27,23 @@ function beside(file) {
     case 'attnlab-scalar.wasm': return new URL('./attnlab-scalar.wasm', import.meta.url);
     case 'attnlab-gpt-simd.wasm': return new URL('./attnlab-gpt-simd.wasm', import.meta.url);
     case 'attnlab-gpt-scalar.wasm': return new URL('./attnlab-gpt-scalar.wasm', import.meta.url);
+    case 'attnlab-worker.js': return new URL('./attnlab-worker.js', import.meta.url);
   }
-  throw new Error(`attnlab: no module named ${file}`);
+  throw new Error(`attnlab: no file named ${file}`);
+}
+
+// The same files inside the JS, for where they are not beside it. Literal dynamic imports: Vite, webpack and
+// Rollup make each a chunk of its own, fetched only when its file is missing; esbuild (no code splitting unless
+// asked) carries them inside the bundle, evaluated only then.
+function inside(file) {
+  switch (file) {
+    case 'attnlab-simd.wasm': return import('./attnlab-simd.inline.js');
+    case 'attnlab-scalar.wasm': return import('./attnlab-scalar.inline.js');
+    case 'attnlab-gpt-simd.wasm': return import('./attnlab-gpt-simd.inline.js');
+    case 'attnlab-gpt-scalar.wasm': return import('./attnlab-gpt-scalar.inline.js');
+    case 'attnlab-worker.js': return import('./attnlab-worker.inline.js');
+  }
+  throw new Error(`attnlab: no file named ${file}`);
 }
 
 /**
@@ -35,9 +51,9 @@ function beside(file) {
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
-  return start(options, createAttnlab, (file) => compileBeside(beside(file), file),
-    // init({ threads }) only: the workers' script, read beside this file (a separate file: apps without threads
-    // do not carry it).
-    () => readBeside(base ? new URL('./attnlab-worker.js', import.meta.url) : undefined, 'attnlab-worker.js'),
-  );
+  setLmWorkers(() => import('./lm-workers.js'));
+  return start(options, createAttnlab, {
+    module: (file) => compileBesideOrInline(beside(file), file, () => inside(file)),
+    workerScript: () => readBesideOrInline(beside('attnlab-worker.js'), 'attnlab-worker.js', () => inside('attnlab-worker.js')),
+  });
 }

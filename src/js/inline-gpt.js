@@ -7,6 +7,8 @@ import scalar from './attnlab-gpt-scalar.inline.js';
 import simd from './attnlab-gpt-simd.inline.js';
 import workerScript from './attnlab-worker.inline.js';
 import { compileBase64, start } from './loader.js';
+import * as lmWorkers from './lm-workers.js';
+import { setLmWorkers } from './lm.js';
 
 export { simdSupported } from './loader.js';
 
@@ -15,8 +17,13 @@ export { simdSupported } from './loader.js';
  * @param {import('./index.js').InitOptions} [options]
  */
 export function init(options = {}) {
-  return start(options, createAttnlab, async (file) => {
-    const simdFile = file.endsWith('-simd.wasm');
-    return compileBase64(simdFile ? simd : scalar, simdFile ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm');
-  }, async () => workerScript); // init({ threads }): the workers' script, carried here too
+  setLmWorkers(async () => lmWorkers);
+  return start(options, createAttnlab, {
+    module: async (file) => {
+      const simdFile = file.endsWith('-simd.wasm');
+      const name = simdFile ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm';
+      return { module: await compileBase64(simdFile ? simd : scalar, name), source: 'inline' };
+    },
+    workerScript: async () => ({ text: workerScript }), // init({ threads }): the workers' script, carried here too
+  });
 }

@@ -1,8 +1,13 @@
 // lab.kvCache: keys and values kept in wasm memory between calls, so that a decode step moves only its new token
 // and its queries. The engine owns the storage (keys packed the way its attention kernel reads them); this object
 // holds the handle and frees it on dispose() — or, if it is dropped without that, when it is garbage-collected.
-import { checkKeys, describe, flag, int32s, layoutCode, number, optionalTensor, options, tensor } from './checks.js';
-import { arena, checkKind } from './memory.js';
+// Every call is an engine call (src/wasm/kv_cache_bindings.cpp) with the handle in its `cache` field.
+import { engineCall, option } from './call.js';
+import { checkKeys, describe, flag, int32s, layoutCode, nonEmpty, optionalNumber, optionalTensor, options, required, tensor } from './checks.js';
+
+export const KV_CACHE_OPTIONS = ['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout'];
+export const KV_APPEND_OPTIONS = ['layout', 'rope'];
+export const KV_ROPE_OPTIONS = ['base', 'rotaryDim', 'interleaved', 'cos', 'sin', 'positions'];
 
 // Cache object → its state; only caches made by some lab's kvCache() are in it.
 const states = new WeakMap();
@@ -16,13 +21,20 @@ export function cacheOf(fn, cache, m) {
 }
 
 export function makeKvCache(m, live) {
-  const R = Object.fromEntries(m.kvCacheRopeFields().split(',').filter(Boolean).map((name, i) => [name, i]));
-  const ROPE_FIELDS = Object.keys(R).length;
+  const create = engineCall(m, 'kvCacheCreate'), append = engineCall(m, 'kvCacheAppend'), read = engineCall(m, 'kvCacheRead');
+  const lengths = engineCall(m, 'kvCacheLengths'), reset = engineCall(m, 'kvCacheReset'), free = engineCall(m, 'kvCacheFree');
+  // A call on the cache whose handle is h.
+  const on = (c, h) => {
+    const d = c.descriptor();
+    d[c.F.cache] = h;
+    return d;
+  };
+  const release = (h) => free.call('kvCache.dispose', on(free, h));
 
   // A cache dropped without dispose() is freed here after it is collected. The held value is only the handle.
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => {
-      m.kvCacheFree(handle);
+      release(handle);
       live.count -= 1;
     })
     : null;
@@ -36,8 +48,8 @@ export function makeKvCache(m, live) {
     get layout() { return state(this).layout; }
     /** Tokens held by each batch item. */
     get lengths() {
-      const s = use(this, 'kvCache.lengths');
-      return Int32Array.from({ length: s.batch }, (_, b) => m.kvCacheLength(s.handle, b));
+      const fn = 'kvCache.lengths';
+      return lengths.call(fn, on(lengths, use(this, fn).handle)).lengths;
     }
     /** Whether dispose() was called. */
     get disposed() { return !state(this).handle; }
@@ -45,64 +57,42 @@ export function makeKvCache(m, live) {
     append(k, v, opts = {}) {
       const fn = 'kvCache.append';
       const s = use(this, fn);
-      tensor(fn, 'k', k);
-      tensor(fn, 'v', v);
+      const given = { k: tensor(fn, 'k', k), v: tensor(fn, 'v', v) };
       options(fn, opts);
-      checkKeys(fn, opts, ['layout', 'rope']);
-      const layout = opts.layout === undefined ? -1 : layoutCode(fn, 'layout', opts.layout);
+      checkKeys(fn, opts, KV_APPEND_OPTIONS);
+      const d = on(append, s.handle), { F } = append;
+      d[F.layout] = opts.layout === undefined ? -1 : layoutCode(fn, 'layout', opts.layout);
       // rope: the new keys are rotated at their cache positions on the way in (lab.rope's options).
-      let rope = null;
       if (opts.rope !== undefined && opts.rope !== null) {
         const o = opts.rope;
         if (typeof o !== 'object') throw new TypeError(`${fn}: rope must be an options object, got ${describe(o)}`);
-        checkKeys(`${fn}: rope`, o, ['base', 'rotaryDim', 'interleaved', 'cos', 'sin', 'positions']);
-        rope = {
-          base: o.base === undefined ? undefined : number(fn, 'rope.base', o.base),
-          rotaryDim: o.rotaryDim === undefined ? 0 : number(fn, 'rope.rotaryDim', o.rotaryDim),
-          interleaved: flag(fn, 'rope.interleaved', o.interleaved),
-          cos: optionalTensor(fn, 'rope.cos', o.cos), sin: optionalTensor(fn, 'rope.sin', o.sin),
-          positions: o.positions === undefined || o.positions === null ? undefined : int32s(fn, 'rope.positions', o.positions),
-        };
+        checkKeys(`${fn}: rope`, o, KV_ROPE_OPTIONS);
+        d[F.rope] = 1;
+        option(d, F.base, optionalNumber(fn, 'rope.base', o.base));
+        option(d, F.rotary_dim, optionalNumber(fn, 'rope.rotaryDim', o.rotaryDim));
+        d[F.interleaved] = flag(fn, 'rope.interleaved', o.interleaved);
+        given.cos = optionalTensor(fn, 'rope.cos', o.cos), given.sin = optionalTensor(fn, 'rope.sin', o.sin);
+        if (o.positions !== undefined && o.positions !== null) given.positions = nonEmpty(fn, 'rope.positions', int32s(fn, 'rope.positions', o.positions));
       }
-      const a = arena(m, fn, [
-        { name: 'k', length: k.length, data: k }, { name: 'v', length: v.length, data: v },
-        { name: 'rope', length: rope ? ROPE_FIELDS : 0, type: 'f64' },
-        { name: 'rope.cos', length: rope?.cos?.length ?? 0, data: rope?.cos }, { name: 'rope.sin', length: rope?.sin?.length ?? 0, data: rope?.sin },
-        { name: 'rope.positions', length: rope?.positions?.length ?? 0, data: rope?.positions, type: 'i32' },
-      ]);
-      try {
-        if (rope) {
-          const d = a.view(2);
-          d[R.has_base] = rope.base === undefined ? 0 : 1, d[R.base] = rope.base ?? 0;
-          d[R.rotary_dim] = rope.rotaryDim, d[R.interleaved] = rope.interleaved ? 1 : 0;
-          d[R.cos] = a.at(3), d[R.cos_len] = rope.cos?.length ?? 0, d[R.sin] = a.at(4), d[R.sin_len] = rope.sin?.length ?? 0;
-          d[R.positions] = a.at(5), d[R.positions_len] = rope.positions?.length ?? 0;
-        }
-        checkKind(m, fn, m.kvCacheAppend(s.handle, a.at(0), k.length, a.at(1), v.length, layout, a.at(2)));
-      } finally {
-        a.free();
-      }
-      s.length = m.kvCacheLength(s.handle, 0);
+      append.call(fn, d, given);
       return this;
     }
 
     reset() {
-      const s = use(this, 'kvCache.reset');
-      m.kvCacheReset(s.handle);
-      s.length = 0;
+      reset.call('kvCache.reset', on(reset, use(this, 'kvCache.reset').handle));
       return this;
     }
 
     /** Keys as `[batch, kvHeads, max(lengths), dk]` ('bhsd'), zeros past an item's length. */
-    keys() { return read(this, 'kvCache.keys', false); }
+    keys() { return values(this, 'kvCache.keys', false); }
     /** Values as `[batch, kvHeads, max(lengths), dv]` ('bhsd'). */
-    values() { return read(this, 'kvCache.values', true); }
+    values() { return values(this, 'kvCache.values', true); }
 
     dispose() {
       const s = state(this);
       if (!s.handle) return;
       registry?.unregister(this);
-      m.kvCacheFree(s.handle);
+      release(s.handle);
       s.handle = 0;
       live.count -= 1;
     }
@@ -118,31 +108,28 @@ export function makeKvCache(m, live) {
     if (!s.handle) throw new Error(`${fn}: the cache was disposed`);
     return s;
   }
-  function read(cache, fn, values) {
-    const s = use(cache, fn);
-    const length = s.batch * s.kvHeads * s.length * (values ? s.dv : s.dk);
-    const a = arena(m, fn, [{ name: values ? 'values' : 'keys', length }]);
-    try {
-      checkKind(m, fn, m.kvCacheRead(s.handle, values, a.at(0), length));
-      return a.read(0);
-    } finally {
-      a.free();
-    }
+  function values(cache, fn, wantValues) {
+    const d = on(read, use(cache, fn).handle);
+    d[read.F.values] = wantValues ? 1 : 0;
+    return read.call(fn, d).out ?? new Float32Array(0); // (an empty cache reads as nothing)
   }
 
   return function kvCache(opts) {
     const fn = 'kvCache';
     options(fn, opts);
-    checkKeys(fn, opts, ['batch', 'kvHeads', 'dk', 'dv', 'capacity', 'layout']);
-    for (const name of ['dk', 'dv', 'capacity'])
-      if (opts[name] === undefined) throw new TypeError(`${fn}: ${name} is required, got undefined`);
-    const sizes = ['batch', 'kvHeads', 'dk', 'dv', 'capacity'].map((name) => (opts[name] === undefined ? 1 : number(fn, name, opts[name])));
+    checkKeys(fn, opts, KV_CACHE_OPTIONS);
+    const d = create.descriptor(), { F } = create;
+    for (const name of ['dk', 'dv', 'capacity']) required(fn, name, opts[name]);
+    option(d, F.batch, optionalNumber(fn, 'batch', opts.batch));
+    option(d, F.kv_heads, optionalNumber(fn, 'kvHeads', opts.kvHeads));
+    d[F.dk] = opts.dk, d[F.dv] = opts.dv, d[F.capacity] = opts.capacity;
     const layout = opts.layout === undefined ? 'bhsd' : opts.layout;
-    const handle = m.kvCacheCreate(...sizes, layoutCode(fn, 'layout', layout));
-    checkKind(m, fn, handle ? 0 : m.lastStatus().kind);
+    d[F.layout] = layoutCode(fn, 'layout', layout);
+    create.call(fn, d);
     const cache = new KvCache();
-    const [batch, kvHeads, dk, dv, capacity] = sizes;
-    states.set(cache, { m, handle, batch, kvHeads, dk, dv, capacity, layout, length: 0 });
+    const handle = d[F.cache];
+    // The sizes as the engine resolved them.
+    states.set(cache, { m, handle, batch: d[F.batch], kvHeads: d[F.kv_heads], dk: d[F.dk], dv: d[F.dv], capacity: d[F.capacity], layout });
     registry?.register(cache, handle, cache);
     live.count += 1;
     return cache;

@@ -1,5 +1,9 @@
 // The worker pool behind init({ threads }): n workers, each with its own instance of the main lab's compiled
-// module (sent to it, never downloaded again), fed parts of calls from one queue. Workers start from the text of
+// module (sent to it, never downloaded again), fed parts of calls from one queue, and — for a model placed on
+// them (lm-workers.js) — messages addressed to one worker, from that worker's own queue, which it serves first.
+// A step of such a model runs on several workers at once (they wait for each other): its messages are queued to
+// all of them in one go, so every worker sees every model's steps in the same order and none waits for a step
+// another worker has not taken. Workers start from the text of
 // the bundled worker script (worker.js; the URL entry loads attnlab-worker.js, the inline entry carries it): a
 // Blob URL in browsers — works from file:// and cross-origin hosts, needs no SharedArrayBuffer or cross-origin
 // isolation — and worker_threads with eval in Node. In Node an idle worker is unref'd, so a script that is done
@@ -23,6 +27,13 @@ function rebuild({ name, message }) {
 
 /** Marks a failure to send a part (postMessage could not clone an argument): the caller runs the call itself. */
 export class NotSent extends Error {}
+
+/** Whether this thread's memory can be shared with workers: SharedArrayBuffer exists and may be posted. */
+export function canShare() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+  return isNode || globalThis.crossOriginIsolated === true;
+}
 
 // One worker behind a common interface: post(message, transfer), onMessage/onFailure handlers, ref/unref, stop.
 async function spawn(url, source) {
@@ -69,11 +80,13 @@ export async function createPool(count, module, gpt, source) {
   const queue = [];    // parts waiting for a worker: { message, transfer, resolve, reject }
   const idle = [];
   const all = [];
+  const failureListeners = new Set();  // (worker, error) → void: a worker died
   let disposed = false, nextId = 1;
 
   async function start() {
     const w = await spawn(url, source);
     w.busy = null;
+    w.queue = [];  // messages addressed to this worker
     w.onMessage = (data) => {
       const task = w.busy;
       w.busy = null;
@@ -90,7 +103,10 @@ export async function createPool(count, module, gpt, source) {
       all.splice(all.indexOf(w), 1);
       const i = idle.indexOf(w);
       if (i >= 0) idle.splice(i, 1);
-      if (task) task.reject(new Error(`attnlab: a worker failed: ${e?.message ?? e}`));
+      const failure = new Error(`attnlab: a worker failed: ${e?.message ?? e}`);
+      if (task) task.reject(failure);
+      for (const t of w.queue.splice(0)) t.reject(failure);
+      for (const listen of failureListeners) listen(w, failure);
       if (!disposed && w.ready) replace();
     };
     all.push(w);
@@ -112,8 +128,11 @@ export async function createPool(count, module, gpt, source) {
   }
 
   function pump() {
-    while (idle.length && queue.length) {
-      const w = idle.pop(), task = queue.shift();
+    for (let i = idle.length - 1; i >= 0; --i) {
+      const w = idle[i];
+      const task = w.queue.length ? w.queue.shift() : queue.shift();
+      if (!task) continue;
+      idle.splice(i, 1);
       w.busy = task;
       w.ref();
       try {
@@ -135,14 +154,46 @@ export async function createPool(count, module, gpt, source) {
     throw new Error(`init: threads: could not start ${count} workers: ${e?.message ?? e}`, { cause: e });
   }
 
+  const gone = () => new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())');
   return {
     size: count,
     run(message, transfer = []) {
-      if (disposed) return Promise.reject(new Error('attnlab: this lab was disposed; its workers are gone (async calls need a new init())'));
+      if (disposed) return Promise.reject(gone());
       return new Promise((resolve, reject) => {
         queue.push({ message, transfer, resolve, reject });
         pump();
       });
+    },
+    /** The workers now (a model keeps the ones it was placed on: a worker that died is not among them later). */
+    get members() {
+      return all.filter((w) => w.ready && !w.dead);
+    },
+    /**
+     * One message to each of `workers`, queued to all of them at once: one promise per worker. A worker that died
+     * rejects.
+     */
+    runOn(workers, messages, transfers = []) {
+      const runs = workers.map((w, i) => {
+        if (disposed) return Promise.reject(gone());
+        if (w.dead) return Promise.reject(new Error('attnlab: a worker failed: it is gone'));
+        return new Promise((resolve, reject) => w.queue.push({ message: messages[i], transfer: transfers[i] ?? [], resolve, reject }));
+      });
+      pump();
+      return runs;
+    },
+    /** A message a worker handles at once, even while it runs a call (no reply). */
+    signal(w, message) {
+      if (!w.dead && !disposed) w.post(message, []);
+    },
+    /** fn(worker, error) when a worker dies; returns the function that stops listening. */
+    onFailure(fn) {
+      failureListeners.add(fn);
+      return () => failureListeners.delete(fn);
+    },
+    /** Ends a worker as if it had crashed (for tests of what follows). */
+    kill(w) {
+      w.stop();
+      w.onFailure(new Error('it was ended'));  // (browsers' terminate() reports nothing)
     },
     get workers() {
       return all.length;

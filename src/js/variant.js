@@ -13,7 +13,12 @@ export function inlineEntry(file) {
   return file.startsWith('attnlab-gpt-') ? 'attnlab/inline-gpt' : 'attnlab/inline';
 }
 
-/** Whether an instantiated module has the small GPT (its Embind class). */
+/** Whether an instantiated module has the small GPT (its engine calls). */
 export function hasGpt(m) {
-  return typeof m.GPTModel === 'function';
+  return m.callIndex('gptCreate') >= 0;
+}
+
+/** Whether an instantiated module has the language-model engine (lab.loadModel): the GPT modules do. */
+export function hasLm(m) {
+  return m.callIndex('lmLoaderCreate') >= 0;
 }

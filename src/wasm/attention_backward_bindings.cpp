@@ -1,27 +1,30 @@
-// lab.attentionBackward's binding: marshalling only. The same call descriptor as lab.attention (attention_call.h),
-// with the forward's output and lse as inputs and the gradients' buffers; attention_backward() validates the rest.
-#include <emscripten/bind.h>
-
+// lab.attentionBackward's binding: the descriptor it shares with lab.attention (attention_call.h), with the
+// forward's output and lse, dL/d output and the gradients' buffers; attention_backward() validates everything.
 #include "attention_backward.h"
 #include "attention_call.h"
-#include "marshal.h"
+#include "call.h"
 
 namespace {
 
 using namespace attnlab;
 using namespace attnlab::wasm;
 
-int attention_backward_js(std::uintptr_t call) {
-  const AttentionCall& c = *reinterpret_cast<const AttentionCall*>(call);
+Status attention_backward_call(AttentionCall& c) {
   AttentionArgs a;
   std::int64_t shape[4] = {};
-  if (auto s = read_attention_call(c, a, shape); !s.ok()) return keep(std::move(s));
-  const AttentionSaved saved{in(whole(c.output), whole(c.output_len)), in(whole(c.lse), whole(c.lse_len)),
-                             in(whole(c.d_output), whole(c.d_output_len))};
-  return keep(attention_backward(a, saved, {out(whole(c.dq), whole(c.dq_len)), out(whole(c.dk_out), whole(c.dk_len)),
-                                            out(whole(c.dv_out), whole(c.dv_len))}));
+  if (auto s = read_attention_call(c, a, shape); !s.ok()) return s;
+  const AttentionSaved saved{in<float>(c.output), in<float>(c.savedLse), in<float>(c.dOutput)};
+  const AttentionGradients g{out<float>(c.gradQ), out<float>(c.gradK), out<float>(c.gradV)};
+  if (!c.check) return attention_backward(a, saved, g);
+  AttentionShape sh;
+  if (auto s = check_attention_backward(a, saved, g, sh); !s.ok()) return s;
+  write_shape(c, sh);
+  resolve(c.gradQ, sh.q), resolve(c.gradK, sh.k), resolve(c.gradV, sh.v);
+  return Status::success();
 }
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(attnlab_attention_backward) { emscripten::function("attentionBackward", &attention_backward_js); }
+EMSCRIPTEN_BINDINGS(attnlab_attention_backward) {
+  ATTNLAB_BIND_CALL("attentionBackward", AttentionCall, attention_backward_call);
+}

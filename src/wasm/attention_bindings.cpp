@@ -1,29 +1,30 @@
-// lab.attention's binding: marshalling only. The call descriptor and its reader are in attention_call.h (shared
-// with lab.attentionBackward); attention() validates everything else.
-#include <emscripten/bind.h>
-
+// lab.attention's binding: the descriptor it shares with lab.attentionBackward (attention_call.h), its options and
+// the outputs wanted; attention() validates everything.
 #include "attention.h"
 #include "attention_call.h"
-#include "marshal.h"
+#include "call.h"
 
 namespace {
 
 using namespace attnlab;
 using namespace attnlab::wasm;
 
-int attention_js(std::uintptr_t call) {
-  const AttentionCall& c = *reinterpret_cast<const AttentionCall*>(call);
+Status attention_call(AttentionCall& c) {
   AttentionArgs a;
   std::int64_t shape[4] = {};
-  if (auto s = read_attention_call(c, a, shape); !s.ok()) return keep(std::move(s));
-  const std::size_t nn = whole(c.matrix_len);
-  return keep(attention(a, {out(whole(c.out), whole(c.out_len)), out(whole(c.raw_scores), nn), out(whole(c.scores), nn),
-                            out(whole(c.weights), nn), out(whole(c.lse), whole(c.lse_len))}));
+  if (auto s = read_attention_call(c, a, shape); !s.ok()) return s;
+  const AttentionOutputs o{out<float>(c.out), out<float>(c.rawScores), out<float>(c.scores), out<float>(c.weights), out<float>(c.lse)};
+  if (!c.check) return attention(a, o);
+  AttentionShape sh;
+  if (auto s = check_attention(a, o, c.return_raw_scores || c.return_scores || c.return_weights, sh); !s.ok()) return s;
+  write_shape(c, sh);
+  resolve(c.out, sh.out);
+  for (auto [wanted, t] : {std::pair{c.return_raw_scores, &c.rawScores}, {c.return_scores, &c.scores}, {c.return_weights, &c.weights}})
+    if (wanted) resolve(*t, sh.matrix);
+  if (c.return_lse) resolve(c.lse, sh.lse);
+  return Status::success();
 }
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(attnlab_attention) {
-  emscripten::function("attention", &attention_js);
-  emscripten::function("attentionCallFields", &attention_call_fields);
-}
+EMSCRIPTEN_BINDINGS(attnlab_attention) { ATTNLAB_BIND_CALL("attention", AttentionCall, attention_call); }

@@ -1,90 +1,125 @@
-// The call descriptor lab.attention and lab.attentionBackward share: the wrapper writes one array of float64 into
-// wasm memory — one per field below, JS numbers exactly as given — and passes its address: one number crosses the
-// boundary however many options there are, and the engine sees every value before any conversion could change it
-// (1e-50 is not 0, 2.5 is not 2). Sizes go through the core's check_count; everything else is validated by the
-// core itself. The field order comes from here (attentionCallFields), so the two sides cannot disagree.
+// The call descriptor lab.attention and lab.attentionBackward share (call.h): the options, the forward's outputs and
+// the backward's tensors (each call leaves the other's absent), and its reader: sizes as given or inferred from the
+// tensors' lengths, then everything else as the core takes it. The core validates; this reader only converts, and
+// infers the sizes left out (a size rule of the JS API, stated here once).
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <tuple>
 
 #include "attention.h"
-#include "marshal.h"
+#include "call.h"
+#include "format.h"
+#include "kv_cache.h"
 #include "validate.h"
 
 namespace attnlab::wasm {
 
-// Addresses are byte addresses (0 = none), lengths are element counts.
-#define ATTNLAB_ATTENTION_CALL(X)                                                               \
-  X(q) X(q_len) X(k) X(k_len) X(v) X(v_len)                                                     \
-  X(mask) X(mask_len) X(mask_kind) /* 0 none, 1 additive float32, 2 boolean uint8 */            \
-  X(mask_dims) X(mask_shape0) X(mask_shape1) X(mask_shape2) X(mask_shape3)                      \
-  X(key_lengths) X(key_lengths_len) /* int32 */ X(alibi) X(alibi_len)                           \
-  X(out) X(out_len) X(raw_scores) X(scores) X(weights) X(matrix_len) X(lse) X(lse_len)          \
-  X(batch) X(heads) X(kv_heads) X(nq) X(nk) X(dk) X(dv)                                         \
-  X(layout) /* 0 bhsd, 1 bshd */ X(causal) /* 0 none, 1 bottom-right, 2 top-left */             \
-  X(window_left) X(window_right) X(has_scale) X(scale) X(has_softcap) X(softcap) X(cache)       \
-  X(item_begin) X(item_end) /* work items b·kvHeads + g to compute; end 0 = all (a part of a split call) */ \
-  X(q_begin) X(q_end) /* the query rows the call holds; end 0 = all (a part of a split call) */     \
-  /* attentionBackward: the forward's output and lse (above) come in, dL/d output too */        \
-  X(output) X(output_len) X(d_output) X(d_output_len) X(dq) X(dq_len) X(dk_out) X(dk_len) X(dv_out) X(dv_len)
+// Sizes: optional (inferred, see read_sizes). layout 0 bhsd, 1 bshd; causal 0 none, 1 bottom-right, 2 top-left;
+// a window bound of -1 (or Infinity) is unlimited. maskShape: mask_dims numbers (≤ 4). The mask is additive (mask)
+// or boolean (boolMask), not both. cache: a KV cache's handle, or 0. The work items b·kvHeads + g to compute
+// (item_end 0 = all) and the query rows the call holds (q_end 0 = all) are those of a part of a split call.
+// Written back by a check: every size, resolved, and mask_broadcast0…3, the mask's shape broadcast to
+// [batch, heads, nq, nk] (0s without a mask).
+#define ATTNLAB_ATTENTION_OPTIONS(N, O, T)                                                                    \
+  O(batch) O(heads) O(kv_heads) O(nq) O(nk) O(dk) O(dv) N(layout) N(causal) N(window_left) N(window_right)    \
+  O(scale) O(softcap) N(mask_dims) N(mask_shape0) N(mask_shape1) N(mask_shape2) N(mask_shape3)                \
+  N(mask_broadcast0) N(mask_broadcast1) N(mask_broadcast2) N(mask_broadcast3)                                 \
+  N(cache) N(item_begin) N(item_end) N(q_begin) N(q_end)                                                      \
+  T(q, f32, in) T(k, f32, in) T(v, f32, in) T(mask, f32, in) T(boolMask, u8, in) T(keyLengths, i32, in)       \
+  T(alibiSlopes, f32, in)
 
-struct AttentionCall {
-#define ATTNLAB_FIELD(name) double name;
-  ATTNLAB_ATTENTION_CALL(ATTNLAB_FIELD)
-#undef ATTNLAB_FIELD
-};
+// The forward: the outputs wanted and their buffers. The backward: the forward's output and lse (savedLse) with
+// dL/d output, and the gradients dL/dq, dL/dk, dL/dv, shaped as q, k, v.
+#define ATTNLAB_ATTENTION_CALL(N, O, T)                                                                     \
+  ATTNLAB_ATTENTION_OPTIONS(N, O, T)                                                                        \
+  N(return_raw_scores) N(return_scores) N(return_weights) N(return_lse)                                     \
+  T(out, f32, out) T(rawScores, f32, out) T(scores, f32, out) T(weights, f32, out) T(lse, f32, out)         \
+  T(output, f32, in) T(savedLse, f32, in) T(dOutput, f32, in) T(gradQ, f32, out) T(gradK, f32, out) T(gradV, f32, out)
+ATTNLAB_CALL_STRUCT(AttentionCall, ATTNLAB_ATTENTION_CALL);
 
-// "q,q_len,…,": one string literal, the field names in order.
-inline std::string attention_call_fields() {
-#define ATTNLAB_NAME(name) #name ","
-  return ATTNLAB_ATTENTION_CALL(ATTNLAB_NAME);
-#undef ATTNLAB_NAME
+namespace attention_detail {
+
+// `total` elements in rows of batch·heads·d (named by `names`): the row count, or the error naming the tensor.
+inline Status rows_of(const char* tensor, std::size_t total, std::size_t batch, std::size_t heads, std::size_t d,
+                      const char* names, bool single, std::size_t& rows) {
+  const double per = double(batch) * double(heads) * double(d);  // exact below 2^53; anything larger exceeds total
+  if (per <= double(total) && total % std::size_t(per) == 0) return rows = total / std::size_t(per), Status::success();
+  const char* last = names + std::string(names).rfind("·") + 2;  // "nq" of "batch·heads·nq"
+  return single ? detail::range_errorf(tensor, "%s.length must be a multiple of %s = %.0f, got %zu", tensor, last, per, total)
+                : detail::range_errorf(tensor, "%s.length must be a multiple of %s = %zu·%zu·%zu = %.0f, got %zu", tensor, names,
+                                       batch, heads, d, per, total);
 }
 
-inline std::size_t whole(double x) { return static_cast<std::size_t>(x); }  // addresses and lengths the wrapper computed
+}  // namespace attention_detail
 
-template <class T>
-std::span<const T> in_as(double ptr, double len) {
-  return ptr ? std::span<const T>(reinterpret_cast<const T*>(whole(ptr)), whole(len)) : std::span<const T>();
+// The sizes: given ones checked first (a bad one is named before anything is inferred from it), then the rest.
+// Without a cache: batch and heads default to 1, kvHeads to heads; dk from q.length (nq given) or k.length (nk
+// given); then nq, nk from q.length, k.length and dv from v.length. With a cache, batch and heads default to its
+// batch and kvHeads, kvHeads, dk and dv to its own, nk to its length (0 here: the core reads it), nq from q.length.
+inline Status read_sizes(AttentionCall& c, AttentionArgs& a) {
+  using attention_detail::rows_of;
+  const KvCacheConfig* cc = a.cache ? &a.cache->config() : nullptr;
+  if (!size_of(c.batch, cc ? cc->batch : 1, a.batch)) return size_error("batch", c.batch);
+  if (!size_of(c.heads, cc ? cc->kv_heads : 1, a.heads)) return size_error("heads", c.heads);
+  if (!size_of(c.kv_heads, cc ? cc->kv_heads : a.heads, a.kv_heads)) return size_error("kvHeads", c.kv_heads);
+  std::size_t nq = 0, nk = 0, dk = 0, dv = 0;
+  for (auto [name, field, out] : {std::tuple{"nq", &c.nq, &nq}, {"nk", &c.nk, &nk}, {"dk", &c.dk, &dk}, {"dv", &c.dv, &dv}})
+    if (!size_of(*field, 0, *out)) return size_error(name, *field);
+  const bool single = a.batch == 1 && a.heads == 1 && a.kv_heads == 1;
+  const std::size_t q_len = a.q.size(), k_len = a.k.size(), v_len = a.v.size();
+  if (cc) {
+    dk = dk ? dk : cc->dk, dv = dv ? dv : cc->dv;
+  } else if (!dk) {
+    if (nq) {
+      if (auto s = rows_of("q", q_len, a.batch, a.heads, nq, "batch·heads·nq", single, dk); !s.ok()) return s;
+    } else if (nk) {
+      if (auto s = rows_of("k", k_len, a.batch, a.kv_heads, nk, "batch·kvHeads·nk", single, dk); !s.ok()) return s;
+    } else {
+      return Status::range_error("dk", "dk is required (or nq or nk, to infer it from q.length or k.length)");
+    }
+  }
+  if (!nq)
+    if (auto s = rows_of("q", q_len, a.batch, a.heads, dk, "batch·heads·dk", single, nq); !s.ok()) return s;
+  if (!cc && !nk)
+    if (auto s = rows_of("k", k_len, a.batch, a.kv_heads, dk, "batch·kvHeads·dk", single, nk); !s.ok()) return s;
+  if (!cc && !dv)
+    if (auto s = rows_of("v", v_len, a.batch, a.kv_heads, nk, "batch·kvHeads·nk", single, dv); !s.ok()) return s;
+  a.nq = nq, a.nk = nk, a.dk = dk, a.dv = dv;
+  return Status::success();
 }
 
-// The inputs and options of a call as AttentionArgs; `shape` holds maskShape (a.mask_shape points into it).
-inline Status read_attention_call(const AttentionCall& c, AttentionArgs& a, std::int64_t (&shape)[4]) {
-  using detail::check_count;
-  for (auto [name, value, field] : {std::tuple{"batch", c.batch, &a.batch}, {"heads", c.heads, &a.heads},
-                                    {"kvHeads", c.kv_heads, &a.kv_heads}, {"nq", c.nq, &a.nq}, {"nk", c.nk, &a.nk},
-                                    {"dk", c.dk, &a.dk}, {"dv", c.dv, &a.dv}})
-    if (!(c.cache && field == &a.nk && value == 0))  // with a cache, nk 0 = the cache's length
-      if (auto s = check_count(name, value, *field); !s.ok()) return s;
-  a.q = in_as<float>(c.q, c.q_len);
-  a.k = in_as<float>(c.k, c.k_len);
-  a.v = in_as<float>(c.v, c.v_len);
-  if (c.mask_kind == 1) a.mask = in_as<float>(c.mask, c.mask_len);
-  if (c.mask_kind == 2) a.bool_mask = in_as<std::uint8_t>(c.mask, c.mask_len);
+// A descriptor's options as AttentionArgs; `shape` holds maskShape (a.mask_shape points into it).
+inline Status read_attention_call(AttentionCall& c, AttentionArgs& a, std::int64_t (&shape)[4]) {
+  a.q = in<float>(c.q), a.k = in<float>(c.k), a.v = in<float>(c.v);
+  a.mask = in<float>(c.mask);
+  a.bool_mask = in<std::uint8_t>(c.boolMask);
+  a.key_lengths = in<std::int32_t>(c.keyLengths);
+  a.alibi_slopes = in<float>(c.alibiSlopes);
+  a.cache = handle<const KvCache>(c.cache);
+  if (auto s = read_sizes(c, a); !s.ok()) return s;
   const std::size_t dims = whole(c.mask_dims);
-  if (dims > 4) return Status::range_error("maskShape", "maskShape must have at most 4 dimensions ([batch, heads, nq, nk]), got " + std::to_string(dims));
+  if (dims > 4) return detail::range_errorf("maskShape", "maskShape must have at most 4 dimensions ([batch, heads, nq, nk]), got %zu", dims);
   const double given[4] = {c.mask_shape0, c.mask_shape1, c.mask_shape2, c.mask_shape3};
   for (std::size_t d = 0; d < dims; ++d) {
     std::size_t m;
-    if (auto s = check_count("maskShape[" + std::to_string(d) + "]", given[d], m); !s.ok()) {
+    if (!size_of(given[d], m)) {
+      Status s = size_error(detail::format("maskShape[%zu]", d).c_str(), given[d]);
       s.arg = "maskShape";
       return s;
     }
     shape[d] = std::int64_t(m);
   }
   a.mask_shape = std::span<const std::int64_t>(shape, dims);
-  a.key_lengths = in_as<std::int32_t>(c.key_lengths, c.key_lengths_len);
-  a.alibi_slopes = in_as<float>(c.alibi, c.alibi_len);
   a.layout = c.layout == 1 ? Layout::bshd : Layout::bhsd;
   a.causal = c.causal == 1 ? Causal(Causal::bottom_right) : c.causal == 2 ? Causal(Causal::top_left) : Causal();
-  if (auto s = detail::check_window_bound(0, c.window_left, a.window.left); !s.ok()) return s;
-  if (auto s = detail::check_window_bound(1, c.window_right, a.window.right); !s.ok()) return s;
-  if (c.has_scale) a.scale = c.scale;
-  if (c.has_softcap) a.softcap = c.softcap;
-  a.cache = reinterpret_cast<const KvCache*>(whole(c.cache));
+  for (auto [i, given, bound] : {std::tuple{0, c.window_left, &a.window.left}, {1, c.window_right, &a.window.right}}) {
+    if (!detail::is_window_bound(given)) return detail::check_window_bound(i, given, *bound);
+    *bound = given == INFINITY || given == -1 ? -1 : std::int64_t(given);
+  }
+  a.scale = c.scale.get();
+  a.softcap = c.softcap.get();
   // The internal ranges of a split call: whole numbers within int32 before any cast (a cast of NaN or −1 to size_t
   // is undefined); the engine checks them against the call's sizes.
   for (double r : {c.item_begin, c.item_end, c.q_begin, c.q_end})
@@ -93,6 +128,14 @@ inline Status read_attention_call(const AttentionCall& c, AttentionArgs& a, std:
   if (c.item_end > c.item_begin) a.item_begin = whole(c.item_begin), a.item_end = whole(c.item_end);
   a.q_begin = whole(c.q_begin), a.q_end = whole(c.q_end);
   return Status::success();
+}
+
+// A check's write-back: the sizes resolved and the mask's broadcast shape.
+inline void write_shape(AttentionCall& c, const AttentionShape& s) {
+  c.batch.set(double(s.batch)), c.heads.set(double(s.heads)), c.kv_heads.set(double(s.kv_heads));
+  c.nq.set(double(s.nq)), c.nk.set(double(s.nk)), c.dk.set(double(s.dk)), c.dv.set(double(s.dv));
+  c.mask_broadcast0 = double(s.mask[0]), c.mask_broadcast1 = double(s.mask[1]);
+  c.mask_broadcast2 = double(s.mask[2]), c.mask_broadcast3 = double(s.mask[3]);
 }
 
 }  // namespace attnlab::wasm

@@ -1,7 +1,5 @@
-// lab.softmax's binding: marshalling only.
-#include <emscripten/bind.h>
-
-#include "marshal.h"
+// lab.softmax's binding: its call descriptor (call.h) read into the core's arguments.
+#include "call.h"
 #include "softmax.h"
 
 namespace {
@@ -9,12 +7,25 @@ namespace {
 using namespace attnlab;
 using namespace attnlab::wasm;
 
-// first_index: where this x starts in the caller's array (the JS wrapper passes softmax a chunk at a time).
-JsStatus softmax_js(std::uintptr_t x, std::size_t x_len, std::size_t cols, double temperature, bool log,
-                    std::uintptr_t y, std::size_t first_index) {
-  return to_js(softmax({in(x, x_len), cols, temperature, log, first_index}, out(y, x_len)));
+// cols: default x.length (written back). first_index: where x starts in the caller's array (softmax goes through wasm memory a
+// chunk at a time; a bad value is named by its index in the whole array).
+#define ATTNLAB_SOFTMAX_CALL(N, O, T) \
+  O(cols) O(temperature) N(log) N(first_index) T(x, f32, in) T(out, f32, over_x)
+ATTNLAB_CALL_STRUCT(SoftmaxCall, ATTNLAB_SOFTMAX_CALL);
+
+Status softmax_call(SoftmaxCall& c) {
+  SoftmaxArgs a;
+  a.x = in<float>(c.x);
+  if (!size_of(c.cols, a.x.size(), a.cols)) return size_error("cols", c.cols);
+  c.cols.set(double(a.cols));
+  if (c.temperature.given) a.temperature = c.temperature.value;
+  a.log = c.log != 0;
+  a.first_index = whole(c.first_index);
+  resolve(c.out, a.x.size());
+  if (c.check) return check_softmax(a, c.out.size());
+  return softmax(a, out<float>(c.out));
 }
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(attnlab_softmax) { emscripten::function("softmax", &softmax_js); }
+EMSCRIPTEN_BINDINGS(attnlab_softmax) { ATTNLAB_BIND_CALL("softmax", SoftmaxCall, softmax_call); }

@@ -1,6 +1,6 @@
-// Native benchmark of the engine (Google Benchmark). The same program is built twice — SIMD kernels
-// through SIMDe (preset native-release) and scalar kernels (preset native-scalar) — and
-// scripts/bench-native.sh runs both. A benchmark, not a test: it prints numbers and asserts nothing.
+// Native benchmark of the engine (Google Benchmark). One program holds both kernel sets; scripts/bench-native.sh
+// runs it with the SIMD kernels (through SIMDe) and again with ATTNLAB_KERNELS=scalar. The context line names the
+// set that ran. A benchmark, not a test: it prints numbers and asserts nothing.
 //
 // GFLOP/s counts 4·nq·nk·d per attention call (2 for Q·Kᵀ, 2 for weights·V) — for causal runs too, so a
 // causal figure above the dense one shows the masked work that was skipped. Softmax counts n² elements.
@@ -59,4 +59,11 @@ BENCHMARK_CAPTURE(BM_Attention, streaming_causal, true, attnlab::AttentionPath::
 BENCHMARK_CAPTURE(BM_Attention, materialized, false, attnlab::AttentionPath::materialized)->Apply(sizes);
 BENCHMARK(BM_Softmax)->Arg(64)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("attnlab kernels", attnlab::build_info().kernels);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,6 +1,7 @@
-// The installed tarball in Node: ESM import and CommonJS require of both entries, and esbuild's Node bundles
-// (ESM and CommonJS) of the inline entry, which carries the module; the URL entry bundled that way cannot find
-// its .wasm, and says where it looked and what to do.
+// The installed tarball in Node: ESM import and CommonJS require of every entry, and Node bundles with no
+// configuration: esbuild's (ESM and CommonJS) and Rollup's (only @rollup/plugin-node-resolve) of attnlab, which
+// finds no .wasm beside the bundle (or no import.meta.url at all) and runs its copies inside the JS, saying why in
+// buildInfo(), and esbuild's of attnlab/inline, which carries its modules.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
@@ -20,19 +21,19 @@ describe('Node', () => {
 
   test('ES module: import attnlab, attnlab/inline and attnlab/inline-gpt; init() and init({ gpt: true })', () => {
     const r = node('node/esm.mjs');
-    expectGood(r.url, 'attnlab');
-    expectGood(r.inline, 'attnlab/inline');
-    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true });
-    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true });
+    expectGood(r.url, 'attnlab', { source: 'file' });
+    expectGood(r.inline, 'attnlab/inline', { source: 'inline' });
+    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true, source: 'file' });
+    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true, source: 'inline' });
   });
 
   test('CommonJS: require every entry, each variant, with no warning', () => {
     const { stdout, stderr } = run(process.execPath, ['node/cjs.cjs']);
     const r = JSON.parse(stdout);
-    expectGood(r.url, 'attnlab');
-    expectGood(r.inline, 'attnlab/inline');
-    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true });
-    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true });
+    expectGood(r.url, 'attnlab', { source: 'file' });
+    expectGood(r.inline, 'attnlab/inline', { source: 'inline' });
+    expectGood(r.urlGpt, 'attnlab, gpt: true', { gpt: true, source: 'file' });
+    expectGood(r.inlineGpt, 'attnlab/inline-gpt, gpt: true', { gpt: true, source: 'inline' });
     assert.equal(stderr, '', 'require() of the package printed something');
   });
 
@@ -58,21 +59,40 @@ describe('esbuild, Node bundles', () => {
     test(`${format}: attnlab/inline runs from the bundle alone, no warnings`, async () => {
       const { outfile, warnings } = await bundle(`esbuild/node.${format === 'cjs' ? 'cjs' : 'mjs'}`, format);
       assert.deepEqual(warnings, []);
-      expectGood(node(outfile), `esbuild node ${format}`);
+      expectGood(node(outfile), `esbuild node ${format}`, { source: 'inline' });
     });
   }
 
-  test('esm: attnlab (the URL entry) fails with an Error naming the path it read and attnlab/inline', async () => {
-    const { outfile } = await bundle('esbuild/node-url.mjs', 'esm');
-    const { error } = node(outfile);
-    assert.match(error, /^init: could not read the wasm module at file:\/\/.*\/out\/esbuild\/attnlab-simd\.wasm \(ENOENT\)\. The file ships in the package as attnlab\/attnlab-simd\.wasm\./);
-    assert.match(error, /import \{ init \} from 'attnlab\/inline'/);
+  test('esm: attnlab runs from the bundle alone: no .wasm beside it, so its copies inside the JS, and buildInfo says why', async () => {
+    const { outfile, warnings } = await bundle('esbuild/node-url.mjs', 'esm');
+    assert.deepEqual(warnings, []);
+    const r = node(outfile);
+    for (const [where, gpt] of [['main', false], ['gpt', true]]) expectGood(r[where], `esbuild node esm, attnlab (${where})`, { gpt, source: 'inline', fallback: true });
+    assert.match(r.main.fallback, /^attnlab-simd\.wasm: could not read the wasm module at file:\/\/.*\/out\/esbuild\/attnlab-simd\.wasm \(ENOENT\); its copy/);
   });
 
-  test('cjs: attnlab (the URL entry) fails with an Error saying import.meta is gone and what to do', async () => {
-    const { outfile } = await bundle('esbuild/node-url.cjs', 'cjs');
-    const { error } = node(outfile);
-    assert.match(error, /^init: cannot locate attnlab-simd\.wasm: import\.meta\.url is not available here \(was the package bundled to CommonJS\?\)/);
-    assert.match(error, /import \{ init \} from 'attnlab\/inline'/);
+  test('cjs: attnlab runs from the bundle alone: no import.meta.url, so its copies inside the JS, and buildInfo says why', async () => {
+    const { outfile, warnings } = await bundle('esbuild/node-url.cjs', 'cjs');
+    assert.deepEqual(warnings, []);
+    const r = node(outfile);
+    for (const [where, gpt] of [['main', false], ['gpt', true]]) expectGood(r[where], `esbuild node cjs, attnlab (${where})`, { gpt, source: 'inline', fallback: true });
+    assert.equal(r.main.fallback, "attnlab-simd.wasm: import.meta.url is not available here (was the package bundled to CommonJS?); its copy inside the package's JS ran instead.");
   });
+});
+
+test('Rollup 4, only @rollup/plugin-node-resolve, output.dir: attnlab runs in Node from the bundle and its chunks', async () => {
+  const { rollup } = await import('rollup');
+  const { nodeResolve } = await import('@rollup/plugin-node-resolve');
+  const warnings = [];
+  const bundle = await rollup({ input: join(app, 'rollup/node.js'), plugins: [nodeResolve()], onwarn: (w) => warnings.push(w.message) });
+  const { output } = await bundle.write({ dir: join(app, 'out/rollup-node'), format: 'es' });
+  await bundle.close();
+  assert.deepEqual(warnings, []);
+  // The copies inside the JS are chunks of their own, loaded only for the module that runs; the workers' side of
+  // models too, loaded only for a model placed on workers.
+  assert.deepEqual(output.filter((c) => c.type === 'chunk' && !c.isEntry).map((c) => c.name).sort(),
+    ['attnlab-gpt-scalar.inline', 'attnlab-gpt-simd.inline', 'attnlab-scalar.inline', 'attnlab-simd.inline', 'attnlab-worker.inline', 'lm-workers']);
+  const r = node(join(app, 'out/rollup-node/node.js'));
+  for (const [where, gpt] of [['main', false], ['gpt', true]]) expectGood(r[where], `rollup node, attnlab (${where})`, { gpt, source: 'inline', fallback: true });
+  assert.match(r.main.fallback, /^attnlab-simd\.wasm: could not read the wasm module at file:\/\/.*\/out\/rollup-node\/attnlab-simd\.wasm \(ENOENT\); its copy/);
 });

@@ -34,10 +34,22 @@ export function run(command, args, { cwd = app, env = {}, expectFail = false } =
   return { stdout: res.stdout, stderr: res.stderr, shown };
 }
 
-/** The answer of apps/check.js; `result` is what check() returned (check(init, { gpt }) with the same gpt). */
-export function expectGood(result, label, { gpt = false } = {}) {
+/**
+ * The answer of apps/check.js; `result` is what check() returned (check(init, { gpt }) with the same gpt).
+ * `source`: where both modules must have come from, 'file' (the .wasm beside the package's JS), 'inline' (the
+ * copy inside its JS) or 'wasmUrl' (the app's own URL); from attnlab's fallback (`fallback: true`) each says why, from the inline entries never.
+ */
+export function expectGood(result, label, { gpt = false, source, fallback = false } = {}) {
   const at = `${label}: ${JSON.stringify(result)}`;
   assert.equal(result.error, undefined, at);
+  assert.ok(['file', 'inline', 'wasmUrl'].includes(source), `${label}: expectGood needs the expected source`);
+  assert.deepEqual([result.source, result.scalarSource], [source, source], at);
+  if (fallback) {
+    assert.match(result.fallback, /^attnlab-(gpt-)?simd\.wasm: .*; its copy inside the package's JS ran instead\.$/, at);
+    assert.match(result.scalarFallback, /^attnlab-(gpt-)?scalar\.wasm: .*; its copy inside the package's JS ran instead\.$/, at);
+  } else {
+    assert.deepEqual([result.fallback, result.scalarFallback], [undefined, undefined], at);
+  }
   assert.equal(result.backend, 'wasm-simd', at);
   assert.equal(result.scalar, 'wasm', at);
   assert.equal(result.version, packageJson.version, at);
@@ -83,12 +95,7 @@ export async function serve(root, { wasmType = types['.wasm'] } = {}) {
 }
 
 export async function launchChromium() {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  return (await import('../chromium.mjs')).launchChromium();   // the run's shared browser under npm test
 }
 
 /** Opens `url` and waits for the page to set window.__result; returns it with console problems and requests. */

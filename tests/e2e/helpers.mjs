@@ -1,9 +1,10 @@
 // Shared setup for the explorer's e2e tests: serve web/dist with scripts/serve.mjs on a free port and drive
-// Debian's Chromium through playwright-core. Tests fail (not skip) when the build or the browser is missing.
+// Debian's Chromium through playwright-core (tests/chromium.mjs: `npm run test:e2e` shares one browser across the
+// files). Tests fail (not skip) when the build or the browser is missing.
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
+import { launchChromium } from '../chromium.mjs';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
 // ATTNLAB_WEB_DIST points the tests at another build of the page (e.g. a scratch build while developing).
@@ -15,11 +16,7 @@ export async function setup() {
     throw new Error('web/dist/index.html is missing: run `npm run build` and `npm run build:web` first');
   }
   const { server, url } = await startServer({ root: distDir, port: 0 });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  const browser = await launchChromium();   // the run's shared browser under scripts/with-chromium.mjs
   const origin = new URL(url).origin;
   return {
     url,

@@ -1,7 +1,7 @@
-// Edges of the async twins and the ranged attention behind them: a stray second argument to lab.attention (as
-// list.map passes an index) changes nothing; an empty maskShape is read as the engine reads it, so the twin
-// refuses what the synchronous call refuses; dispose() during a split call rejects it (no silent run on the
-// calling thread).
+// Edges of the async twins: a stray second argument to lab.attention (as list.map passes an index) changes
+// nothing; an empty maskShape is read as the engine reads it, so the twin refuses what the synchronous call
+// refuses; a split call is computed by the workers (counted); dispose() during a split call rejects it (no silent
+// run on the calling thread).
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
@@ -30,6 +30,15 @@ test('maskShape [] is no shape: the twin refuses a one-element mask as the synch
   }
   assert.ok(want instanceof RangeError, 'the synchronous call refuses');
   await assert.rejects(lab.attentionAsync(opts), (e) => e.constructor === want.constructor && e.message === want.message);
+});
+
+test('a split call is computed by the workers: counted as their parts, nothing run again on the calling thread', async () => {
+  const before = lab.threadStats();
+  assert.deepEqual((await lab.attentionAsync(big)).output, lab.attention(big).output);
+  const after = lab.threadStats();
+  assert.equal(after.workerParts - before.workerParts, 2, 'one part per worker');
+  assert.equal(after.reruns, before.reruns, 'a valid call runs once');
+  assert.equal(after.inlineCalls, before.inlineCalls);
 });
 
 test('dispose() while a split call runs rejects it', async () => {

@@ -121,6 +121,33 @@ for (const { name, lab } of labs) {
       for (const b of Object.values(keep)) assert.ok(b.every((x) => x === 7));
     });
 
+    test("a wrong lse is refused on a row whatever the mask holds on other rows (−1e9 padding)", () => {
+      // Models pad with a large finite negative mask value, not −Infinity: a padding row's lse is then about −1e9,
+      // where float32 cannot resolve it, but every other row's lse must still be checked as closely as without it.
+      const r = rng(51);
+      const [batch, heads, kvHeads, nq, nk, dk, dv] = [2, 2, 1, 5, 6, 4, 3];
+      const c = { q: r.array(batch * heads * nq * dk), k: r.array(batch * kvHeads * nk * dk), v: r.array(batch * kvHeads * nk * dv),
+        batch, heads, kvHeads, nq, nk, dk, dv, scale: 0.5, maskShape: [batch, 1, nq, nk] };
+      for (const pad of [-1e4, -1e6, -1e9, -1e30]) {
+        // Item 0: its last two keys padded on every row; item 1: its last key, and all of query row 2.
+        const mask = Float32Array.from({ length: batch * nq * nk }, (_, t) => {
+          const b = Math.floor(t / (nq * nk)), i = Math.floor(t / nk) % nq, j = t % nk;
+          return (b === 0 ? j >= 4 : j === 5 || i === 2) ? pad : 0;
+        });
+        const { output, lse } = lab.attention({ ...c, mask, returnLse: true });
+        const dOutput = r.array(output.length);
+        lab.attentionBackward({ ...c, mask, output, lse, dOutput }); // its own lse is accepted
+        // Rows that see unpadded keys, in both items: ±1 makes their weights sum to e^∓1.
+        for (const row of [1, 8, 11, 19])
+          for (const shift of [1, -1]) {
+            const wrong = lse.slice();
+            wrong[row] += shift;
+            assert.throws(() => lab.attentionBackward({ ...c, mask, output, lse: wrong, dOutput }),
+              (e) => e instanceof RangeError && e.message.startsWith(`attentionBackward: lse[${row}] = `), `padding ${pad}, lse[${row}] ${shift > 0 ? '+' : '−'} 1`);
+          }
+      }
+    });
+
     test('errors name the argument, write nothing, and the lab keeps working', () => {
       const r = rng(41);
       const c = { q: r.array(2 * 3 * 4), k: r.array(5 * 4), v: r.array(5 * 2), heads: 2, kvHeads: 1, nq: 3, nk: 5, dk: 4, dv: 2, causal: true };

@@ -2,8 +2,10 @@
 // wrong MIME type (one request either way), and every way the .wasm can be missing, each an Error that names
 // what it tried and what to do.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
@@ -20,7 +22,8 @@ describe('attnlab/inline', () => {
     for (const simd of [true, false]) {
       const [a, b] = [await init({ simd }), await initInline({ simd })];
       assert.equal(b.backend, simd ? 'wasm-simd' : 'wasm');
-      assert.deepEqual(b.buildInfo(), a.buildInfo());
+      assert.deepEqual(b.buildInfo(), { ...a.buildInfo(), source: 'inline' });
+      assert.equal(a.buildInfo().source, 'file');
       assert.deepEqual(b.softmax(x, { cols: 4 }), a.softmax(x, { cols: 4 }));
       const [ra, rb] = [a.attention(attentionInputs), b.attention(attentionInputs)];
       assert.deepEqual(rb.output, ra.output);
@@ -93,21 +96,88 @@ describe('over HTTP', () => {
     assert.ok(err.message.startsWith(`init: could not fetch the wasm module from ${url} (`), err.message);
     assert.ok(err.cause, 'the network error is kept as cause');
   });
+
+  test('attnlab\'s default file answered 404, or by a page: one request, then the copy inside the JS', async () => {
+    const inline = () => import(pathToFileURL(`${dist}attnlab-simd.inline.js`).href);
+    for (const [dir, why] of [['missing', /could not fetch the wasm module from .*\/missing\/attnlab-simd\.wasm \(HTTP 404 Not Found\)/], ['spa', /is not a wasm module .*probably a page served in its place/]]) {
+      requests.length = 0;
+      const got = await loader.compileBesideOrInline(new URL(`${origin}/${dir}/attnlab-simd.wasm`), 'attnlab-simd.wasm', inline);
+      assert.equal(got.source, 'inline');
+      assert.match(got.fallback, why);
+      assert.deepEqual(requests, [`/${dir}/attnlab-simd.wasm`]);
+    }
+  });
 });
 
-describe('the default file cannot be found', () => {
-  test('import.meta.url emptied by a CommonJS bundle: says so and what to do', () => {
-    assert.throws(() => loader.compileBeside(undefined, 'attnlab-simd.wasm'),
-      (e) => e instanceof Error && /cannot locate attnlab-simd\.wasm: import\.meta\.url is not available here/.test(e.message) &&
-        /import \{ init \} from 'attnlab\/inline'/.test(e.message) && /init\(\{ wasmUrl \}\)/.test(e.message));
+describe('the default file cannot be found: attnlab runs its copy inside the JS and says why', () => {
+  const inside = (file) => () => import(pathToFileURL(`${dist}${file.replace(/\.(wasm|js)$/, '.inline.js')}`).href);
+
+  test('import.meta.url emptied by a CommonJS bundle: the inline copy, and buildInfo-style note of why', async () => {
+    const got = await loader.compileBesideOrInline(undefined, 'attnlab-simd.wasm', inside('attnlab-simd.wasm'));
+    assert.equal(got.source, 'inline');
+    assert.ok(got.module instanceof WebAssembly.Module);
+    assert.equal(got.fallback, "attnlab-simd.wasm: import.meta.url is not available here (was the package bundled to CommonJS?); its copy inside the package's JS ran instead.");
   });
 
-  test('a file missing beside the JS (a bundle that did not copy it): names the path and the inline entry', async () => {
+  test('a file missing beside the JS (a bundle that did not copy it): the inline copy; the note names the path', async () => {
+    const beside = pathToFileURL(`${dist}not-copied/attnlab-gpt-scalar.wasm`);
+    const got = await loader.compileBesideOrInline(beside, 'attnlab-gpt-scalar.wasm', inside('attnlab-gpt-scalar.wasm'));
+    assert.equal(got.source, 'inline');
+    assert.match(got.fallback, /^attnlab-gpt-scalar\.wasm: could not read the wasm module at file:\/\/.*not-copied\/attnlab-gpt-scalar\.wasm \(ENOENT\); its copy inside the package's JS ran instead\.$/);
+  });
+
+  test('the file where it should be: no inline copy is imported', async () => {
+    let imported = 0;
+    const got = await loader.compileBesideOrInline(pathToFileURL(`${dist}attnlab-scalar.wasm`), 'attnlab-scalar.wasm', () => (imported++, inside('attnlab-scalar.wasm')()));
+    assert.deepEqual([got.source, got.fallback, imported], ['file', undefined, 0]);
+  });
+
+  test('neither the file nor the inline copy: an Error naming both failures and what to do', async () => {
     const beside = pathToFileURL(`${dist}not-copied/attnlab-simd.wasm`);
-    const err = await loader.compileBeside(beside, 'attnlab-simd.wasm').catch((e) => e);
-    assert.match(err.message, /could not read the wasm module at file:\/\/.*not-copied\/attnlab-simd\.wasm \(ENOENT\)/);
+    const err = await loader.compileBesideOrInline(beside, 'attnlab-simd.wasm', () => import(pathToFileURL(`${dist}not-copied/attnlab-simd.inline.js`).href)).catch((e) => e);
+    assert.ok(err instanceof Error, String(err));
+    assert.match(err.message, /^init: could not load attnlab-simd\.wasm: could not read the wasm module at file:\/\/.*not-copied\/attnlab-simd\.wasm \(ENOENT\); nor its copy inside the package's JS \(/);
     assert.match(err.message, /The file ships in the package as attnlab\/attnlab-simd\.wasm/);
-    assert.match(err.message, /'attnlab\/inline'/);
+    assert.match(err.message, /import \{ init \} from 'attnlab\/inline'/);
+  });
+
+  test('the workers\' script: the file, or where it is missing its copy inside the JS', async () => {
+    const text = readFileSync(`${dist}attnlab-worker.js`, 'utf8');
+    const file = await loader.readBesideOrInline(pathToFileURL(`${dist}attnlab-worker.js`), 'attnlab-worker.js', () => assert.fail('imported'));
+    assert.deepEqual(file, { text });
+    const missing = await loader.readBesideOrInline(pathToFileURL(`${dist}not-copied/attnlab-worker.js`), 'attnlab-worker.js', inside('attnlab-worker.js'));
+    assert.equal(missing.text, text);
+    assert.match(missing.fallback, /^attnlab-worker\.js: could not load file:\/\/.*not-copied\/attnlab-worker\.js \(ENOENT.*\); its copy inside the package's JS ran instead\.$/);
+    const noMeta = await loader.readBesideOrInline(undefined, 'attnlab-worker.js', inside('attnlab-worker.js'));
+    assert.equal(noMeta.text, text);
+  });
+
+  test('a copy of the package without its .wasm files and workers\' script: init() runs, with gpt and threads too; buildInfo says why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attnlab-no-files-'));
+    try {
+      for (const f of readdirSync(dist)) if (!f.endsWith('.wasm') && f !== 'attnlab-worker.js') copyFileSync(dist + f, join(dir, f));
+      const { init: initCopy } = await import(pathToFileURL(join(dir, 'index.js')).href);
+      const [lab, ref] = [await initCopy(), await init()];
+      assert.deepEqual(lab.buildInfo(), { ...ref.buildInfo(), source: 'inline', fallback: lab.buildInfo().fallback });
+      assert.match(lab.buildInfo().fallback, /^attnlab-simd\.wasm: could not read the wasm module at file:.*attnlab-no-files-.*\/attnlab-simd\.wasm \(ENOENT\); its copy inside the package's JS ran instead\.$/);
+      assert.deepEqual(lab.attention(attentionInputs).output, ref.attention(attentionInputs).output);
+      const gpt = await initCopy({ gpt: true, simd: false });
+      assert.equal(gpt.buildInfo().source, 'inline');
+      assert.match(gpt.buildInfo().fallback, /^attnlab-gpt-scalar\.wasm: /);
+      gpt.createGPT({ vocabSize: 5, context: 4, dModel: 8, heads: 2, layers: 1, seed: 7 }).dispose();
+      const threaded = await initCopy({ threads: 2 });
+      try {
+        assert.match(threaded.buildInfo().fallback, /^attnlab-simd\.wasm: .*ran instead\. attnlab-worker\.js: could not load file:.*\/attnlab-worker\.js \(ENOENT.*\); its copy inside the package's JS ran instead\.$/);
+        const big = { q: new Float32Array(4 * 256 * 64).fill(0.01), k: new Float32Array(4 * 256 * 64).fill(0.02), v: new Float32Array(4 * 256 * 64).fill(1), heads: 4, dk: 64 };
+        assert.deepEqual((await threaded.attentionAsync(big)).output, ref.attention(big).output);
+      } finally {
+        threaded.dispose();
+      }
+      // A wasmUrl the caller gave is theirs: no fallback, the error names it.
+      await assert.rejects(initCopy({ wasmUrl: join(dir, 'attnlab-simd.wasm') }), /^Error: init: could not read the wasm module at .*attnlab-simd\.wasm \(ENOENT\)\. init's wasmUrl must point to/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('bytes that are not a module', async () => {

@@ -39,7 +39,10 @@ for (const { name, simd } of backends) {
       const a = two.createGPT(config), b = two.createGPT(config);
       const w0 = a.getWeights();
       const want = a.trainStep(tokens, targets, opts);
+      const stats = two.threadStats();
       const got = await b.trainStepAsync(tokens, targets, opts);
+      // Both halves of the batch were computed by the workers; nothing ran on this thread instead.
+      assert.deepEqual(two.threadStats(), { ...stats, workerParts: stats.workerParts + 2 });
       // The per-token losses are the same floats, summed in double in two groupings: the means differ by far
       // less than half an ulp of the float result, so they round to the same float or (at a rounding boundary)
       // neighbours.
@@ -126,7 +129,9 @@ for (const { name, simd } of backends) {
     test('threads: 1 runs trainStep itself', async () => {
       const a = one.createGPT(CONFIG), b = one.createGPT(CONFIG);
       const { tokens, targets } = batch(40);
+      const stats = one.threadStats();
       assert.equal(await b.trainStepAsync(tokens, targets, { lr: 1e-2 }), a.trainStep(tokens, targets, { lr: 1e-2 }));
+      assert.deepEqual(one.threadStats(), { ...stats, inlineCalls: stats.inlineCalls + 1 });
       assert.ok(sameWeights(a.getWeights(), b.getWeights()));
       a.dispose(), b.dispose();
     });

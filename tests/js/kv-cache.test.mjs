@@ -76,6 +76,14 @@ for (const { name, lab } of labs) {
       }
       const cache = lab.kvCache({ dk: 4, dv: 4, capacity: 8 });
       assert.throws(() => cache.append(r.array(4), r.array(4), { rope: { rotaryDim: 3 } }), (e) => e instanceof RangeError && /^kvCache\.append: rope: rotaryDim/.test(e.message));
+      // The rope option is validated as lab.rope validates its own: a rotaryDim of 0 (or 2.5) is refused by both,
+      // by the engine, with the same words.
+      for (const rotaryDim of [0, 2.5, -2]) {
+        let want;
+        assert.throws(() => lab.rope(r.array(4), { dk: 4, rotaryDim }), (e) => (want = e) instanceof RangeError);
+        assert.throws(() => cache.append(r.array(4), r.array(4), { rope: { rotaryDim } }),
+          (e) => e instanceof RangeError && e.message === want.message.replace(/^rope: /, 'kvCache.append: rope: '), `rotaryDim ${rotaryDim}`);
+      }
       assert.throws(() => cache.append(r.array(4), r.array(4), { rope: { theta: 1 } }), (e) => e instanceof TypeError && /theta/.test(e.message));
       assert.throws(() => cache.append(r.array(4), r.array(4), { rope: 10000 }), TypeError);
       assert.deepEqual(Array.from(cache.lengths), [0]);

@@ -16,13 +16,13 @@ describe('init', () => {
     assert.equal(simdSupported(), true);
     const lab = await init();
     assert.equal(lab.backend, 'wasm-simd');
-    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm-simd', simd: true, kernels: 'wasm-simd128' });
+    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm-simd', simd: true, kernels: 'wasm-simd128', source: 'file' });
   });
 
   test('simd: false forces the scalar module', async () => {
     const lab = await init({ simd: false });
     assert.equal(lab.backend, 'wasm');
-    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm', simd: false, kernels: 'scalar' });
+    assert.deepEqual(lab.buildInfo(), { version: packageJson.version, backend: 'wasm', simd: false, kernels: 'scalar', source: 'file' });
   });
 
   test('the SIMD modules really contain SIMD128 code and the scalar ones none (binaryen wasm-dis)', () => {
@@ -44,6 +44,7 @@ describe('init', () => {
     for (const wasmBinary of [new Uint8Array(bytes), bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)]) {
       const lab = await init({ simd: false, wasmBinary });
       assert.equal(lab.backend, 'wasm');
+      assert.equal(lab.buildInfo().source, 'wasmBinary');
       assert.equal(lab.softmax(x).length, 4);
     }
   });
@@ -57,6 +58,7 @@ describe('init', () => {
     assert.equal(viaUrl.backend, 'wasm');
     const viaPath = await init({ simd: false, wasmUrl: `${dist}attnlab-scalar.wasm` });
     assert.equal(viaPath.backend, 'wasm');
+    for (const lab of [viaFn, viaUrl, viaPath]) assert.equal(lab.buildInfo().source, 'wasmUrl');
     await assert.rejects(init({ wasmUrl: `${dist}missing.wasm` }), /ENOENT|missing/);
   });
 
@@ -93,13 +95,13 @@ describe('variants: the operators alone, or with the small GPT (init({ gpt: true
     }
   });
 
-  test('the operators\' modules carry none of the model: no GPT class, under 60% of the GPT module\'s bytes', async () => {
+  test('the operators\' modules carry none of the model: no GPT calls, under 60% of the GPT module\'s bytes', async () => {
     const factory = (await import(pathToFileURL(`${dist}attnlab.mjs`).href)).default;
     for (const kind of ['simd', 'scalar']) {
       const lean = await factory({ wasmBinary: readFileSync(`${dist}attnlab-${kind}.wasm`) });
       const full = await factory({ wasmBinary: readFileSync(`${dist}attnlab-gpt-${kind}.wasm`) });
-      assert.equal(typeof lean.GPTModel, 'undefined');
-      assert.equal(typeof full.GPTModel, 'function');
+      assert.equal(lean.callIndex('gptCreate'), -1);
+      assert.ok(full.callIndex('gptCreate') >= 0);
       // The same operators in both: every function the lean module binds is in the GPT module.
       const bound = (m) => Object.keys(m).filter((k) => typeof m[k] === 'function' && !k.startsWith('_') && !/^(dynCall|stack)/.test(k));
       assert.deepEqual(bound(lean).filter((k) => !(k in full)), []);

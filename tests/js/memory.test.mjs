@@ -77,6 +77,51 @@ for (const { name, simd } of backends) {
       assert.deepEqual([lab.softmax(x, { cols: 6 }), lab.attention(att), lab.multiHeadAttention(mha)], want);
     });
 
+    test('a call refused for its sizes allocates nothing: memory stays as it was, and the next refusal names its argument', async () => {
+      const lab = await init({ simd, gpt: true });
+      const r = rng(43);
+      const before = lab.memoryBytes;
+      const small = r.array(756);
+      const model = lab.createGPT({ vocabSize: 4, context: 2, dModel: 4, heads: 1, layers: 1 });
+      const grown = lab.memoryBytes; // (the model's own memory)
+      // Each declares outputs of hundreds of MB or more (nq·dv, m·n, n·dModel…) next to inputs that do not match.
+      const refused = [
+        [() => lab.attention({ q: small, k: small, v: small, nq: 599186, dk: 1 }), 'q'],
+        [() => lab.attention({ q: small, k: small, v: small, nq: 599186, nk: 756, dk: 1, dv: 1, returnWeights: true }), 'q'],
+        [() => lab.matmul(small, small, { m: 50000, k: 1, n: 50000 }), 'a'],
+        [() => lab.multiHeadAttention({ x: small, n: 100000, heads: 1, wq: small, wk: small, wv: small, wo: small, returnIntermediates: true }), 'x'],
+        [() => lab.softmax(small, { cols: 757 }), 'x'],
+        [() => lab.rope(small, { dk: 4, batch: 1000000 }), 'x'],
+        [() => lab.attentionBackward({ q: small, k: small, v: small, nq: 599186, dk: 1, output: small, lse: small, dOutput: small }), 'q'],
+        [() => model.forward(new Int32Array(3)), 'tokens'],
+        [() => model.generate(new Int32Array(0), { maxTokens: 400000000 }), 'prompt'],
+      ];
+      for (const [call, arg] of refused)
+        assert.throws(call, (e) => e instanceof RangeError && new RegExp(`\\b${arg}\\b`).test(e.message) && !/out of memory/.test(e.message), arg);
+      assert.equal(lab.memoryBytes, grown, `a refused call grew memory from ${grown} to ${lab.memoryBytes} bytes`);
+      assert.ok(grown - before < 2 ** 20, `${before} → ${grown}`);
+      model.dispose();
+    });
+
+    test('sizes whose tensors would pass 2^31 elements, or 2 GiB in all, are refused naming the argument, not a buffer', async () => {
+      const lab = await init({ simd });
+      const before = lab.memoryBytes;
+      const q = new Float32Array(65536);
+      for (const [call, pattern] of [
+        // 2^31 and more: past what a size is
+        [() => lab.attention({ q, k: q, v: q, nq: 2 ** 31, dk: 1 }), /^attention: nq = 2147483648 is too large/],
+        [() => lab.matmul(q, q, { m: 65536, k: 1, n: 65536 }), /^matmul: out is too large: m·n = 65536·65536 elements would not fit in memory$/],
+        [() => lab.attention({ q, k: q, v: q, nq: 2 ** 20, dk: 1, dv: 2 ** 12 }), /^attention: out is too large: batch·heads·nq·dv = 1·1·1048576·4096 elements/],
+        [() => lab.multiHeadAttention({ x: q, n: 65536, heads: 1, dk: 65536, wq: q, wk: q, wv: q, wo: q }), /^multiHeadAttention: q is too large: n·heads·dk = 65536 × 65536 elements/],
+        [() => lab.attention({ q, k: q, v: q, dk: 1, returnWeights: true }), /^attention: nq·nk = 65536·65536 .* \(rawScores, scores, weights\)/],
+        // 2^29 weights: 2 GiB, past wasm memory with anything else
+        [() => lab.attention({ q: q.subarray(0, 32768), k: q.subarray(0, 16384), v: q.subarray(0, 16384), dk: 1, returnWeights: true }),
+          /^attention: weights would have 536870912 elements: the call needs \d+ bytes of wasm memory in all, past its 2 GiB/],
+      ])
+        assert.throws(call, (e) => e instanceof RangeError && pattern.test(e.message), String(pattern));
+      assert.equal(lab.memoryBytes, before);
+    });
+
     test('a call too large for wasm32 memory throws and the instance keeps working', async () => {
       const lab = await init({ simd });
       const q = new Float32Array(70000), k = new Float32Array(70000), v = new Float32Array(70000);

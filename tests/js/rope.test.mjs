@@ -9,22 +9,9 @@ import { model, node, valueInfo, DataType } from '../../bench/lib/onnx.mjs';
 import { loadLabs, repo } from './support/load.mjs';
 import { rng } from './support/random.mjs';
 import { assertWithin, u } from './support/reference.mjs';
-import { engineEta, ropeIndex, ropeReference, ropeTables } from './support/rope-reference.mjs';
+import { engineEta, positionOf, ropeIndex, ropeReference, ropeTables } from './support/rope-reference.mjs';
 
 const labs = await loadLabs();
-
-// The position of item b's token s under the options' positions / offset (or 0 … seq − 1).
-function positionOf({ positions, offset }, seq) {
-  if (positions) {
-    const perItem = positions.length !== seq;
-    return (b, s) => positions[(perItem ? b * seq : 0) + s];
-  }
-  if (offset !== undefined) {
-    const o = typeof offset === 'number' ? [offset] : offset;
-    return (b, s) => o[o.length === 1 ? 0 : b] + s;
-  }
-  return (b, s) => s;
-}
 
 function expected(x, opts) {
   const seq = x.length / ((opts.batch ?? 1) * (opts.heads ?? 1) * opts.dk);

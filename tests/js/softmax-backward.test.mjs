@@ -1,44 +1,14 @@
 // lab.softmaxBackward against the float64 formula from the same float32 y and dy, with a bound derived from
-// its float32 evaluation, on both backends; the formula against finite differences of softmax itself; edge cases
-// and errors. (u = 2⁻²⁴; a sum of n terms in any order is within γ(n)·Σ|terms|; exp within E = 2u.)
+// its float32 evaluation (support/softmax-backward-ref.mjs), on both backends; the formula against finite
+// differences of softmax itself; edge cases and errors.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { loadLabs } from './support/load.mjs';
 import { rng } from './support/random.mjs';
-import { gamma, u, E } from './support/reference.mjs';
+import { softmaxBackwardRef as reference } from './support/softmax-backward-ref.mjs';
 
 const labs = await loadLabs();
-
-// dx and its bound, row by row. mul = fl(1/T) carries one rounding unless T = 1.
-function reference(y, dy, cols, temperature = 1, log = false) {
-  const mul = Math.fround(1 / Math.fround(temperature)), uMul = temperature === 1 ? 0 : u;
-  const value = new Float64Array(y.length), bound = new Float64Array(y.length);
-  for (let o = 0; o < y.length; o += cols) {
-    let s = 0, sAbs = 0, allMasked = true;
-    for (let j = 0; j < cols; ++j) {
-      const t = log ? dy[o + j] : y[o + j] * dy[o + j];
-      s += t, sAbs += Math.abs(t);
-      if (y[o + j] !== -Infinity) allMasked = false;
-    }
-    if (log && allMasked) continue; // exactly 0
-    const ds = gamma(cols) * sAbs;
-    for (let j = 0; j < cols; ++j) {
-      const i = o + j;
-      if (log) {
-        const e = y[i] === -Infinity ? 0 : Math.exp(y[i]);
-        const v = mul * (dy[i] - s * e);
-        value[i] = v;
-        bound[i] = mul * (ds * e + Math.abs(s) * e * (E + u) + u * Math.abs(dy[i] - s * e)) + (u + uMul) * Math.abs(v) + 1e-45;
-      } else {
-        const v = mul * y[i] * (dy[i] - s);
-        value[i] = v;
-        bound[i] = mul * y[i] * (ds + u * Math.abs(dy[i] - s)) + (2 * u + uMul) * Math.abs(v) + 1e-45;
-      }
-    }
-  }
-  return { value, bound };
-}
 
 function assertWithin(got, { value, bound }, what) {
   for (let i = 0; i < got.length; ++i)

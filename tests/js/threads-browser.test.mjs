@@ -24,16 +24,20 @@ async function run() {
     softmax: same(await lab.softmaxAsync(x, { cols: 61 }), lab.softmax(x, { cols: 61 })),
     matmul: same(await lab.matmulAsync(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 }), lab.matmul(x.subarray(0, 201 * 61), x.subarray(0, 61 * 33), { m: 201, k: 61, n: 33 })),
   };
-  // A bad value in the last part's rows: the error the whole call names.
+  // The attention call went to the workers (3 parts); the small softmax and matmul stayed here; nothing ran twice.
+  const valid = lab.threadStats();
+  // A bad value in the last part's rows: the error the whole call names (the call runs again here, counted).
   const bad = { ...opts, q: q.slice() }; bad.q[q.length - 5] = NaN;
   let error = null, syncMessage = null;
   try { lab.attention(bad); } catch (e) { syncMessage = e.message; }
   try { await lab.attentionAsync(bad); } catch (e) { error = { isRangeError: e instanceof RangeError, message: e.message }; }
+  const afterBad = lab.threadStats();
   checks.afterError = same((await lab.attentionAsync(opts)).output, s.output);
+  const stats = { valid, reruns: afterBad.reruns, last: lab.threadStats() };
   lab.dispose();
   let disposed = null;
   try { await lab.softmaxAsync(x); } catch (e) { disposed = e.message; }
-  return { checks, error, syncMessage, disposed, threads: lab.threads, isolated: globalThis.crossOriginIsolated === true, sab: typeof SharedArrayBuffer };
+  return { checks, stats, error, syncMessage, disposed, threads: lab.threads, isolated: globalThis.crossOriginIsolated === true, sab: typeof SharedArrayBuffer };
 }
 const violations = [];
 document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
@@ -64,6 +68,10 @@ for (const entry of ['index', 'inline']) {
     assert.equal(got.sab, 'undefined', 'no SharedArrayBuffer on this page');
     assert.equal(got.threads, 3);
     assert.deepEqual(got.checks, { attention: true, softmax: true, matmul: true, afterError: true });
+    assert.deepEqual(got.stats.valid, { workerParts: 3, inlineCalls: 2, reruns: 0 }, 'attention on the workers, softmax and matmul here');
+    assert.equal(got.stats.reruns, 1, 'the call whose part met a NaN ran again on the calling thread');
+    assert.equal(got.stats.last.reruns, 1, 'the valid call after it did not');
+    assert.ok(got.stats.last.workerParts >= got.stats.valid.workerParts + 3);
     assert.equal(got.error.isRangeError, true);
     assert.equal(got.error.message, got.syncMessage);
     assert.match(got.disposed, /disposed/);

@@ -46,7 +46,7 @@ async function sameError(sync, twin, what) {
 // The package runs calls below about a millisecond of work on the calling thread (async.js's tuning); this file's
 // sizes are small to stay fast, so the thresholds go down to send them through the workers as large calls are.
 const { tuning } = await import(pathToFileURL(`${dist}async.js`).href);
-Object.assign(tuning, { inlineFloats: 1 << 12, minPartFloats: 1 << 14, inlineMatmul: 2.5e5, inlineWork: 2.5e5, minPartWork: 1e6 });
+Object.assign(tuning, { inlineFloats: 1 << 12, minPartFloats: 1 << 14, inlineMatmul: 1e5, inlineWork: 2.5e5, minPartWork: 1e6 });
 
 const r = rng(2024);
 // Sizes past the point where calls are cut (16 Ki floats a part), none a multiple of the parts.
@@ -65,17 +65,21 @@ const single = { q: r.array(300 * 20, -1, 1), k: r.array(260 * 20, -1, 1), v: r.
 const mqa = { q: r.array(2 * 4 * 90 * 16, -1, 1), k: r.array(2 * 140 * 16, -1, 1), v: r.array(2 * 140 * 16, -1, 1), batch: 2, heads: 4, kvHeads: 1, nq: 90, nk: 140, dk: 16, dv: 16 };
 const wide = { ...single, k: single.k.subarray(0, 150 * 20), v: single.v.subarray(0, 150 * 12), nk: 150 };
 const parts = await import(pathToFileURL(`${dist}attention-parts.js`).href);
-// The workers' attention with a query range (not on the lab: lab.attention takes one argument), on a module of
-// this thread's own, for running a plan's parts one by one.
-const { makeRangedAttention } = await import(pathToFileURL(`${dist}attention.js`).href);
+// A plan's sub-calls are descriptors of the engine's call, as the workers run them: here they run one by one on a
+// module of this thread's own (no worker, no fallback to hide behind). The calls are prepared (types, the engine's
+// check) by the lab's own prepare/run pairs.
+const { CALLS } = await import(pathToFileURL(`${dist}lab.js`).href);
+const { engineCall } = await import(pathToFileURL(`${dist}call.js`).href);
 const factory = (await import(pathToFileURL(`${dist}attnlab.mjs`).href)).default;
-const rangedFor = async (simd) => makeRangedAttention(await factory({ wasmBinary: readFileSync(`${dist}attnlab-${simd ? 'simd' : 'scalar'}.wasm`) }));
+const moduleFor = async (simd) => factory({ wasmBinary: readFileSync(`${dist}attnlab-${simd ? 'simd' : 'scalar'}.wasm`) });
+const runCalls = (m, name, calls) => calls.map(({ d, given }) => engineCall(m, name).call(name, d, given));
 
 for (const backend of backends) {
   for (const threads of [1, 2, 3]) {
     describe(`threads: ${threads} (${backend.name})`, async () => {
       const lab = await init({ simd: backend.simd, threads });
       after(() => lab.dispose());
+      const own = await moduleFor(backend.simd); // (the parts' own module)
       // This backend's own y: the describes of other backends and thread counts set up while this one runs.
       const y = lab.softmax(x, { cols: 37 });
 
@@ -102,16 +106,28 @@ for (const backend of backends) {
           ['attention', [{ ...mqa, causal: 'top-left', keyLengths: new Int32Array([140, 71]), returnLse: true }]],
           ['attention', [{ ...mqa, layout: 'bshd', mask: r.array(130, -1, 0), maskShape: [1, 1, 1, 130], returnScores: true }]],
         ];
+        const before = lab.threadStats();
         for (const [name, args] of cases) same(await lab[`${name}Async`](...args), lab[name](...args), `${name}Async`);
-        for (const opts of [
+        const backward = [
           { ...gqa, causal: true },
           { ...gqa, layout: 'bshd', keyLengths: [77, 50], mask, maskShape: [2, 1, 101, 77], alibiSlopes: r.array(6, 0, 0.3) },
           { ...mqa, causal: 'top-left', window: [20, 5], mask: r.array(140, -1, 0), maskShape: [140] },
           { ...five, softcap: 3 },
-        ]) {
+        ];
+        for (const opts of backward) {
           const fwd = lab.attention({ ...opts, returnLse: true });
           const grad = { ...opts, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
           same(await lab.attentionBackwardAsync(grad), lab.attentionBackward(grad), 'attentionBackwardAsync');
+        }
+        // Where the work ran: with workers, every call but the 5-row softmax (below the lowered threshold) went to
+        // them, in at least one part each, and no valid call ran again on this thread; with threads: 1, all here.
+        const after = lab.threadStats(), calls = cases.length + backward.length;
+        const delta = Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
+        assert.equal(delta.reruns, 0, 'valid calls rerun nothing');
+        if (threads === 1) assert.deepEqual(delta, { workerParts: 0, inlineCalls: calls, reruns: 0 });
+        else {
+          assert.equal(delta.inlineCalls, 1, 'only the small softmax stays on the calling thread');
+          assert.ok(delta.workerParts >= calls - 1, `${delta.workerParts} parts for ${calls - 1} calls`);
         }
       });
 
@@ -123,10 +139,11 @@ for (const backend of backends) {
           const fwd = lab.attention({ ...opts, returnLse: true });
           const grad = { ...opts, output: fwd.output, lse: fwd.lse, dOutput: r.array(fwd.output.length, -1, 1) };
           const want = lab.attentionBackward(grad);
+          const backward = lab[CALLS].attentionBackward;
           for (let count = 2; count <= 4; ++count) {
-            const plan = parts.planBackward(grad, count, 1);
+            const plan = parts.planBackward(backward.prepare(grad), backward.op.F, count, 1);
             assert.equal(plan.plan.length, Math.min(count, c === 0 ? 6 : 2), `call ${c}: parts`);
-            const results = plan.plan.map((rects) => parts.backwardCalls(plan, rects, grad).calls.map((o) => lab.attentionBackward(o)));
+            const results = plan.plan.map((rects) => runCalls(own, 'attentionBackward', parts.backwardCalls(plan, rects).calls));
             same(parts.mergeBackward(plan, results), want, `backward call ${c}, ${count} parts`);
           }
         }
@@ -142,12 +159,12 @@ for (const backend of backends) {
           { ...mqa, causal: true, layout: 'bshd', returnRawScores: true, returnLse: true },
           { ...wide, causal: true, returnLse: true, out: new Float32Array(300 * 12) },
         ];
-        const ranged = await rangedFor(backend.simd);
+        const attention = lab[CALLS].attention;
         for (const [c, opts] of calls.entries())
           for (let count = 2; count <= 5; ++count) {
-            const plan = parts.planAttention(opts, count, 1);
+            const plan = parts.planAttention(attention.prepare(opts), attention.op.F, count, 1);
             assert.equal(plan.plan.length, count, `call ${c}: ${count} parts`);
-            const results = plan.plan.map((rects) => parts.partCalls(plan, rects, opts).calls.map(({ opts: o, part }) => ranged(o, part)));
+            const results = plan.plan.map((rects) => runCalls(own, 'attention', parts.partCalls(plan, rects).calls));
             same(parts.mergeAttention(plan, results), lab.attention(opts), `call ${c}, ${count} parts`);
           }
       });
@@ -176,15 +193,57 @@ for (const backend of backends) {
         same(got, lab.attentionBackward(grad), 'attentionBackward out');
       });
 
+      // A cut in blocks of 64 rows leaves a last part of 1–3 rows at m = 64·j + 1…3: alone, such rows would take the
+      // engine's few-row path (one dot product per entry, over all of k), whose sums round unlike the same rows
+      // inside a larger call; the cut gives them to the part before. 65 × 2048 × 3072 is a product the package's
+      // own threshold cuts (about 4e8 multiply-adds) with a transposed b.
+      test('matmul: rows past the last 64-row block are the rows a whole call gives', { skip: threads === 1 }, async () => {
+        const cases = [[65, 37, 61], [66, 37, 61], [67, 37, 61], [129, 37, 61]]; // (past the lowered threshold: cut)
+        if (threads === 2 && !altDist) cases.push([65, 2048, 3072]); // (not in the debug build: 4e8 checked multiply-adds)
+        for (const [m, k, n] of cases) {
+          const ma = r.array(m * k, -1, 1), mb = r.array(n * k, -1, 1), opts = { m, k, n, transposeB: true };
+          const before = lab.threadStats();
+          same(await lab.matmulAsync(ma, mb, opts), lab.matmul(ma, mb, opts), `matmulAsync m ${m}, k ${k}, n ${n}`);
+          const stats = lab.threadStats();
+          assert.ok(stats.workerParts > before.workerParts && stats.reruns === before.reruns, `m ${m}: cut, run by the workers, nothing rerun`);
+        }
+      });
+
       test('a KV cache stays on the calling thread and gives the same result', async () => {
         const cache = lab.kvCache({ batch: 1, kvHeads: 2, dk: 8, dv: 8, capacity: 16 });
         cache.append(r.array(2 * 5 * 8, -1, 1), r.array(2 * 5 * 8, -1, 1));
         const q = r.array(4 * 2 * 8, -1, 1);
+        const before = lab.threadStats();
         same(await lab.attentionAsync({ q, cache, heads: 4 }), lab.attention({ q, cache, heads: 4 }), 'attention over a cache');
+        assert.deepEqual(lab.threadStats(), { ...before, inlineCalls: before.inlineCalls + 1 }, 'counted as kept on the calling thread');
         cache.dispose();
       });
 
+      test('out buffers backed by a SharedArrayBuffer: filled once the call succeeded, untouched when it fails', async () => {
+        const shared = (n) => new Float32Array(new SharedArrayBuffer(4 * n));
+        const rOut = shared(rope.length);
+        assert.equal(await lab.ropeAsync(rope, { batch: 2, heads: 3, dk: 16, out: rOut }), rOut);
+        same(new Float32Array(rOut), lab.rope(rope, { batch: 2, heads: 3, dk: 16 }), 'ropeAsync into shared memory');
+        const mOut = shared(40 * 24);
+        const got = await lab.multiHeadAttentionAsync({ ...mha, out: mOut });
+        assert.equal(got.output, mOut);
+        same(new Float32Array(mOut), lab.multiHeadAttention(mha).output, 'multiHeadAttentionAsync into shared memory');
+        const xOut = shared(x.length);
+        assert.equal(await lab.softmaxAsync(x, { cols: 37, out: xOut }), xOut);
+        same(new Float32Array(xOut), lab.softmax(x, { cols: 37 }), 'softmaxAsync into shared memory');
+        // A call that fails (a NaN the engine meets in the worker) leaves the shared buffer as it was.
+        const kept = shared(rope.length).fill(7), nan = rope.slice();
+        nan[rope.length - 1] = NaN;
+        await sameError(() => lab.rope(nan, { batch: 2, heads: 3, dk: 16 }), () => lab.ropeAsync(nan, { batch: 2, heads: 3, dk: 16, out: kept }), 'rope NaN');
+        assert.ok(kept.every((v) => v === 7), 'ropeAsync: a shared out is untouched on error');
+        const mKept = shared(40 * 24).fill(7);
+        await sameError(() => lab.multiHeadAttention({ ...mha, x: mha.x.map((v, i) => (i === 5 ? NaN : v)) }),
+          () => lab.multiHeadAttentionAsync({ ...mha, x: mha.x.map((v, i) => (i === 5 ? NaN : v)), out: mKept }), 'multiHeadAttention NaN');
+        assert.ok(mKept.every((v) => v === 7), 'multiHeadAttentionAsync: a shared out is untouched on error');
+      });
+
       test('errors: the same class and message, from any part; the pool keeps working', async () => {
+        const start = lab.threadStats();
         const bad = x.slice();
         bad[900 * 37 + 3] = NaN; // in the last part
         await sameError(() => lab.softmax(bad, { cols: 37 }), () => lab.softmaxAsync(bad, { cols: 37 }), 'NaN in a late row');
@@ -236,7 +295,25 @@ for (const backend of backends) {
         await sameError(() => lab.attentionBackward({ ...gGrad, lse: lseBad }), () => lab.attentionBackwardAsync({ ...gGrad, lse: lseBad }), 'backward: a late lse that does not match');
         assert.ok(dkKept.every((v) => v === 7), 'attentionBackwardAsync: out untouched when a part fails');
         await sameError(() => lab.attention({ ...gqa, scale: () => 1 }), () => lab.attentionAsync({ ...gqa, scale: () => 1 }), 'an option that cannot be posted');
+        // A call refused by the engine's check (sizes, options) is refused on the calling thread before any part
+        // exists: no part, nothing run again. A bad value met by a part runs the whole call again here, counted.
+        const checked = lab.threadStats();
+        for (const [sync, twin] of [
+          [() => lab.softmax(x, { cols: 36 }), () => lab.softmaxAsync(x, { cols: 36 })],
+          [() => lab.matmul(a, b, { m: 197, k: 37, n: 28 }), () => lab.matmulAsync(a, b, { m: 197, k: 37, n: 28 })],
+          [() => lab.attention({ ...gqa, heads: 4 }), () => lab.attentionAsync({ ...gqa, heads: 4 })],
+          [() => lab.rope(rope, { dk: 7 }), () => lab.ropeAsync(rope, { dk: 7 })],
+        ])
+          await sameError(sync, twin, 'a size the engine refuses');
+        assert.deepEqual(lab.threadStats(), checked, 'refused by the check: no part, no rerun');
+        const qNaN = single.q.slice();
+        qNaN[3] = NaN;
+        await sameError(() => lab.attention({ ...single, q: qNaN }), () => lab.attentionAsync({ ...single, q: qNaN }), 'NaN met by a part');
+        assert.equal(lab.threadStats().reruns - checked.reruns, threads === 1 ? 0 : 1, 'a part that meets a bad value: the call runs again, counted');
+        assert.ok(lab.threadStats().reruns > start.reruns || threads === 1, 'the bad values above were rerun, counted');
+        const settled = lab.threadStats();
         same(await lab.attentionAsync({ ...gqa }), lab.attention({ ...gqa }), 'after the errors');
+        assert.equal(lab.threadStats().reruns, settled.reruns, 'a valid call after the errors runs once');
       });
 
       test('concurrent calls share the pool', async () => {

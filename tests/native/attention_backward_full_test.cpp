@@ -274,6 +274,38 @@ TEST_CASE("attention backward (whole operator): one head per call equals the sin
     }
 }
 
+// Models pad with a large finite negative mask value (−1e9), not −inf: a padded row's lse is about −1e9, where float32
+// cannot resolve it, but every other row's lse must still be checked as closely as without the padding.
+TEST_CASE("attention backward (whole operator): a row's lse check does not depend on the mask values of other rows", "[attention_backward][full]") {
+  ref::FullCase c;
+  c.batch = 2, c.heads = 2, c.kv_heads = 1, c.nq = 5, c.nk = 6, c.dk = 4, c.dv = 3, c.scale = 0.5;
+  c.mask_shape = {2, 1, 5, 6};
+  Data d;
+  make(c, d, 47, attncase::additive, 4);
+  for (float pad : {-1e4f, -1e6f, -1e9f, -1e30f}) {
+    INFO("padding " << pad);
+    // Item 0: keys 4 and 5 padded on every row. Item 1: key 5 padded, and all of row 2 (a padding query).
+    for (std::size_t b = 0; b < 2; ++b)
+      for (std::size_t i = 0; i < 5; ++i)
+        for (std::size_t j = 0; j < 6; ++j) d.mask[(b * 5 + i) * 6 + j] = (b == 0 ? j >= 4 : j == 5 || i == 2) ? pad : 0.0f;
+    AttentionArgs fwd = args_of(c, d);
+    fwd.path = attnlab::AttentionPath::streaming;
+    REQUIRE(attnlab::attention(fwd, {d.o, {}, {}, {}, d.lse}).ok());
+    run(c, d);  // the forward's own lse is accepted
+    // Rows of both items that see unpadded keys: a shift of ±1 makes their weights sum to e^∓1.
+    for (std::size_t row : {std::size_t(1), std::size_t(8), std::size_t(11), std::size_t(19)})
+      for (float shift : {1.0f, -1.0f}) {
+        INFO("lse[" << row << "] + " << shift);
+        std::vector<float> lse = d.lse, dq(d.q.size(), 9.0f), dk(d.k.size(), 9.0f), dv(d.v.size(), 9.0f);
+        lse[row] += shift;
+        const auto st = attnlab::attention_backward(args_of(c, d), {d.o, lse, d.d_o}, {dq, dk, dv});
+        CHECK(st.kind == attnlab::ErrorKind::range);
+        CHECK(st.arg == "lse");
+        CHECK(dq[0] == 9.0f);
+      }
+  }
+}
+
 TEST_CASE("attention backward (whole operator): argument errors name the argument and write nothing", "[attention_backward][full]") {
   ref::FullCase c;
   c.batch = 2, c.heads = 2, c.kv_heads = 1, c.nq = 5, c.nk = 6, c.dk = 4, c.dv = 3, c.scale = 0.5, c.causal = 1;

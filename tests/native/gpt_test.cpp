@@ -295,7 +295,7 @@ TEST_CASE("gpt: bad tokens, targets and options are range errors, the model unch
   expect(std::span<const std::int32_t>(tokens).first(6), std::span<const std::int32_t>(targets).first(6), {}, "tokens",
          "multiple of the sequence length 4");
   std::vector<std::int32_t> ignored(8, -1);
-  expect(tokens, ignored, {}, "targets", "nothing to learn from");
+  expect(tokens, ignored, {}, "targets", "targets are all -1 (ignored): the batch has nothing to learn from");
   for (auto [field, name] : {std::pair{&m::TrainOptions::lr, "lr"}, {&m::TrainOptions::weight_decay, "weightDecay"},
                              {&m::TrainOptions::beta1, "beta1"}, {&m::TrainOptions::beta2, "beta2"},
                              {&m::TrainOptions::eps, "eps"}, {&m::TrainOptions::grad_clip, "gradClip"}})

@@ -7,11 +7,15 @@
 #include <random>
 #include <span>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "reference.h"
 
 namespace testing {
+
+// The kernel set main.cpp was asked to test (--kernels), empty when none was named.
+inline std::string requested_kernels;
 
 inline std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);

@@ -2,10 +2,14 @@
 #include <cfloat>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "attention_backward.h"
 #include "attnlab.h"
+#include "softmax_backward.h"
 #include "testing.h"
 
 using namespace attnlab;
@@ -226,4 +230,120 @@ TEST_CASE("attention (whole operator): invalid arguments name the argument, writ
   a.batch = B, a.heads = H, a.kv_heads = G, a.bool_mask = keep, a.mask_shape = shape, a.key_lengths = lengths;
   a.alibi_slopes = slopes, a.window = {2, 0}, a.softcap = 5.0, a.causal = Causal::top_left, a.layout = Layout::bshd;
   CHECK(attention(a, AttentionOutputs{out, {}, {}, {}, lse}).ok());
+}
+
+// The check_* functions: every check of their op that reads no tensor's values, for a caller that places the
+// tensors only once a call is known to fit (the package checks each call before it allocates anything). Given
+// tensors that carry their lengths alone (no data: a read would fault under the sanitizers), they accept what the
+// op accepts on sizes, refuse with the op's own Status what it refuses on sizes, and report the resolved shapes.
+namespace {
+
+template <class T>
+std::span<const T> lengths_only(std::size_t n) {
+  return {static_cast<const T*>(nullptr), n};
+}
+template <class T>
+std::span<T> outputs_only(std::size_t n) {
+  return {static_cast<T*>(nullptr), n};
+}
+
+void same_status(const Status& got, const Status& want) {
+  INFO("check: " << got.message << " / op: " << want.message);
+  CHECK(!want.ok());
+  CHECK(got.kind == want.kind);
+  CHECK(got.arg == want.arg);
+  CHECK(got.message == want.message);
+}
+
+}  // namespace
+
+TEST_CASE("check functions: the sizes without the data, the op's own errors", "[validation]") {
+  SECTION("softmax, softmaxBackward, matmul, rope") {
+    std::vector<float> x = testing::normal(12, 4), out(12);
+    CHECK(check_softmax({lengths_only<float>(12), 4, 0.5}, 12).ok());
+    x[7] = NAN;  // a value: not the check's business
+    CHECK(check_softmax({x, 4, 1.0}, 12).ok());
+    for (auto [cols, t, out_len] : {std::tuple{5, 1.0, 12}, {4, 0.0, 12}, {4, 1.0, 11}})
+      same_status(check_softmax({lengths_only<float>(12), std::size_t(cols), t}, std::size_t(out_len)),
+                  softmax({x, std::size_t(cols), t}, std::span<float>(out).first(std::size_t(out_len))));
+    CHECK(check_softmax_backward({lengths_only<float>(12), lengths_only<float>(12), 3}, 12).ok());
+    same_status(check_softmax_backward({lengths_only<float>(12), lengths_only<float>(11), 3}, 12),
+                softmax_backward({x, std::span<const float>(x).first(11), 3}, out));
+    CHECK(check_matmul({lengths_only<float>(6), lengths_only<float>(8), 3, 2, 4}, 12).ok());
+    same_status(check_matmul({lengths_only<float>(6), lengths_only<float>(7), 3, 2, 4}, 12),
+                matmul({std::span<const float>(x).first(6), std::span<const float>(x).first(7), 3, 2, 4}, out));
+    RopeArgs r;
+    r.x = lengths_only<float>(12), r.dk = 4, r.positions = lengths_only<std::int32_t>(3);
+    CHECK(check_rope(r, 12).ok());  // the positions' values are read only by rope()
+    r.rotary_dim = 3;
+    RopeArgs with_data = r;
+    const std::vector<float> xs = testing::normal(12, 5);
+    const std::vector<std::int32_t> positions = {0, 1, 2};
+    with_data.x = xs, with_data.positions = positions;
+    same_status(check_rope(r, 12), rope(with_data, out));
+  }
+
+  SECTION("attention and its backward: the shape resolved, the mask broadcast") {
+    const std::size_t B = 2, H = 4, G = 2, nq = 3, nk = 8, dk = 2, dv = 5;
+    AttentionArgs a;
+    a.q = lengths_only<float>(B * H * nq * dk), a.k = lengths_only<float>(B * G * nk * dk), a.v = lengths_only<float>(B * G * nk * dv);
+    a.batch = B, a.heads = H, a.kv_heads = G, a.nq = nq, a.nk = nk, a.dk = dk, a.dv = dv;
+    const std::vector<std::int64_t> shape = {2, 1, 1, 8};
+    a.bool_mask = lengths_only<std::uint8_t>(16), a.mask_shape = shape;
+    a.key_lengths = lengths_only<std::int32_t>(B), a.alibi_slopes = lengths_only<float>(H);  // values unread
+    AttentionShape s;
+    REQUIRE(check_attention(a, {}, true, s).ok());
+    CHECK(s.out == B * H * nq * dv);
+    CHECK(s.matrix == B * H * nq * nk);
+    CHECK(s.lse == B * H * nq);
+    CHECK(s.q == B * H * nq * dk);
+    CHECK(s.kv_heads == G);
+    CHECK((s.mask[0] == 2 && s.mask[1] == 1 && s.mask[2] == 1 && s.mask[3] == 8));
+    // A given output is checked; one the caller leaves empty is sized from the shape.
+    same_status(check_attention(a, {outputs_only<float>(s.out - 1)}, false, s), [&] {
+      const std::vector<float> q = testing::normal(B * H * nq * dk, 1), k = testing::normal(B * G * nk * dk, 2),
+                               v = testing::normal(B * G * nk * dv, 3);
+      const std::vector<std::uint8_t> keep(16, 1);
+      std::vector<float> out(B * H * nq * dv - 1);
+      AttentionArgs d = a;
+      d.q = q, d.k = k, d.v = v, d.bool_mask = keep, d.key_lengths = {}, d.alibi_slopes = {};
+      return attention(d, {out});
+    }());
+    AttentionSaved saved{lengths_only<float>(s.out), lengths_only<float>(s.lse), lengths_only<float>(s.out)};
+    AttentionShape g;
+    REQUIRE(check_attention_backward(a, saved, {}, g).ok());
+    CHECK((g.q == s.q && g.k == B * G * nk * dk && g.v == B * G * nk * dv));
+    saved.lse = lengths_only<float>(s.lse + 1);
+    expect_error(check_attention_backward(a, saved, {}, g), "lse");
+    a.heads = 3;  // does not divide into kvHeads
+    expect_error(check_attention(a, {}, false, s), "kvHeads");
+  }
+
+  SECTION("multi-head attention and the KV cache") {
+    MultiHeadArgs m;
+    m.x = lengths_only<float>(3 * 8), m.n = 3, m.d_model = 8, m.heads = 2;
+    m.wq = lengths_only<float>(64), m.wk = lengths_only<float>(64), m.wv = lengths_only<float>(64), m.wo = lengths_only<float>(64);
+    MultiHeadDims dims{};
+    MultiHeadLengths len{};
+    REQUIRE(multi_head_lengths(m, true, dims, len).ok());
+    CHECK((len.out == 24 && len.matrix == 2 * 3 * 3 && len.concat == 24 && dims.dk == 4));
+    CHECK(check_multi_head_attention(m, {outputs_only<float>(24)}).ok());
+    m.wo = lengths_only<float>(63);
+    expect_error(check_multi_head_attention(m, {outputs_only<float>(24)}), "wo");
+
+    std::unique_ptr<KvCache> cache;
+    REQUIRE(KvCache::create({1, 1, 4, 4, 3}, cache).ok());
+    KvAppendArgs ap{lengths_only<float>(8), lengths_only<float>(8)};
+    CHECK(cache->check_append(ap).ok());
+    ap.k = lengths_only<float>(16), ap.v = lengths_only<float>(16);
+    expect_error(cache->check_append(ap), "capacity");
+    KvRope rope;
+    rope.rotary_dim = 3;
+    ap.k = lengths_only<float>(4), ap.v = lengths_only<float>(4), ap.rope = &rope;
+    const auto st = cache->check_append(ap);
+    expect_error(st, "rotaryDim");
+    CHECK(st.message.rfind("rope: ", 0) == 0);
+    CHECK(cache->length(0) == 0);
+    CHECK(cache->read_size(true) == 0);
+  }
 }

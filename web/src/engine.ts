@@ -1,6 +1,7 @@
 // The one place the page loads the attnlab engine. Every softmax, attention and matrix product the labs show
-// comes from the functions returned here; what the page computes itself is listed in the README.
-import { init } from 'attnlab';
+// comes from the functions returned here; what the page computes itself is listed in docs/explorer.md.
+import { wasmFiles } from './engine-files';
+import { initFrom } from './wasm-files';
 
 export interface MatmulOptions { m: number; k: number; n: number; transposeB?: boolean }
 
@@ -34,7 +35,7 @@ let loading: Promise<Engine> | undefined;
 
 /** Loads the engine once; later calls share the same instance. */
 export function loadEngine(): Promise<Engine> {
-  loading ??= init().then((lab): Engine => {
+  loading ??= initFrom(wasmFiles).then((lab): Engine => {
     // No cast on the functions: if the package's types drift from what the page uses, the type check fails.
     const counted = <A extends unknown[], R>(f: (...args: A) => R) => (...args: A): R => {
       engineCalls.total += 1;

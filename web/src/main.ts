@@ -27,6 +27,7 @@ import { loadShippedModel } from './model/trained';
 import { engineCalls } from './engine';
 import { navOverflow } from './ui/nav-overflow';
 import { keyboardScrollable } from './ui/scroll-focus';
+import { explainTerms } from './ui/glossary';
 
 /** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
 const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, positionLab, learnLab, costLab, readingLab, benchLab];
@@ -139,6 +140,7 @@ async function boot(): Promise<void> {
   });
   buildNav();
   keyboardScrollable(main);
+  explainTerms([document.querySelector<HTMLElement>('.site-header .wrap')!, main]);
   store.flushUrl();
   document.body.dataset.ready = 'true';
   // Re-apply the anchor now that the sections exist.

@@ -1,12 +1,14 @@
 // The hot loops, in two interchangeable sets with identical signatures:
 //   scalar::  plain C++ — the reference, always compiled, and the only set when ATTNLAB_FORCE_SCALAR is on;
 //   simd::    wasm SIMD128 intrinsics (native builds compile the same source through SIMDe).
-// The ops call `active::`, chosen once here at compile time.
+// The ops call `active::`: simd:: in wasm builds, scalar:: in ATTNLAB_FORCE_SCALAR builds, and in native builds
+// the set the process chose (dispatch.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
 #include "../size_math.h"
+#include "dispatch.h"
 
 namespace attnlab::kernels {
 
@@ -58,15 +60,11 @@ ATTNLAB_KERNEL_SET
 #endif
 #undef ATTNLAB_KERNEL_SET
 
-#ifdef ATTNLAB_FORCE_SCALAR
-namespace active = scalar;
-inline constexpr bool kSimd = false;
-#else
-namespace active = simd;
-inline constexpr bool kSimd = true;
-#endif
+ATTNLAB_KERNEL_DISPATCH(active, gemm, pack_rows, gemm_packed, row_max, row_max_checked, exp_shifted, scale_add,
+                        scale, soft_cap, distance_bias, mask_bool, sum_squares, first_invalid)
 
-// Name of the compiled-in vector kernels; defined next to them so it reflects that file's own flags.
+// Name of the compiled-in vector kernels ("scalar" when there are none); defined next to them so it reflects
+// that file's own flags.
 const char* simd_kernel_name() noexcept;
 
 }  // namespace attnlab::kernels

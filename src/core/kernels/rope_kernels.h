@@ -7,6 +7,8 @@
 #pragma once
 #include <cstddef>
 
+#include "dispatch.h"
+
 namespace attnlab::kernels {
 
 #define ATTNLAB_ROPE_KERNEL_SET                                                                          \
@@ -28,10 +30,6 @@ ATTNLAB_ROPE_KERNEL_SET
 #undef ATTNLAB_ROPE_KERNEL_SET
 
 // The set rope.cpp calls, chosen as kernels.h chooses `active`.
-#ifdef ATTNLAB_FORCE_SCALAR
-namespace rope_active = scalar;
-#else
-namespace rope_active = simd;
-#endif
+ATTNLAB_KERNEL_DISPATCH(rope_active, rotate_half, rotate_interleaved, max_abs)
 
 }  // namespace attnlab::kernels

@@ -83,12 +83,12 @@ inline void row_panel(std::size_t n, std::size_t k, const float* a, std::size_t 
 
 // Packed-A micro-kernel: 4 rows × 8 columns. The four broadcasts read one pointer at constant offsets
 // and B advances by one pointer add, so the loop is loads and arithmetic, with almost no address math.
-// How it is compiled decides its speed, as measured in Node:
+// How it is compiled decides its speed (measured: docs/performance.md#kernel-and-engine-choices-measured):
 // - specialized on everything but the sizes and kept out of line by clang (noinline): inlined there into the
-//   column loop, or with the row count and the accumulate flag as run-time values, it ran ≈ 10 % slower;
+//   column loop, or with the row count and the accumulate flag as run-time values, it ran slower;
 // - one copy per caller (kSite; the partial-panel copy writes at a constant stride, so no optimizer can merge
 //   the copies): Emscripten's wasm optimizer then inlines each into its single caller, where V8 unrolls the k
-//   loop by two. While one copy served two callers it stayed a call, not unrolled: 45 against 52 GFLOP/s.
+//   loop by two. While one copy served two callers it stayed a call, not unrolled, and ran slower.
 enum class Site { full_panel, partial_panel };
 template <int NV, bool kAccumulate, Site kSite>
 [[gnu::noinline]] void packed_block(std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
@@ -256,9 +256,9 @@ float exp_shifted_impl(const float* x, std::size_t n, float shift, float mul, fl
     return kScaled ? wasm_f32x4_mul(d, vmul) : d;
   };
   // Four independent exps per iteration: one exp is a chain of ~17 dependent operations, so the loop is
-  // bound by latency, not by throughput. Four chains in flight ran 1.4× faster than one, and faster than two
-  // (0.72 against 0.67 ms per 10⁶ exps), three (0.71) or eight: V8 has 16 vector registers, and already at
-  // four it keeps some of the constants on the stack.
+  // bound by latency, not by throughput. Four chains in flight ran faster than one, two, three or eight
+  // (docs/performance.md#kernel-and-engine-choices-measured): V8 has 16 vector registers, and already at four it
+  // keeps some of the constants on the stack.
   v128_t acc = wasm_f32x4_splat(0.0f);
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {

@@ -1,5 +1,5 @@
 // The hot loops of the backward passes and of the small GPT, in the same two interchangeable sets as
-// kernels.h (scalar:: the reference, simd:: wasm SIMD128, same signatures; `active::` picks one at compile time).
+// kernels.h (scalar:: the reference, simd:: wasm SIMD128, same signatures; `active::` calls the build's set).
 // Kept apart from kernels.h so that the forward operator's kernels and these grow independently.
 #pragma once
 #include <cstddef>
@@ -52,5 +52,8 @@ ATTNLAB_TRAINING_KERNEL_SET
 }
 #endif
 #undef ATTNLAB_TRAINING_KERNEL_SET
+
+ATTNLAB_KERNEL_DISPATCH(active, pack_cols, transpose, gelu, gelu_backward, layernorm_row, layernorm_backward_row, dot,
+                        sum, mul_diff, log_softmax_grad, axpy, col_sum, adamw)
 
 }  // namespace attnlab::kernels

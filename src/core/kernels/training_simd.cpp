@@ -2,6 +2,7 @@
 // any size and leading dimension is valid. Natively the same source compiles through SIMDe.
 #include <cmath>
 
+#include "erf_simd.h"
 #include "exp_simd.h"
 #include "simd128.h"
 #include "training.h"
@@ -15,25 +16,7 @@ inline float hsum(v128_t v) noexcept {
   return wasm_f32x4_extract_lane(v, 0);
 }
 
-// erfc(z) for z ≥ 0 (and +inf): t·exp(−z² + P(t)) with t = 1/(1 + z/2), P the degree-9 Chebyshev fit of
-// Numerical Recipes' erfcc (fractional error < 1.2e−7 in exact arithmetic). The exponent is ≤ ~1e−8 for every
-// z ≥ 0, the range the vector exp serves; past z ≈ 9.3 it is below −87 and the result flushes to 0.
-struct ErfcVectors {
-  v128_t half, one, c[10];
-};
-inline ErfcVectors load_erfc_vectors() noexcept {
-  static constexpr float c[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
-                                  0.27886807f,  -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
-  ErfcVectors v{wasm_f32x4_splat(0.5f), wasm_f32x4_splat(1.0f), {}};
-  for (int i = 0; i < 10; ++i) v.c[i] = wasm_f32x4_splat(c[i]);
-  return v;
-}
-inline v128_t erfc_nonneg(v128_t z, const ErfcVectors& e, const ExpVectors& k) noexcept {
-  const v128_t t = wasm_f32x4_div(e.one, wasm_f32x4_add(e.one, wasm_f32x4_mul(e.half, z)));
-  v128_t p = e.c[9];
-  for (int i = 8; i >= 0; --i) p = wasm_f32x4_add(wasm_f32x4_mul(p, t), e.c[i]);
-  return wasm_f32x4_mul(t, exp_f32x4(wasm_f32x4_sub(p, wasm_f32x4_mul(z, z)), k));
-}
+// erfc_nonneg and its constants: erf_simd.h.
 // Φ(x) = erfc(−x/√2)/2: erfc of |x|/√2, reflected for x > 0 (1 − erfc/2), so both tails keep relative accuracy.
 inline v128_t phi_cdf(v128_t x, const ErfcVectors& e, const ExpVectors& k) noexcept {
   const v128_t c = wasm_f32x4_mul(e.half, erfc_nonneg(wasm_f32x4_mul(wasm_f32x4_abs(x), wasm_f32x4_splat(0.70710678118654752f)), e, k));

@@ -295,12 +295,16 @@ Status GPT::run_backward(const std::int32_t* tokens, std::size_t batch, std::siz
   return Status::success();
 }
 
+Status GPT::check_sizes(std::size_t tokens, std::size_t targets, std::size_t seq) const {
+  if (seq < 1 || seq > config_.context || tokens == 0 || tokens % seq != 0) return check_batch(tokens, seq, "tokens");
+  if (targets != tokens)
+    return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens, targets);
+  return Status::success();
+}
+
 Status GPT::check_inputs(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                          std::size_t seq) const {
-  if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
-  if (targets.size() != tokens.size())
-    return detail::range_errorf("targets", "targets must have tokens.length = %zu elements, got %zu", tokens.size(),
-                                targets.size());
+  if (auto s = check_sizes(tokens.size(), targets.size(), seq); !s.ok()) return s;
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
   return check_tokens(targets, "targets", true);
 }
@@ -317,7 +321,7 @@ Status GPT::loss_and_gradients(std::span<const std::int32_t> tokens, std::span<c
   if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
   const auto counted = static_cast<std::size_t>(std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }));
   if (!normalizer && counted == 0)
-    return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+    return Status::range_error("targets", "targets are all -1 (ignored): the batch has nothing to learn from");
   if (normalizer && counted > normalizer)
     return detail::range_errorf("normalizer", "normalizer must count at least this part's %zu targets, got %zu", counted,
                                 normalizer);
@@ -348,8 +352,7 @@ Status GPT::partial_gradients(std::span<const std::int32_t> tokens, std::span<co
   return loss_and_gradients(tokens, targets, seq, normalizer, loss_sum, count);
 }
 
-namespace {
-Status check_options(const TrainOptions& o) {
+Status GPT::check_options(const TrainOptions& o) {
   auto bad = [](const char* name, float v, const char* want) {
     return detail::range_errorf(name, "%s must be %s, got %s", name, want, detail::fmt(v).c_str());
   };
@@ -361,14 +364,13 @@ Status check_options(const TrainOptions& o) {
   if (!(std::isfinite(o.grad_clip) && o.grad_clip >= 0.0f)) return bad("gradClip", o.grad_clip, "finite and >= 0 (0: no clipping)");
   return Status::success();
 }
-}  // namespace
 
 Status GPT::check_step(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets, std::size_t seq,
                        const TrainOptions& o) const {
   if (auto s = check_options(o); !s.ok()) return s;
   if (auto s = check_inputs(tokens, targets, seq); !s.ok()) return s;
   if (std::none_of(targets.begin(), targets.end(), [](std::int32_t t) { return t >= 0; }))
-    return Status::range_error("targets", "every target is -1 (ignored): the batch has nothing to learn from");
+    return Status::range_error("targets", "targets are all -1 (ignored): the batch has nothing to learn from");
   return Status::success();
 }
 
@@ -388,43 +390,101 @@ Status GPT::apply_gradients(std::span<const float> grads, const TrainOptions& o)
   return update(grads.data(), o);
 }
 
+Status GPT::check_norm(double norm) {
+  if (std::isfinite(norm)) return Status::success();
+  return Status::numerical_error("loss", detail::format("the gradient is not finite (its norm is %s); the step was not "
+                                                        "applied and the weights are unchanged", detail::fmt(norm).c_str()));
+}
+
+// torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
+static float clip_scale(double norm, const TrainOptions& o) {
+  return o.grad_clip > 0.0f && norm > o.grad_clip ? float(double(o.grad_clip) / (norm + 1e-6)) : 1.0f;
+}
+
+void GPT::adamw_range(const float* g, std::size_t begin, std::size_t end, float gscale, std::uint64_t t,
+                      const TrainOptions& o) noexcept {
+  const float bc1 = float(1.0 - std::pow(double(o.beta1), double(t))), bc2 = float(1.0 - std::pow(double(o.beta2), double(t)));
+  for (const TensorInfo& ti : layout_.tensors) {
+    if (ti.alias) continue;
+    const std::size_t from = std::max(begin, ti.offset), to = std::min(end, ti.offset + ti.size());
+    if (from >= to) continue;
+    kern::adamw(to - from, params_.data() + from, g + from, m_.data() + from, v_.data() + from, gscale, o.lr, o.beta1,
+                o.beta2, bc1, bc2, o.eps, ti.decay ? o.weight_decay : 0.0f);
+  }
+}
+
 Status GPT::update(const float* g, const TrainOptions& o) {
   // The global gradient norm, in double (per chunk of the float kernel), both to clip and to refuse a non-finite
   // gradient before anything is updated.
   double sq = 0.0;
-  for (std::size_t i = 0; i < layout_.total; i += 4096)
-    sq += double(kern::sum_squares(g + i, std::min<std::size_t>(4096, layout_.total - i)));
+  for (std::size_t i = 0; i < layout_.total; i += kNormChunk)
+    sq += double(kern::sum_squares(g + i, std::min<std::size_t>(kNormChunk, layout_.total - i)));
   const double norm = std::sqrt(sq);
-  if (!std::isfinite(norm))
-    return Status::numerical_error("loss", detail::format("the gradient is not finite (its norm is %s); the step was not "
-                                                          "applied and the weights are unchanged", detail::fmt(norm).c_str()));
-  // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
-  const float gscale = o.grad_clip > 0.0f && norm > o.grad_clip ? float(double(o.grad_clip) / (norm + 1e-6)) : 1.0f;
+  if (auto s = check_norm(norm); !s.ok()) return s;
   const std::uint64_t t = steps_ + 1;
-  const float bc1 = float(1.0 - std::pow(double(o.beta1), double(t))), bc2 = float(1.0 - std::pow(double(o.beta2), double(t)));
-  for (const TensorInfo& ti : layout_.tensors) {
-    if (ti.alias) continue;
-    kern::adamw(ti.size(), params_.data() + ti.offset, g + ti.offset, m_.data() + ti.offset, v_.data() + ti.offset,
-                gscale, o.lr, o.beta1, o.beta2, bc1, bc2, o.eps, ti.decay ? o.weight_decay : 0.0f);
-  }
+  adamw_range(g, 0, layout_.total, clip_scale(norm, o), t, o);
   steps_ = t;
+  return Status::success();
+}
+
+Status GPT::reduce_slice(std::size_t offset, std::size_t length, std::span<const float> parts, double& sum_squares) {
+  if (offset > layout_.total || length > layout_.total - offset)
+    return detail::range_errorf("offset", "offset + length must be at most parameterCount = %zu, got %zu + %zu",
+                                layout_.total, offset, length);
+  if (length == 0 ? !parts.empty() : parts.empty() || parts.size() % length != 0)
+    return detail::range_errorf("gradients", "gradients must be whole slices of length %zu, got %zu floats", length,
+                                parts.size());
+  float* g = grads_.data() + offset;
+  if (length) std::memcpy(g, parts.data(), length * sizeof(float));
+  for (std::size_t k = 1; k < parts.size() / length; ++k) {
+    const float* p = parts.data() + k * length;
+    for (std::size_t i = 0; i < length; ++i) g[i] += p[i];  // float32 sums in the parts' order, each rounded once
+  }
+  double sq = 0.0;
+  for (std::size_t i = offset; i < offset + length;) {
+    const std::size_t next = std::min(offset + length, (i / kNormChunk + 1) * kNormChunk);
+    sq += double(kern::sum_squares(grads_.data() + i, next - i));
+    i = next;
+  }
+  sum_squares = sq;
+  return Status::success();
+}
+
+Status GPT::update_slice(std::size_t offset, std::size_t length, const TrainOptions& o, std::uint64_t step,
+                         double norm) {
+  if (auto s = check_options(o); !s.ok()) return s;
+  if (offset > layout_.total || length > layout_.total - offset)
+    return detail::range_errorf("offset", "offset + length must be at most parameterCount = %zu, got %zu + %zu",
+                                layout_.total, offset, length);
+  if (step == 0) return Status::range_error("step", "step must be >= 1, got 0");
+  if (auto s = check_norm(norm); !s.ok()) return s;
+  adamw_range(grads_.data(), offset, offset + length, clip_scale(norm, o), step, o);
+  steps_ = step;
+  return Status::success();
+}
+
+Status GPT::forward_sizes(std::size_t tokens, std::size_t seq, bool want_attention, std::size_t& logits,
+                          std::size_t& attention) const {
+  if (seq < 1 || seq > config_.context || tokens == 0 || tokens % seq != 0) return check_batch(tokens, seq, "tokens");
+  attention = 0;
+  if (!detail::checked_mul(tokens, config_.vocab_size, logits)) return detail::check_product("logits", tokens, config_.vocab_size, logits);
+  if (want_attention) {
+    std::size_t per_layer;
+    if (auto s = detail::check_product("attention", sat_mul(tokens / seq, config_.heads), sat_mul(seq, seq), per_layer); !s.ok()) return s;
+    if (auto s = detail::check_product("attention", config_.layers, per_layer, attention); !s.ok()) return s;
+  }
   return Status::success();
 }
 
 Status GPT::forward(std::span<const std::int32_t> tokens, std::size_t seq, std::span<float> logits,
                     std::span<float> attention) {
-  if (auto s = check_batch(tokens.size(), seq, "tokens"); !s.ok()) return s;
+  std::size_t want_logits, want_attention;
+  if (auto s = forward_sizes(tokens.size(), seq, !attention.empty(), want_logits, want_attention); !s.ok()) return s;
+  if (logits.size() != want_logits) return detail::check_length("logits", logits.size(), want_logits, "batch·seq·vocabSize");
+  if (want_attention && attention.size() != want_attention)
+    return detail::check_length("attention", attention.size(), want_attention, "layers·batch·heads·seq·seq");
   if (auto s = check_tokens(tokens, "tokens", false); !s.ok()) return s;
   const std::size_t batch = tokens.size() / seq, n = tokens.size();
-  std::size_t want_logits, want_attention = 0;
-  if (auto s = detail::check_product("logits", n, config_.vocab_size, want_logits); !s.ok()) return s;
-  if (auto s = detail::check_length("logits", logits.size(), want_logits, "batch·seq·vocabSize"); !s.ok()) return s;
-  if (!attention.empty()) {
-    std::size_t per_layer;
-    if (auto s = detail::check_product("attention", sat_mul(batch, config_.heads), sat_mul(seq, seq), per_layer); !s.ok()) return s;
-    if (auto s = detail::check_product("attention", config_.layers, per_layer, want_attention); !s.ok()) return s;
-    if (auto s = detail::check_length("attention", attention.size(), want_attention, "layers·batch·heads·seq·seq"); !s.ok()) return s;
-  }
   if (auto s = ensure_workspace(batch, seq); !s.ok()) return s;
   // The weights go straight into the caller's buffer; on a (scratch) failure midway it holds partial rows, so
   // stage them when asked for: attention maps are small next to the workspace.
@@ -479,15 +539,19 @@ Status GPT::decode_step(std::int32_t token, std::size_t pos, float* logits, floa
   return Status::success();
 }
 
-Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions& o, std::span<std::int32_t> out) {
-  const GPTConfig& c = config_;
-  if (prompt.empty()) return Status::range_error("prompt", "prompt must hold at least one token, got 0");
-  if (auto s = check_tokens(prompt, "prompt", false); !s.ok()) return s;
+Status GPT::check_generate(std::size_t prompt, const GenerateOptions& o, std::size_t out) const {
+  if (prompt == 0) return Status::range_error("prompt", "prompt must hold at least one token, got 0");
   if (!(std::isfinite(o.temperature) && o.temperature >= 0.0f))
     return detail::range_errorf("temperature", "temperature must be finite and >= 0 (0: greedy), got %s", detail::fmt(o.temperature).c_str());
   if (o.temperature > 0.0f && !std::isfinite(1.0f / o.temperature))
     return detail::range_errorf("temperature", "temperature must be 0 or at least 3e-39, got %s", detail::fmt(o.temperature).c_str());
-  if (auto s = detail::check_length("out", out.size(), o.max_tokens, "maxTokens"); !s.ok()) return s;
+  return out == o.max_tokens ? Status::success() : detail::check_length("out", out, o.max_tokens, "maxTokens");
+}
+
+Status GPT::generate(std::span<const std::int32_t> prompt, const GenerateOptions& o, std::span<std::int32_t> out) {
+  const GPTConfig& c = config_;
+  if (auto s = check_generate(prompt.size(), o, out.size()); !s.ok()) return s;
+  if (auto s = check_tokens(prompt, "prompt", false); !s.ok()) return s;
   if (o.max_tokens == 0) return Status::success();
 
   const std::size_t V = c.vocab_size, d = c.d_model;

@@ -79,10 +79,40 @@ class GPT {
                            std::size_t seq, std::size_t normalizer, double& loss_sum);
   // The error train_step gives for a mean loss that is not finite (success when it is).
   static Status check_loss(double mean);
+
+  // The checks that read no token or value, for a caller that places its tensors only once a call is known to
+  // fit (lengths in elements; the errors and messages are the calls' own):
+  // train_step's options,
+  static Status check_options(const TrainOptions& options);
+  // the shape of a batch of tokens (a positive multiple of seq, seq ≤ context) and of its targets (as long),
+  Status check_sizes(std::size_t tokens, std::size_t targets, std::size_t seq) const;
+  // forward()'s, with the lengths its outputs need (attention: 0 unless wanted),
+  Status forward_sizes(std::size_t tokens, std::size_t seq, bool want_attention, std::size_t& logits,
+                       std::size_t& attention) const;
+  // generate()'s (out: the output's length, options.max_tokens).
+  Status check_generate(std::size_t prompt, const GenerateOptions& options, std::size_t out) const;
   // train_step's AdamW update with a gradient from elsewhere (parameter layout, e.g. partial_gradients' parts
   // summed): grad_clip on this gradient, then one step. A bad option or length, or a non-finite gradient, changes
   // nothing (weights, moments, step count). Given compute_gradients' gradients it is train_step, bit for bit.
   Status apply_gradients(std::span<const float> grads, const TrainOptions& options);
+
+  // The same update by slices of the parameter layout, each slice owned by one replica (the async step's
+  // workers): reduce_slice sums `parts` (that many gradients of the slice, laid end to end, added in order into
+  // gradients()[offset, offset + length)) and gives their sum of squares, in double over the float kernel's sums
+  // of the chunks of kNormChunk floats that update() uses (a chunk cut by the slice's ends is summed in pieces, so
+  // slices that start at multiples of kNormChunk add up to update()'s norm but for the order of the double sum);
+  // update_slice then applies step `step` of AdamW to the slice with the global norm of the summed gradient (the
+  // square root of the slices' sums), clipping as update() does. A non-finite norm is update()'s numerical error.
+  static constexpr std::size_t kNormChunk = 4096;
+  Status reduce_slice(std::size_t offset, std::size_t length, std::span<const float> parts, double& sum_squares);
+  static Status check_norm(double norm);
+  Status update_slice(std::size_t offset, std::size_t length, const TrainOptions& options, std::uint64_t step,
+                      double norm);
+  // Sets the count of AdamW updates applied (a replica's, or the model's after steps taken by replicas).
+  void set_steps(std::uint64_t steps) noexcept { steps_ = steps; }
+  // The AdamW moments (parameter layout): part 1 the first, 2 the second.
+  std::span<const float> moments(int part) const noexcept { return {(part == 1 ? m_ : v_).data(), layout_.total}; }
+  std::span<float> moments(int part) noexcept { return {(part == 1 ? m_ : v_).data(), layout_.total}; }
   // logits [batch × seq × vocab]; attention, when not empty, [layers × batch × heads × seq × seq].
   Status forward(std::span<const std::int32_t> tokens, std::size_t seq, std::span<float> logits,
                  std::span<float> attention);
@@ -115,6 +145,9 @@ class GPT {
   Status loss_and_gradients(std::span<const std::int32_t> tokens, std::span<const std::int32_t> targets,
                             std::size_t seq, std::size_t normalizer, double& loss_sum, std::size_t& count);
   Status update(const float* grads, const TrainOptions& options);  // the update, options already checked
+  // AdamW step t on the parameters [begin, end) with the gradient g (parameter layout), scaled by gscale.
+  void adamw_range(const float* g, std::size_t begin, std::size_t end, float gscale, std::uint64_t t,
+                   const TrainOptions& options) noexcept;
   Status decode_step(std::int32_t token, std::size_t pos, float* logits, float* buf);
   void init_weights();
 

@@ -9,14 +9,16 @@
 #include <vector>
 
 #include "../format.h"
+#include "../kernels/half.h"
 #include "../validate.h"
 #include "json.h"
+#include "safetensors_header.h"
 
 namespace attnlab::model {
 
 namespace {
 
-constexpr std::uint64_t kMaxHeader = std::uint64_t{16} << 20;  // the JSON header; a model's is a few KiB
+constexpr std::uint64_t kMaxHeader = kMaxSafetensorsHeader;
 
 std::string shape_json(const TensorInfo& t) {
   return t.cols ? detail::format("[%zu,%zu]", t.rows, t.cols) : detail::format("[%zu]", t.rows);
@@ -57,28 +59,7 @@ Status bad(const char* fmt, ...) {
   va_end(args);
   return detail::range_errorf("bytes", "not a usable safetensors file: %s", reason);
 }
-// A JSON key as the messages show it (quoted, escaped, at most 100 characters).
-std::string q(const std::string& key) { return json::quote(key.size() > 100 ? key.substr(0, 100) + "…" : key); }
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  std::uint32_t bits;
-  if (exp == 0) {
-    if (man == 0) bits = sign;
-    else {  // subnormal: value = man · 2⁻²⁴
-      const float f = std::ldexp(float(man), -24);
-      std::memcpy(&bits, &f, 4);
-      bits |= sign;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (man << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+std::string q(const std::string& key) { return quoted_key(key); }
 
 struct Entry {
   std::string dtype;
@@ -124,74 +105,28 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
     return n > kMaxHeader ? bad("the header length %llu exceeds 16 MiB", (unsigned long long)n)
                           : bad("the header length %llu exceeds the %zu bytes that follow it", (unsigned long long)n, bytes.size() - 8);
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), std::size_t(n));
-  json::Value root;
-  std::string error;
-  if (text.empty() || text[0] != '{') return bad("the header must be a JSON object starting with '{'");
-  if (!json::parse(text, root, error)) return bad("the JSON header is malformed (%s)", error.c_str());
-  if (root.type != json::Value::Type::object) return bad("the JSON header is not an object");
+  Header header;
+  std::string reason;
+  if (!parse_header(text, header, reason)) return bad("%s", reason.c_str());
   const std::uint64_t data_size = bytes.size() - 8 - n;
   const std::uint8_t* data = bytes.data() + 8 + n;
+  // Offsets: inside the data, each entry exactly its dtype × shape bytes, no overlaps and no holes (the format's rules).
+  auto width = [](const std::string& dtype) -> std::size_t {
+    return dtype == "F32" ? 4 : dtype == "F64" ? 8 : (dtype == "F16" || dtype == "BF16") ? 2 : 0;
+  };
+  if (!check_offsets(header, data_size, width, "F32, F16, BF16 and F64 are", reason)) return bad("%s", reason.c_str());
 
   // (name, value) lists searched linearly: a header has a few dozen entries per layer, and std::map's code would
   // cost the wasm module more than the search costs a load.
-  std::vector<std::pair<std::string, std::string>> meta;
+  const auto& meta = header.meta;
   std::vector<std::pair<std::string, Entry>> entries;
+  for (HeaderEntry& e : header.entries) entries.emplace_back(e.name, Entry{e.dtype, e.shape, e.begin, e.end});
   auto meta_find = [&](const char* key) {
     return std::find_if(meta.begin(), meta.end(), [&](const auto& kv) { return kv.first == key; });
   };
   auto entry_find = [&](const std::string& key) {
     return std::find_if(entries.begin(), entries.end(), [&](const auto& kv) { return kv.first == key; });
   };
-  for (std::size_t r = 0; r < root.keys.size(); ++r) {
-    const std::string& key = root.keys[r];
-    const json::Value& v = root.members[r];
-    if (key == "__metadata__") {
-      if (v.type != json::Value::Type::object) return bad("__metadata__ must be an object of strings");
-      for (std::size_t i = 0; i < v.keys.size(); ++i) {
-        const std::string& mk = v.keys[i];
-        const json::Value& mv = v.members[i];
-        if (mv.type != json::Value::Type::string) return bad("__metadata__.%s must be a string", q(mk).c_str());
-        meta.emplace_back(mk, mv.string);
-      }
-      continue;
-    }
-    if (v.type != json::Value::Type::object) return bad("the entry for %s is not an object", q(key).c_str());
-    const json::Value *dt = v.find("dtype"), *sh = v.find("shape"), *off = v.find("data_offsets");
-    if (!dt || dt->type != json::Value::Type::string) return bad("%s has no string dtype", q(key).c_str());
-    if (!sh || sh->type != json::Value::Type::array || sh->array.size() > 8)
-      return bad("%s has no shape array (of at most 8 sizes)", q(key).c_str());
-    if (!off || off->type != json::Value::Type::array || off->array.size() != 2 || !off->array[0].is_index ||
-        !off->array[1].is_index || off->array[0].index > off->array[1].index)
-      return bad("%s has no data_offsets [begin, end] with begin <= end", q(key).c_str());
-    Entry e{dt->string, {}, off->array[0].index, off->array[1].index};
-    for (const json::Value& s : sh->array) {
-      if (!s.is_index) return bad("%s's shape holds something other than a size", q(key).c_str());
-      e.shape.push_back(s.index);
-    }
-    entries.emplace_back(key, std::move(e));
-  }
-
-  // Offsets: inside the data, each entry exactly its dtype × shape bytes, no overlaps and no holes (the format's rules).
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
-  for (const auto& [key, e] : entries) {
-    std::uint64_t width = e.dtype == "F32" ? 4 : e.dtype == "F64" ? 8 : (e.dtype == "F16" || e.dtype == "BF16") ? 2 : 0;
-    if (!width) return bad("%s has dtype %s; F32, F16, BF16 and F64 are supported", q(key).c_str(), q(e.dtype).c_str());
-    std::uint64_t count = 1;
-    for (std::uint64_t s : e.shape) count = s && count > (std::uint64_t(1) << 40) / s ? std::uint64_t(1) << 41 : count * s;
-    if (e.end > data_size)
-      return bad("%s's data_offsets end past the data (%llu bytes)", q(key).c_str(), (unsigned long long)data_size);
-    if (e.end - e.begin != count * width)
-      return bad("%s spans %llu bytes but its dtype and shape need %llu", q(key).c_str(),
-                 (unsigned long long)(e.end - e.begin), (unsigned long long)(count * width));
-    if (e.end > e.begin) spans.emplace_back(e.begin, e.end);
-  }
-  std::sort(spans.begin(), spans.end());
-  std::uint64_t covered = 0;
-  for (const auto& [b, e] : spans) {
-    if (b != covered) return bad(b < covered ? "two tensors overlap in the data" : "the data has a hole between tensors");
-    covered = e;
-  }
-  if (covered != data_size) return bad("the data has %llu bytes no tensor covers", (unsigned long long)(data_size - covered));
 
   // The config: metadata first, the shapes for what it leaves out.
   const auto wte = entry_find("transformer.wte.weight");
@@ -287,7 +222,7 @@ Status load_safetensors(std::span<const std::uint8_t> bytes, std::unique_ptr<GPT
           const std::uint32_t bits = std::uint32_t(h) << 16;
           std::memcpy(&v[i], &bits, 4);
         } else {
-          v[i] = half_to_float(h);
+          v[i] = kernels::f16_to_float(h);
         }
       }
     }

@@ -9,7 +9,7 @@
 namespace attnlab::model {
 
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
-                          float* scratch) noexcept {
+                          float* scratch, float top_p) noexcept {
   if (temperature == 0.0f) return static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);
   float* p = scratch;
   std::memcpy(p, logits, vocab * sizeof(float));
@@ -22,6 +22,18 @@ std::int32_t sample_token(const float* logits, std::size_t vocab, float temperat
       if (p[i] < kth) p[i] = -INFINITY;
   }
   detail::softmax_row(p, vocab, 1.0f / temperature, false, p);
+  if (top_p < 1.0f) {  // the nucleus: most likely first, kept while the mass before them is below top_p
+    auto* order = reinterpret_cast<std::uint32_t*>(scratch + 2 * vocab);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < vocab; ++i)
+      if (p[i] > 0.0f) order[n++] = std::uint32_t(i);
+    std::sort(order, order + n, [&](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    double before = 0.0;
+    float last = 0.0f;
+    for (std::size_t r = 0; r < n && before < double(top_p); ++r) last = p[order[r]], before += p[order[r]];
+    for (std::size_t i = 0; i < vocab; ++i)
+      if (p[i] < last) p[i] = 0.0f;
+  }
   double total = 0.0;
   for (std::size_t i = 0; i < vocab; ++i) total += p[i];
   const double target = rng.uniform() * total;

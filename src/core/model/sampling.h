@@ -1,4 +1,4 @@
-// Picking the next token from a row of logits: greedy, or sampled at a temperature among the top k.
+// Picking the next token from a row of logits: greedy, or sampled at a temperature among the top k and the top p.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,9 +8,11 @@
 namespace attnlab::model {
 
 // temperature 0: the index of the first largest logit. Otherwise softmax(logits / temperature) restricted to the
-// top_k largest logits (0 = all; ties with the k-th are kept, as nanoGPT's generate), sampled with rng.
-// `scratch` holds 2·vocab floats. Logits must be finite.
+// top_k largest logits (0 = all; ties with the k-th are kept, as nanoGPT's generate), then, when top_p < 1, to the
+// most likely tokens whose probabilities before them sum to less than top_p (Hugging Face's nucleus: the smallest
+// such set holding at least top_p; ties with the last one kept), sampled with rng.
+// `scratch` holds 2·vocab floats, 3·vocab when top_p < 1. Logits must be finite.
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
-                          float* scratch) noexcept;
+                          float* scratch, float top_p = 1.0f) noexcept;
 
 }  // namespace attnlab::model

@@ -1,5 +1,6 @@
 // What every consumer app runs, through whichever entry and tool chain it was built with: both modules (SIMD and
-// scalar), one softmax and one attention call with known answers (checked by tests/consumers/support.mjs).
+// scalar), one softmax and one attention call with known answers, and where each module came from (checked by
+// tests/consumers/support.mjs).
 // check(init, { gpt: true }) loads the variant with the small GPT instead and also trains it one step and
 // generates from it; without gpt, the lab's createGPT must refuse and say how to load it.
 export async function check(init, { gpt = false } = {}) {
@@ -12,6 +13,9 @@ export async function check(init, { gpt = false } = {}) {
   const r = {
     backend: lab.backend, version: lab.buildInfo().version, p: Array.from(p), output: Array.from(output),
     weights: Array.from(weights), scalar: scalar.backend, scalarP: Array.from(scalar.softmax(new Float32Array([0, Math.log(3)]))),
+    // Where each module came from ('file' or 'inline') and, where attnlab fell back to its inline copy, why.
+    source: lab.buildInfo().source, scalarSource: scalar.buildInfo().source,
+    fallback: lab.buildInfo().fallback, scalarFallback: scalar.buildInfo().fallback,
   };
   const config = { vocabSize: 5, context: 4, dModel: 8, heads: 2, layers: 1, seed: 7 };
   if (!gpt) {

@@ -19,8 +19,10 @@ const div = (a, b) => {
   return B(v, lo > 0 ? (a.e + Math.abs(v) * b.e) / lo + u * Math.abs(v) + tiny : Infinity);
 };
 const exp = (a) => {
-  const v = Math.exp(a.v);
-  return B(v, v * Math.expm1(a.e) + Math.exp(a.v + a.e) * expRel + flush);
+  const v = Math.exp(a.v), up = Math.expm1(a.e);
+  // e^(v + e) − e^v, written so that a term far below range (v ~ −1e9, e ~ 60: −1e9 padding masks) gives 0, not 0·∞.
+  const grow = Number.isFinite(up) ? v * up : Math.exp(a.v + a.e) - v;
+  return B(v, grow + Math.exp(a.v + a.e) * expRel + flush);
 };
 // Σ a[i]·b[i] in any order.
 function dot(a, b) {

@@ -4,18 +4,19 @@
 // window.__results, collecting console problems and requests on the way.
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { chromium } from 'playwright-core';
 
+import { launchChromium } from '../../chromium.mjs';
 import { dist } from './load.mjs';
 
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 
 /**
  * Starts the server and the browser. `pages(path)` returns the test's own file at `path` as { body, type } (type a
- * file ending: '.html', '.js'), or null; /dist/<file> serves the built package.
+ * file ending: '.html', '.js'), or null; /dist/<file> serves the built package. `headers(path)`: more response
+ * headers (cross-origin isolation's COOP and COEP, say).
  * Returns { origin, browser, close }.
  */
-export async function startPackagePage({ csp, pages }) {
+export async function startPackagePage({ csp, pages, headers: extra = () => ({}) }) {
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     if (path === '/favicon.ico') return res.writeHead(204).end();
@@ -27,18 +28,14 @@ export async function startPackagePage({ csp, pages }) {
       type = path.slice(path.lastIndexOf('.'));
     }
     if (body == null) return res.writeHead(404).end();
-    const headers = { 'Content-Security-Policy': csp, 'Cache-Control': 'no-store' };
+    const headers = { 'Content-Security-Policy': csp, 'Cache-Control': 'no-store', ...extra(path) };
     res.writeHead(200, { ...headers, 'Content-Type': types[type] ?? 'application/octet-stream' }).end(body);
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   const origin = `http://127.0.0.1:${server.address().port}`;
   let browser;
   try {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();   // the run's shared browser under npm test (tests/chromium.mjs)
   } catch (e) {
     await new Promise((ok) => server.close(ok));
     throw e;

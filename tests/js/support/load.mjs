@@ -13,10 +13,11 @@ export const dist = isAbsolute(distDir) ? `${distDir}/` : `${repo}${distDir}/`;
 export const altDist = dist !== `${repo}dist/`;
 export const packageJson = JSON.parse(readFileSync(`${repo}package.json`, 'utf8'));
 
-export const distFiles = ['index.js', 'inline.js', 'inline-gpt.js', 'variant.js', 'loader.js', 'lab.js', 'checks.js', 'memory.js', 'softmax.js', 'attention.js', 'kv-cache.js', 'multihead.js', 'rope.js', 'softmax-backward.js', 'attention-backward.js', 'gpt.js', 'matmul.js', 'index.d.ts',
+export const distFiles = ['index.js', 'inline.js', 'inline-gpt.js', 'variant.js', 'loader.js', 'lab.js', 'checks.js', 'call.js', 'softmax.js', 'attention.js', 'kv-cache.js', 'multihead.js', 'rope.js', 'softmax-backward.js', 'attention-backward.js', 'gpt.js', 'matmul.js', 'tokenizer.js', 'index.d.ts',
   'attnlab.mjs', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-simd.inline.js', 'attnlab-scalar.inline.js',
   'attnlab-gpt-simd.wasm', 'attnlab-gpt-scalar.wasm', 'attnlab-gpt-simd.inline.js', 'attnlab-gpt-scalar.inline.js',
-  'async.js', 'threads.js', 'lab-threads.js', 'gpt-async.js', 'attention-parts.js', 'attnlab-worker.js', 'attnlab-worker.inline.js'];
+  'async.js', 'threads.js', 'lab-threads.js', 'gpt-async.js', 'gpt-train-args.js', 'attention-parts.js', 'attnlab-worker.js', 'attnlab-worker.inline.js'];
+distFiles.push('lm.js', 'load-model.js', 'model-module.js', 'lm-workers.js', 'lm-exchange.js');  // lab.loadModel (and lab.loadTokenizer from any lab)
 const missing = distFiles.filter((f) => !existsSync(dist + f));
 if (missing.length) {
   throw new Error(altDist

@@ -59,7 +59,9 @@ export function softmaxRows(x, dx, cols, { mul = 1, mulRounded = false, log = fa
       const z = (x[o + j] - m) * mul, d = dx ? dx[o + j] : 0;
       dz[j] = zRound * (Math.abs(z) + mul * (d + dmax)) + mul * d;
       eta[j] = Math.exp(dz[j]) * (1 + E) - 1;
-      meanEta += (Math.exp(z) / sum) * eta[j];
+      // A term that stays below float64's range even raised by its error (logits ~1e30 under the max: −1e30
+      // padding masks) adds nothing; its η may be infinite, and 0·∞ would make every bound NaN.
+      if (Math.exp(z + dz[j]) > 0) meanEta += (Math.exp(z) / sum) * eta[j];
     }
     const sumRel = meanEta + gamma(cols) + extra(r);
     for (let j = 0; j < cols; ++j) {
@@ -77,7 +79,8 @@ export function softmaxRows(x, dx, cols, { mul = 1, mulRounded = false, log = fa
         const p = Math.exp(z) / sum;
         const rel = eta[j] + sumRel + 2 * u;
         value[at] = p;
-        bound[at] = p * (rel + rel * rel) + FLUSH;
+        // (such a term is 0 in float32 too: its exponent is far below the exp's flush to zero)
+        bound[at] = Math.exp(z + dz[j]) > 0 ? p * (rel + rel * rel) + FLUSH : FLUSH;
       }
     }
   }

@@ -17,6 +17,19 @@ export function ropeIndex({ heads, seq, dk, layout }, b, h, s) {
   return layout === 'bshd' ? ((b * seq + s) * heads + h) * dk : ((b * heads + h) * seq + s) * dk;
 }
 
+// The position of item b's token s under the options' positions / offset (or 0 … seq − 1).
+export function positionOf({ positions, offset }, seq) {
+  if (positions) {
+    const perItem = positions.length !== seq;
+    return (b, s) => positions[(perItem ? b * seq : 0) + s];
+  }
+  if (offset !== undefined) {
+    const o = typeof offset === 'number' ? [offset] : offset;
+    return (b, s) => o[o.length === 1 ? 0 : b] + s;
+  }
+  return (b, s) => s;
+}
+
 /**
  * The rotation of x as the options describe it, in float64, with bounds. `positionOf(b, s)` gives the position of
  * item b's token s; `cos`/`sin` are given tables or undefined. `refEta` (default float64Eta) is the error of the

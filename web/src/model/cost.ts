@@ -1,7 +1,6 @@
 // The cost of attention, as plain arithmetic (no DOM, so it can be checked on its own). Counts are BigInt:
 // “Self-attention”'s ideal n×n×d×d tensor is 2^52 bytes and a long context with many layers passes 2^53, where
 // float64 integers stop being exact. Only the display rounds (to 3 significant digits, marked ≈).
-import { LIMITS } from '../state/app-state';
 
 export interface CostInput {
   /** Tokens in the context. */
@@ -15,12 +14,30 @@ export interface CostInput {
 }
 
 /** The engine's streaming tile (src/core/attention.cpp: kRows × kKeyTile): 32 query rows × 128 keys. */
+/**
+ * The cost lab's measured curve (labs/cost/cost-curve.ts): q, k, v of n × CURVE_D, and the materialized path stops
+ * at n = MAX_MATERIALIZED_N: its n² float32 scores, the same again for the weights the engine fills in wasm memory,
+ * and a third copy when they are handed back to JS.
+ */
+export const CURVE_D = 64;
+export const MAX_MATERIALIZED_N = 4096;
+/** MiB of one n × n float32 matrix at the curve's largest materialized n. */
+export const MAX_MATERIALIZED_MIB = (MAX_MATERIALIZED_N * MAX_MATERIALIZED_N * 4) / 2 ** 20;
+
 export const TILE_ROWS = 32;
 export const TILE_KEYS = 128;
 
-/** Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. */
-/** Input ranges: the same as the URL accepts (web/URL_STATE.md). */
-export const COST_LIMITS = { ...LIMITS.cost, bytes: LIMITS.cost.bytes as readonly number[] };
+/**
+ * Bounds of the calculator's inputs: big enough for any real model, small enough to stay meaningful. The cost lab's
+ * URL parameters accept exactly these (labs/cost/state.ts).
+ */
+export const COST_LIMITS = {
+  n: { min: 1, max: 100_000_000 },
+  d: { min: 1, max: 1_048_576 },
+  heads: { min: 1, max: 4096 },
+  layers: { min: 1, max: 10_000 },
+  bytes: [4, 2, 1] as readonly number[],
+} as const;
 
 export interface CostResult {
   /** d / heads. */
@@ -193,7 +210,7 @@ export const COST_PRESETS: CostPreset[] = [
   {
     id: 'page',
     label: 'This page’s largest measurement',
-    input: { n: 4096, d: 64, heads: 1, layers: 1, bytes: 4 },
-    note: 'The measured curve below at its largest materialized point: one head, n = 4096, d = 64, 4-byte numbers: 4096² · 4 B = 64 MiB of scores.',
+    input: { n: MAX_MATERIALIZED_N, d: CURVE_D, heads: 1, layers: 1, bytes: 4 },
+    note: `The measured curve below at its largest materialized point: one head, n = ${MAX_MATERIALIZED_N}, d = ${CURVE_D}, 4-byte numbers: ${MAX_MATERIALIZED_N}² · 4 B = ${MAX_MATERIALIZED_MIB} MiB of scores.`,
   },
 ];

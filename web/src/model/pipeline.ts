@@ -3,7 +3,7 @@
 // the weights alone (the mask, the scale, the query) reuses the projections: one engine call.
 import type { Engine } from '../engine';
 import type { AppState } from '../state/app-state';
-import { LIMITS } from '../state/app-state';
+import { LIMITS } from '../state/params';
 import { tokenize } from '../text/tokenize';
 import { embed, type EmbeddingSource } from '../text/embeddings';
 import { applyEdits, presetMatrix } from './weights';

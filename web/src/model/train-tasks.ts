@@ -24,6 +24,9 @@ export interface TaskSpec {
   defaults: ModelChoice;
 }
 
+/** Sequences in the held-out batch the training worker measures each head on (and the lab says so). */
+export const HELD_OUT_SEQUENCES = 16;
+
 /** Induction: random blocks of 2…32 tokens out of 64 repeated once, the rest padding whose targets are ignored. */
 export const INDUCTION = { vocab: 64, context: 64, batch: 32, minBlock: 2, maxBlock: 32 } as const;
 

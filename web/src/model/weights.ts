@@ -1,12 +1,13 @@
 // Projection matrices W_Q, W_K, W_V (d_model × d_k or d_v, row-major) from a preset plus hand edits.
 // These are inputs to the engine, like the embeddings: generating them is not the math under study.
-import type { Overrides, WeightPreset } from '../state/app-state';
+import type { Overrides } from '../state/params';
 import { gaussians, hashString } from '../text/random';
 
-/**
- * The weight choices the attention lab offers, in order. A list that can grow (trained weights, when a model is
- * trained in the page): the URL's `wp` accepts exactly these ids.
- */
+/** The attention lab's weight choices, in the order it offers them: the URL's `wp` accepts exactly these ids. */
+export const WEIGHT_PRESETS = ['id', 'rnd', 'trained', 'asym'] as const;
+export type WeightPreset = (typeof WEIGHT_PRESETS)[number];
+
+/** Each choice's label and help, in WEIGHT_PRESETS order (checked at load). */
 export const PRESETS: readonly { id: WeightPreset; label: string; help: string }[] = [
   { id: 'id', label: 'identity',
     help: 'W_Q = W_K = W_V = I, so Q = K = V = X (its first d_k columns): attention is softmax(XXᵀ/√d)·X, as in “Yet another set of notes on self-attention” and the words-pulling-words article.' },
@@ -17,6 +18,7 @@ export const PRESETS: readonly { id: WeightPreset; label: string; help: string }
   { id: 'asym', label: 'asymmetric pair',
     help: 'W_Q = I, W_K turns the key space by 45°: the pull of A on B no longer equals the pull of B on A (the bride and ring of the words-pulling-words article).' },
 ];
+if (PRESETS.map((p) => p.id).join() !== WEIGHT_PRESETS.join()) throw new Error('weights: PRESETS and WEIGHT_PRESETS differ');
 
 export type Which = 'q' | 'k' | 'v';
 

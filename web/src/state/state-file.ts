@@ -1,9 +1,10 @@
 // The whole state as a JSON file, and back. The file uses the URL's parameter names and value strings
-// (url-state FIELDS), so both forms share one validator: a file is turned into a query string and read
+// (app-state FIELDS), so both forms share one validator: a file is turned into a query string and read
 // by parseQuery, field by field. Hostile files are inert: only strings reach the parsers, nothing is
 // parsed as HTML, and every rejected field is reported by the name the file used.
 import type { AppState } from './app-state';
-import { FIELDS, parseQuery } from './url-state';
+import { FIELDS } from './app-state';
+import { parseQuery } from './url-state';
 
 export const STATE_FORMAT = 'attnlab-state';
 export const STATE_VERSION = 1;

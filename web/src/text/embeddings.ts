@@ -2,7 +2,7 @@
 // "fruitiness" (dimension 0) and "techiness" (dimension 1); every other word gets a deterministic seeded
 // vector. In d_model > 2 the toy words keep their plane and are 0 on the extra dimensions.
 import { gaussians, hashString } from './random';
-import type { Overrides } from '../state/app-state';
+import type { Overrides } from '../state/params';
 
 /** The article's plane: fruits to the right, tech up, "apple" in between (it is both), furniture far from both. */
 export const TOY_EMBEDDINGS: Readonly<Record<string, readonly [number, number]>> = {

@@ -1,7 +1,8 @@
-// A box that scrolls sideways (a wide table or formula on a phone) must be reachable from the keyboard: while its
-// content overflows it becomes a focusable, labelled region (arrow keys then scroll it); when everything fits it
-// is a plain box again, so wide screens get no extra tab stops.
-const SELECTOR = '.table-scroll, .katex-display';
+// A box that scrolls sideways (a wide table or formula on a phone) must say so and be reachable from the keyboard:
+// while its content overflows it becomes a focusable, labelled region (arrow keys then scroll it), and the side
+// with more content past it fades out (data-more-left / data-more-right, styled in labs.css), so a reader sees
+// that the numbers go on. When everything fits it is a plain box again: wide screens get no extra tab stops.
+const SELECTOR = '.table-scroll, .katex-display, .learn-big';
 
 function label(box: Element): string {
   const caption = box.querySelector('caption')?.textContent?.trim();
@@ -11,8 +12,16 @@ function label(box: Element): string {
   return 'Scrolls sideways';
 }
 
+/** Marks the ends that have more content past them (2 px of slack for sub-pixel widths). */
+function edges(box: HTMLElement): void {
+  const more = box.scrollWidth - box.clientWidth;
+  box.toggleAttribute('data-more-left', more > 1 && box.scrollLeft > 2);
+  box.toggleAttribute('data-more-right', more > 1 && box.scrollLeft < more - 2);
+}
+
 function update(box: HTMLElement): void {
   const over = box.scrollWidth > box.clientWidth + 1;
+  edges(box);
   if (over === box.hasAttribute('data-scrolls')) return;
   if (over) {
     box.dataset.scrolls = '';
@@ -35,11 +44,18 @@ export function keyboardScrollable(root: HTMLElement): void {
       if (box instanceof HTMLElement) update(box);
     }
   });
+  // A box can start to overflow without changing size itself (a formula's inline content, a section laid out only
+  // when it nears the screen: content-visibility): check again each time it comes into view.
+  const seen = new IntersectionObserver((entries) => {
+    for (const e of entries) if (e.isIntersecting && e.target instanceof HTMLElement) update(e.target);
+  });
   const watch = (box: Element) => {
     if (watched.has(box)) return;
     watched.add(box);
     resize.observe(box);
+    seen.observe(box);
     if (box.firstElementChild) resize.observe(box.firstElementChild);
+    box.addEventListener('scroll', () => edges(box as HTMLElement), { passive: true });
   };
   root.querySelectorAll(SELECTOR).forEach(watch);
   new MutationObserver((records) => {

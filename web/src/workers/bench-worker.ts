@@ -1,13 +1,15 @@
 // The speed lab's benchmark, off the main thread: timing loops of up to a few hundred milliseconds would
 // freeze the page if they ran beside the UI. One run = one worker; the page cancels by terminating it.
 //
-// Four implementations on identical seeded inputs: the repo's plain-JS baseline (the same file
+// Four implementations on identical seeded inputs: the plain-JS baseline (plainjs.mjs, the same file
 // `npm run bench` times), the engine's scalar module and its SIMD128 module (two independent instances), and the
 // SIMD module again through the package's async calls on a pool of workers (init({ threads }), started from this
 // worker), so the page shows what the threads buy for each task.
-import { init, simdSupported, type Lab } from 'attnlab';
-import { attention as jsAttention, softmax as jsSoftmax } from '../../../bench/lib/plainjs.mjs';
+import { simdSupported, type Lab } from 'attnlab';
+import { attention as jsAttention, softmax as jsSoftmax } from './plainjs.mjs';
 import { median, uniform } from './sample';
+import { BENCH_TIMING } from './timing';
+import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type Impl = 'js' | 'scalar' | 'simd' | 'threads';
 export type Sizes = 'quick' | 'full';
@@ -50,8 +52,8 @@ export interface Measurement {
   maxDiff: number;
 }
 
-/** threads: the pool's size for the threads implementation (below 2: not run). */
-export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number };
+/** threads: the pool's size for the threads implementation (below 2: not run); wasm: the page's module files. */
+export type BenchRequest = { type: 'run'; sizes: Sizes; threads: number; wasm: WasmFiles };
 export type BenchMessage =
   | { type: 'start'; tasks: TaskSpec[]; impls: ImplInfo[]; total: number }
   | { type: 'step'; task: string; impl: Impl; index: number; total: number }
@@ -66,7 +68,7 @@ const att = (n: number, causal = false, heads = 1): TaskSpec => ({
 const soft = (n: number): TaskSpec => ({ id: `softmax-${n}`, kind: 'softmax', n, d: 0, causal: false, heads: 1, work: n * n });
 
 /**
- * Full: the README's shapes that run in seconds, and one call of 8 heads (a layer's attention: the package's
+ * Full: the bench's shapes (docs/performance.md) that run in seconds, and one call of 8 heads (a layer's attention: the package's
  * threads split it by head). Quick: small shapes, for a first look (and the e2e test).
  */
 const PLANS: Record<Sizes, TaskSpec[]> = {
@@ -74,13 +76,7 @@ const PLANS: Record<Sizes, TaskSpec[]> = {
   quick: [soft(256), att(64), att(256, true), att(64, false, 4)],
 };
 
-/** Timing policy: warm up, then time batches until at least MIN_TOTAL_MS and MIN_SAMPLES batches. */
-const WARMUP_MS = 40;
-const WARMUP_MAX_MS = 1000;
-const MIN_TOTAL_MS = 150;
-const MIN_SAMPLES = 3;
-/** Batches last ≥ 10 ms: without cross-origin isolation browsers coarsen performance.now() to ~0.1 ms. */
-const BATCH_MS = 10;
+const { warmupMs: WARMUP_MS, warmupMaxMs: WARMUP_MAX_MS, minTotalMs: MIN_TOTAL_MS, minSamples: MIN_SAMPLES, batchMs: BATCH_MS } = BENCH_TIMING;
 
 // web/tsconfig has the DOM lib, not the WebWorker one: inside a dedicated worker, postMessage(message) has the
 // same shape as Worker's.
@@ -185,7 +181,8 @@ function info(id: Impl, lab: Lab): ImplInfo {
   return { id, available: true, version: b.version, backend: b.backend, simd: b.simd, kernels: b.kernels };
 }
 
-async function run(sizes: Sizes, threads: number): Promise<void> {
+async function run(sizes: Sizes, threads: number, wasm: WasmFiles): Promise<void> {
+  const init = (options: Parameters<typeof initFrom>[1]) => initFrom(wasm, options);
   const t0 = performance.now();
   const engines: Partial<Record<Impl, Lab>> = {};
   const impls: ImplInfo[] = [{ id: 'js', available: true }];
@@ -236,7 +233,7 @@ async function run(sizes: Sizes, threads: number): Promise<void> {
 self.addEventListener('message', (e: MessageEvent<BenchRequest>) => {
   if (e.data?.type !== 'run') return;
   const threads = Number.isInteger(e.data.threads) ? Math.max(1, Math.min(e.data.threads, 64)) : 1;
-  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads).catch((err) => {
+  run(e.data.sizes === 'quick' ? 'quick' : 'full', threads, e.data.wasm).catch((err) => {
     post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
   });
 });

@@ -4,8 +4,10 @@
 // the synchronous call on this worker's thread, and the package's async twin on its pool of `threads` workers
 // (init({ threads }), started from here: workers inside a worker). The pool is made once per run; its workers'
 // memory is theirs, so the memory column comes from the fresh one-thread instance alone.
-import { init, type Lab } from 'attnlab';
+import type { Lab } from 'attnlab';
 import { median, uniform } from './sample';
+import { CURVE_TIMING } from './timing';
+import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type CurvePath = 'materialized' | 'streaming';
 
@@ -20,6 +22,8 @@ export interface CurveRequest {
   maxCallMs: number;
   /** Workers for the threaded timing (init({ threads })); below 2 only the one-thread timing runs. */
   threads: number;
+  /** The page's module files. */
+  wasm: WasmFiles;
 }
 
 export interface CurvePoint {
@@ -48,21 +52,21 @@ export type CurveMessage =
 const post = (m: CurveMessage) => (self as unknown as Worker).postMessage(m);
 
 /**
- * Times `call`: a warm-up (at least one call, at least 10 ms) keeps first-touch memory growth and the JIT tiers out
- * of the timings, then up to 5 batches within `budgetMs` (at least one), each ≥ 20 ms (the worker's clock ticks in
- * 0.1 ms steps, so small n repeat the call). Returns the first call's time too (the too-slow check).
+ * Times `call` by CURVE_TIMING: the warm-up keeps first-touch memory growth and the JIT tiers out of the timings;
+ * batches are long because the worker's clock ticks in 0.1 ms steps, so small n repeat the call. Returns the
+ * first call's time too (the too-slow check).
  */
 async function time(call: () => unknown, budgetMs: number): Promise<{ ms: number; batches: number; reps: number; first: number }> {
   let t0 = performance.now();
   await call();
   const first = performance.now() - t0;
   let warmCalls = 1;
-  while (performance.now() - t0 < 10) { await call(); warmCalls += 1; }
+  while (performance.now() - t0 < CURVE_TIMING.warmupMs) { await call(); warmCalls += 1; }
   const perCall = (performance.now() - t0) / warmCalls;
-  const reps = Math.max(1, Math.min(2000, Math.ceil(20 / Math.max(perCall, 0.01))));
+  const reps = Math.max(1, Math.min(CURVE_TIMING.maxReps, Math.ceil(CURVE_TIMING.batchMs / Math.max(perCall, 0.01))));
   const times: number[] = [];
   const start = performance.now();
-  while (times.length < 5 && (times.length === 0 || performance.now() - start < budgetMs)) {
+  while (times.length < CURVE_TIMING.maxBatches && (times.length === 0 || performance.now() - start < budgetMs)) {
     t0 = performance.now();
     for (let r = 0; r < reps; r++) await call();
     times.push((performance.now() - t0) / reps);
@@ -79,7 +83,7 @@ async function run(req: CurveRequest): Promise<void> {
   let pool: Lab | undefined;
   if (req.threads >= 2) {
     try {
-      pool = await init({ threads: req.threads });
+      pool = await initFrom(req.wasm, { threads: req.threads });
       post({ type: 'threads', threads: pool.threads });
     } catch (err) {
       post({ type: 'threads', threads: 1, error: err instanceof Error ? err.message : String(err) });
@@ -108,7 +112,7 @@ async function run(req: CurveRequest): Promise<void> {
         // returnWeights makes the engine build (and hand back) the n×n matrix; without it the engine streams.
         returnWeights: path === 'materialized',
       };
-      const lab = await init();
+      const lab = await initFrom(req.wasm);
       const one = await time(() => lab.attention(opts), req.budgetMs);
       const memoryBytes = lab.memoryBytes; // before the threaded timing: a fresh instance's memory after its calls
       const threaded = pool ? await time(() => pool!.attentionAsync(opts), req.budgetMs) : undefined;

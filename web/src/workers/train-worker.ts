@@ -1,12 +1,14 @@
 // Trains the learn lab's small GPT off the main thread, so the page keeps scrolling and answering clicks.
 // It runs steps in slices of about 40 ms, posts the loss after each slice, and every ~300 ms measures the model on a
 // fixed held-out batch (loss, each head's score for the patterns the page names) and on the example the page draws.
-import { init, type GPT, type Lab } from 'attnlab';
-import { batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
+import type { GPT, Lab } from 'attnlab';
+import { HELD_OUT_SEQUENCES, batchMaker, inductionExample, taskSpec, type Batch, type ModelChoice, type TaskName } from '../model/train-tasks';
 import { runContext, type ContextMessage, type ContextRequest } from './context-run';
+import { initFrom, type WasmFiles } from '../wasm-files';
 
 export type TrainRequest =
-  | { type: 'reset'; id: number; task: TaskName; model: ModelChoice; probe?: Int32Array }
+  /** wasm: the page's module files (the first reset loads the engine from them). */
+  | { type: 'reset'; id: number; task: TaskName; model: ModelChoice; probe?: Int32Array; wasm: WasmFiles }
   | { type: 'run' }
   | { type: 'pause' }
   | { type: 'step'; count: number }
@@ -141,7 +143,7 @@ function loop(gen: number): void {
 async function handle(m: TrainRequest): Promise<void> {
   switch (m.type) {
     case 'reset': {
-      lab ??= await init({ gpt: true });
+      lab ??= await initFrom(m.wasm, { gpt: true });
       running = false;
       generation += 1;
       gpt?.dispose();
@@ -154,7 +156,7 @@ async function handle(m: TrainRequest): Promise<void> {
         layers: m.model.layers, mlp: spec.mlp, position: spec.position, bias: spec.bias, seed: m.model.seed,
       });
       next = batchMaker(task, 42 + m.model.seed);
-      held = batchMaker(task, 99991, 16)();
+      held = batchMaker(task, 99991, HELD_OUT_SEQUENCES)();
       rate = [];
       lastLoss = NaN;
       probeIds = m.probe?.length ? m.probe.slice(0, spec.context) : task === 'induction' ? inductionExample().ids : Int32Array.of(0);

@@ -1,5 +1,6 @@
-// esbuild, Node CommonJS bundle of the URL entry: import.meta is empty there, and init() must say so.
+// esbuild, Node CommonJS bundle of attnlab: import.meta is empty there, so init() runs the copy inside the JS
+// (and buildInfo() says why); the variant with the small GPT too.
 const { init } = require('attnlab');
 const { report } = require('../check.js');
 
-report(init).then((r) => console.log(JSON.stringify(r)));
+Promise.all([report(init), report(init, { gpt: true })]).then(([main, gpt]) => console.log(JSON.stringify({ main, gpt })));

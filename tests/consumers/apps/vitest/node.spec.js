@@ -10,6 +10,7 @@ test('attnlab in Vitest (node)', async () => {
     const r = await check(entry);
     expect(r.backend).toBe('wasm-simd');
     expect(r.scalar).toBe('wasm');
+    expect([r.source, r.fallback]).toEqual([entry === init ? 'file' : 'inline', undefined]); // read from disk, never the fallback
     expect(r.p[0]).toBeCloseTo(0.25, 6);
     expect(r.output[0]).toBeCloseTo(15, 4);
   }

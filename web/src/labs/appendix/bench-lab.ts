@@ -7,15 +7,16 @@ import BenchWorker from '../../workers/bench-worker.ts?worker';
 import type { BenchMessage, BenchRequest, Impl, ImplInfo, Measurement, Sizes, TaskSpec } from '../../workers/bench-worker';
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
+import { MAX_PAGE_THREADS, pageThreads } from '../page-threads';
+import { BENCH_TIMING } from '../../workers/timing';
+import { wasmFiles } from '../../engine-files';
 import { select } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { scaleLinear, select as d3select } from 'd3';
 
 const IMPLS: Impl[] = ['js', 'scalar', 'simd', 'threads'];
-/** The pool's size for the threads column: one worker per logical core the browser reports, at most this many. */
-export const MAX_BENCH_THREADS = 8;
-const benchThreads = (): number => Math.max(1, Math.min(MAX_BENCH_THREADS, navigator.hardwareConcurrency || 1));
-const PLANNED = benchThreads();
+/** The pool's size for the threads column (page-threads.ts). */
+const PLANNED = pageThreads();
 // The threads column's name says how many ran (the pool's size, known before any run).
 const IMPL_NAME: Record<Impl, string> = { js: 'plain JS', scalar: 'wasm scalar', simd: 'wasm SIMD', threads: `wasm SIMD, ${PLANNED} threads` };
 const IMPL_SHORT: Record<Impl, string> = { js: 'JS', scalar: 'scalar', simd: 'SIMD', threads: `${PLANNED} thr.` };
@@ -65,7 +66,7 @@ export const benchLab: Lab = {
     section.dataset.state = 'idle';
     section.append(
       el('h2', { text: 'Appendix: how fast is it in this browser?' }),
-      el('p', { class: 'intro', text: `Press Run to time softmax and attention right here: a careful plain-JavaScript version, the engine compiled to ordinary (scalar) WebAssembly and the engine compiled with WebAssembly SIMD, each on one thread, ${PLANNED >= 2 ? `and the SIMD engine again on ${PLANNED} threads: the package’s async calls (softmaxAsync, attentionAsync) on a pool of ${PLANNED} workers, one per logical core this browser reports (at most ${MAX_BENCH_THREADS})` : 'and no threaded run: this browser reports one logical core'}. The timing runs in a background worker, so the page stays usable meanwhile.` }),
+      el('p', { class: 'intro', text: `Press Run to time softmax and attention right here: a careful plain-JavaScript version, the engine compiled to ordinary (scalar) WebAssembly and the engine compiled with WebAssembly SIMD, each on one thread, ${PLANNED >= 2 ? `and the SIMD engine again on ${PLANNED} threads: the package’s async calls (softmaxAsync, attentionAsync) on a pool of ${PLANNED} workers, one per logical core this browser reports (at most ${MAX_PAGE_THREADS})` : 'and no threaded run: this browser reports one logical core'}. The timing runs in a background worker, so the page stays usable meanwhile.` }),
       disclosure('What the implementations are', el('p', { class: 'bench-explain', text: 'SIMD128 is WebAssembly’s vector instruction set: one instruction works on a 128-bit register holding 4 float32 numbers, so a multiply-add does 4 lanes of work at once. All three run the same algorithm for attention: tiles of keys (64 in JS, 128 in the engine) with an online softmax, never building the n × n matrix. What differs is the code: the plain-JS version computes in float64 JavaScript numbers through a JIT, the scalar module in float32 one number per instruction (about as fast: a JIT compiles a careful typed-array loop well), and the SIMD module four float32 lanes per instruction, which is where the several-fold speed-up comes from. The threads column runs the SIMD engine in several workers at once: the package cuts a call into parts it can compute apart (softmax by rows, attention by batch item and head, for instance), copies each part’s inputs to a worker and its results back (no shared memory), and joins them. Whether that pays depends on the size of the call and on how many parts it gives: the last column shows what it bought here.' }), 'speed-what'),
     );
 
@@ -106,8 +107,8 @@ export const benchLab: Lab = {
       env,
       resultsBox,
       disclosure('How it is timed', el('div', {},
-        el('p', { class: 'help', text: 'Each number is the median time of one call, after a warm-up, over repeated batches totalling at least 150 ms and at least 3 batches; the same random inputs go to every implementation, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per head per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).' }),
-        el('p', { class: 'help', text: 'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in its README, under “Performance”.' })), 'speed-how'),
+        el('p', { class: 'help', text: `Each number is the median time of one call, after a warm-up, over repeated batches totalling at least ${BENCH_TIMING.minTotalMs} ms and at least ${BENCH_TIMING.minSamples} batches; the same random inputs go to every implementation, and each writes into an output array allocated once, so no call pays for a fresh output array; the engine’s times still include copying its inputs into wasm memory, as any caller’s would. Attention GFLOP/s counts 4·n²·d per head per call (Q·Kᵀ and P·V; softmax not counted); causal calls are counted with the same dense 4·n²·d, so the masked work the engine skips shows up as a higher, effective rate, as in the project’s own benchmark. Softmax is mostly exponentials, which are not single operations, so it is reported in elements per second instead. max |Δ| is the largest difference from the plain-JS output: a sanity check, not an accuracy test (plain JS computes in float64 and rounds to float32).` }),
+        el('p', { class: 'help', text: 'Numbers vary with the machine, the browser and its version, the power mode and whatever else is running: compare the columns with each other rather than your numbers with someone else’s. The project’s measurements against other libraries (onnxruntime-web, TensorFlow.js) are in its documentation, docs/performance.md.' })), 'speed-how'),
     );
 
     let state: State = 'idle';
@@ -294,7 +295,7 @@ export const benchLab: Lab = {
       worker = new BenchWorker();
       worker.addEventListener('message', (e: MessageEvent<BenchMessage>) => onMessage(e.data));
       worker.addEventListener('error', (e) => onMessage({ type: 'error', message: e.message || 'the worker did not start' }));
-      const req: BenchRequest = { type: 'run', sizes, threads: PLANNED };
+      const req: BenchRequest = { type: 'run', sizes, threads: PLANNED, wasm: wasmFiles };
       worker.postMessage(req);
     });
 

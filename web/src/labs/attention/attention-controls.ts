@@ -1,6 +1,8 @@
 // The attention lab's inputs: text and examples, embeddings, projection weights, and the attention knobs.
 import type { LabContext } from '../lab';
-import { LIMITS, type AppState } from '../../state/app-state';
+import type { AppState } from '../../state/app-state';
+import { LIMITS } from '../../state/params';
+import { ATTENTION_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { buttonGroup, field, logSlider, randomDraw, select, toggle } from '../../ui/controls';
 import { EXAMPLES } from '../../text/examples';
@@ -50,7 +52,7 @@ export class AttentionControls {
     this.truncated = el('p', { class: 'help warn-text' });
 
     const dims = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ value: String(from + i), label: String(from + i) }));
-    this.dModel = select(LIMITS.dModel.map((d) => ({ value: String(d), label: String(d) })), String(s.dModel), (v) => {
+    this.dModel = select(ATTENTION_LIMITS.dModel.map((d) => ({ value: String(d), label: String(d) })), String(s.dModel), (v) => {
       const d = Number(v);
       // Keep d_k = d_v = d_model while they were equal: the identity preset then stays softmax(XXᵀ)X.
       const st = store.state;
@@ -63,14 +65,16 @@ export class AttentionControls {
 
     this.presetGroup = buttonGroup('Weight preset', PRESETS.map((p) => ({
       label: p.label, title: p.help, name: `preset-${p.id}`, pressed: s.preset === p.id,
-      onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map() }),
+      // The trained model never sees later words: its preset opens with the causal mask on, so the first weights
+      // shown are the model's own (the mask can still be turned off to compare).
+      onClick: () => update({ preset: p.id, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map(), ...(p.id === 'trained' ? { causal: true } : {}) }),
     })));
     const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
     this.wSeed = wDraw.input;
-    this.dk = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
-    this.dv = select(dims(LIMITS.dProj.min, LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
+    this.dk = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
+    this.dv = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
     const presetHelp = el('p', { class: 'help', id: 'preset-help' });
-    this.trainedHead = select(Array.from({ length: LIMITS.heads.max }, (_, i) => ({ value: String(i), label: `head ${i + 1}` })), String(s.trainedHead), (v) => update({ trainedHead: Number(v) }), 'trained-head');
+    this.trainedHead = select(Array.from({ length: ATTENTION_LIMITS.heads.max }, (_, i) => ({ value: String(i), label: `head ${i + 1}` })), String(s.trainedHead), (v) => update({ trainedHead: Number(v) }), 'trained-head');
     this.trainedNote = el('p', { class: 'trained-note', 'data-figure': 'trained-note', 'aria-live': 'polite' });
     this.trainedBox = el('div', { class: 'trained-box' }, field('Trained head (layer 1)', this.trainedHead), this.trainedNote);
 

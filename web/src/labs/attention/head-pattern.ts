@@ -6,6 +6,12 @@
 import { fmt } from '../../ui/format';
 import { isContentWord } from '../../text/word-class';
 
+/**
+ * A head "has" a pattern when, on average over its rows, at least this much of its weight sits on it: this lab's
+ * sentences and the learn lab's named heads use the same bar.
+ */
+export const PATTERN_THRESHOLD = 0.4;
+
 export interface PatternScores { previous: number; self: number; first: number; even: number; link?: { i: number; j: number; w: number } }
 
 /** weights: n × n row-major (rows are queries). Averages over rows 1…n−1 (row 0 has nothing before it). */
@@ -75,22 +81,52 @@ export function contentPattern(c: ContentScores, words: string[]): { text: strin
   };
 }
 
+/**
+ * One weight this large, in a row that has at least three words to choose from, is a pattern a reader sees at once
+ * (a dark cell among pale ones): when no rule by position holds, the caption leads with such cells, not with "no
+ * clear pattern" above them.
+ */
+export const STRONG_CELL = 0.8;
+
+/** The first row that sees three words or more: 2 with the causal mask (row i sees i + 1 words), else 0. */
+const firstWideRow = (causal: boolean) => (causal ? 2 : 0);
+
+/** Cells of the rows that see three words or more (keys the row sees) with a weight of at least STRONG_CELL, largest first. */
+export function strongCells(weights: ArrayLike<number>, n: number, causal: boolean): ContentHit[] {
+  const cells: ContentHit[] = [];
+  for (let i = firstWideRow(causal); i < n; i++) for (let j = 0; j < (causal ? i + 1 : n); j++) if (weights[i * n + j] >= STRONG_CELL) cells.push({ i, j, w: weights[i * n + j] });
+  return cells.sort((a, b) => b.w - a.w || a.i - b.i);
+}
+
 export function headPattern(weights: ArrayLike<number>, n: number, words: string[], causal: boolean, random: boolean): string {
   if (n < 3) return 'Too few words to tell a pattern.';
   const p = patternScores(weights, n, causal);
   const named: [string, number][] = [['the word just before', p.previous], ['itself', p.self], ['the first word', p.first]];
   const [what, score] = named.reduce((a, b) => (b[1] > a[1] ? b : a));
-  const strong = score >= Math.max(0.4, 1.5 * p.even);
+  const strong = score >= Math.max(PATTERN_THRESHOLD, 1.5 * p.even);
   const parts = [strong
     ? `Mostly looks at ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
-    : score >= 1.5 * p.even // above even, but under 0.4: a lean, not "near even"
+    : score >= 1.5 * p.even // above even, but under the threshold: a lean, not "near even"
       ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
       : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
   const content = contentScores(weights, n, words, causal);
   const follows = contentPattern(content, words);
-  if (follows.text) parts.push(follows.text);
-  // The strongest longer link, unless the content sentence already quotes it.
-  const quoted = p.link && follows.shown.some((h) => h.i === p.link!.i && h.j === p.link!.j);
-  if (p.link && p.link.w >= 0.4 && !quoted) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
+  const shown = [...follows.shown];
+  // Lead with the main pattern: a rule by position when one holds, else the content rule, else the strongest cells.
+  if (follows.text) {
+    if (strong) parts.push(follows.text);
+    else parts.unshift(follows.text);
+  } else if (!strong) {
+    const cells = strongCells(weights, n, causal);
+    if (cells.length) {
+      const rows = new Set(cells.map((c) => c.i)).size;
+      const top = cells.slice(0, 2);
+      shown.push(...top);
+      parts.unshift(`Its strongest weights: ${top.map((c) => `“${words[c.i]}” → “${words[c.j]}” ${fmt(c.w, 2)}`).join(', ')} (${rows} of the ${n - firstWideRow(causal)} rows that see three words or more put ${fmt(STRONG_CELL, 1)} or more on one word).`);
+    }
+  }
+  // The strongest longer link, unless a sentence above already quotes it.
+  const quoted = p.link && shown.some((h) => h.i === p.link!.i && h.j === p.link!.j);
+  if (p.link && p.link.w >= PATTERN_THRESHOLD && !quoted) parts.push(`Strongest longer link: “${words[p.link.i]}” → “${words[p.link.j]}” ${fmt(p.link.w, 2)}.`);
   return parts.join(' ');
 }

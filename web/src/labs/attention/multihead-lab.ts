@@ -2,7 +2,9 @@
 // concatenated and W_O projects the concatenation back to d_model, the shape of X ("The Mechanics of Causal Self
 // Attention" and the words-pulling-words article). One engine call: multiHeadAttention with its intermediates.
 import type { Lab, LabContext } from '../lab';
-import { LIMITS, type AppState } from '../../state/app-state';
+import type { AppState } from '../../state/app-state';
+import { LIMITS } from '../../state/params';
+import { ATTENTION_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex, setTex } from '../../ui/katex';
 import { field, randomDraw, select, toggle } from '../../ui/controls';
@@ -39,8 +41,8 @@ export const multiheadLab: Lab = {
     const { store, engine } = ctx;
     const s0 = store.state;
     const opts = (max: number) => Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: String(i + 1) }));
-    const heads = select(opts(LIMITS.heads.max), String(s0.heads), (v) => store.update({ heads: Number(v) }), 'heads');
-    const headDim = select(opts(LIMITS.headDim.max), String(s0.headDim), (v) => store.update({ headDim: Number(v) }), 'head-dim');
+    const heads = select(opts(ATTENTION_LIMITS.heads.max), String(s0.heads), (v) => store.update({ heads: Number(v) }), 'heads');
+    const headDim = select(opts(ATTENTION_LIMITS.headDim.max), String(s0.headDim), (v) => store.update({ headDim: Number(v) }), 'head-dim');
     const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed');
     const seed = draw.input;
     const causal = toggle('causal mask', s0.mhCausal, (v) => store.update({ mhCausal: v }), 'mh-causal');

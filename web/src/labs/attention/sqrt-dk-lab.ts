@@ -4,7 +4,7 @@
 // random q, k (inputs, in JS); the engine computes every q·k (one matrix product), their sums and sums of
 // squares (a second one) and one row's softmax each way; the page scales by 1/√d_k and divides the sums by N².
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { ATTENTION_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
@@ -44,7 +44,7 @@ export const sqrtDkLab: Lab = {
       tex(String.raw`\operatorname{Var}(q\cdot k) = \sum_{t=1}^{d_k} \operatorname{Var}(q_t k_t) = d_k, \qquad \operatorname{Var}\!\Big(\frac{q\cdot k}{\sqrt{d_k}}\Big) = 1`, true),
     );
 
-    const slider = el('input', { type: 'range', min: 0, max: Math.log2(LIMITS.rootDk), step: 1, 'data-control': 'sqrt-dk', id: 'sqrt-dk-slider' });
+    const slider = el('input', { type: 'range', min: 0, max: Math.log2(ATTENTION_LIMITS.rootDk), step: 1, 'data-control': 'sqrt-dk', id: 'sqrt-dk-slider' });
     const out = el('output', { class: 'slider-value', for: 'sqrt-dk-slider' });
     slider.addEventListener('input', () => store.update({ rootDk: 2 ** Number(slider.value) }));
     const reseed = buttonGroup('Random draw', [{ label: 'shuffle q and k', title: 'Draw new random q and k', name: 'sqrt-reseed', onClick: () => store.update({ rootSeed: (store.state.rootSeed + 1) % 1000000 }) }]);

@@ -3,31 +3,21 @@
 // page plots time and wasm memory against n on log-log axes. Each point is timed on one thread and on the
 // package's worker pool (init({ threads })); the page says how many threads ran and what each took.
 import { el, clear } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { field, select as selectControl } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
-import { squareBytes, formatBinary, shortSI, TILE_KEYS, TILE_ROWS } from '../../model/cost';
+import { squareBytes, formatBinary, shortSI, CURVE_D, MAX_MATERIALIZED_MIB, MAX_MATERIALIZED_N, TILE_KEYS, TILE_ROWS } from '../../model/cost';
+import { MAX_PAGE_THREADS, pageThreads } from '../page-threads';
+import { CURVE_TIMING } from '../../workers/timing';
 import type { CurveMessage, CurvePath, CurvePoint, CurveRequest } from '../../workers/curve-worker';
 // Keep exactly this `?worker` form: the offline build (singleFile in web/vite.config.ts) rewrites it to
 // `?worker&inline`, so the worker travels inside the single HTML file.
 import CurveWorker from '../../workers/curve-worker.ts?worker';
 import { COLOURS, PATH_LABEL } from './cost-palette';
 
-/** Width of the measured q, k, v (one head of a typical model). */
-const CURVE_D = 64;
-/**
- * The materialized path stops here: 4096² float32 scores = 64 MiB, the same again for the weights the engine fills
- * in wasm memory, and a third copy when they are handed back to JS.
- */
-const MAX_MATERIALIZED_N = 4096;
 const MAX_N_OPTIONS = [256, 512, 1024, 2048, 4096, 8192];
 const CURVE_SEED = 2024;
-/**
- * The threaded timing's workers: one per logical core the browser reports, at most this many (each worker holds
- * its own engine instance, and a phone or a laptop on battery gains little past a handful of cores).
- */
-export const MAX_CURVE_THREADS = 8;
-export const curveThreads = (): number => Math.max(1, Math.min(MAX_CURVE_THREADS, navigator.hardwareConcurrency || 1));
 
 const fmtMs = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toPrecision(3) : ms.toPrecision(2));
 const tickMs = (ms: number) => (ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`);
@@ -53,9 +43,9 @@ export function mountCurve(section: HTMLElement): void {
   const timeChart = new LogLogChart('cost-time', 'n (tokens)', 'time per call');
   const memChart = new LogLogChart('cost-memory', 'n (tokens)', 'wasm memory');
   const table = el('table', { class: 'plain-table', 'data-table': 'cost-curve' });
-  const planned = curveThreads();
+  const planned = pageThreads(); // the threaded timing's pool
   const threadsIntro = el('p', { class: 'intro', 'data-figure': 'cost-threads-intro', text: planned >= 2
-    ? `Every point is timed twice: on the worker’s own thread (lab.attention), and through the package’s async call on a pool of ${planned} workers (init({ threads: ${planned} }) and attentionAsync: one worker per logical core this browser reports, at most ${MAX_CURVE_THREADS}). The package hands an async call to its workers in as many parts as it can cut it into, and copies the inputs and results to and from them (no shared memory): the two times below show what that buys at each n on this machine.`
+    ? `Every point is timed twice: on the worker’s own thread (lab.attention), and through the package’s async call on a pool of ${planned} workers (init({ threads: ${planned} }) and attentionAsync: one worker per logical core this browser reports, at most ${MAX_PAGE_THREADS}). The package hands an async call to its workers in as many parts as it can cut it into, and copies the inputs and results to and from them (no shared memory): the two times below show what that buys at each n on this machine.`
     : 'This browser reports one logical core, so every point is timed on one thread only (a pool of workers would share that core).' });
   // Computed from the measured points: how many threads ran, and what each took at the largest n of each path.
   const threadsNote = el('p', { class: 'cost-threads', 'data-figure': 'cost-threads', role: 'status', 'aria-live': 'polite' });
@@ -66,7 +56,7 @@ export function mountCurve(section: HTMLElement): void {
     el('h3', { text: 'Measured in this browser' }),
     el('p', { class: 'intro', text: `The engine runs one attention call, q, k, v of n × ${CURVE_D} (fixed random numbers), at n = 64, 128, … on both paths. Materialized asks for the weights, so the engine builds the n × n matrix and hands it back; streaming asks for the output only, so the engine walks the keys in ${TILE_ROWS} × ${TILE_KEYS} tiles with an online softmax and never holds more than a tile of scores. It runs in a Web Worker, so this page stays responsive.` }),
     threadsIntro,
-    disclosure('How it is measured', el('p', { class: 'cost-counts', text: `Memory is measured: every point gets a fresh engine instance (wasm memory grows and never shrinks) and reports its memory after the calls, starting from 1 MiB; the threaded timing’s workers are separate instances and are not in it. In the memory chart the dashed line is the theory for one n × n float32 matrix, 4n² bytes. The materialized instance ends near twice that line: the engine keeps the scores and the weights in two n × n buffers. Streaming grows too, but linearly: q, k, v, the output and a packed copy of Kᵀ, about 5 · n · ${CURVE_D} floats (the copy of Kᵀ rounds n up to a multiple of 128 keys). Time: a warm-up (at least one call, at least 10 ms), then the median of up to 5 timed batches within about a second per point (small n repeat the call within a batch). A materialized call also copies its n × n weights out to a new JavaScript array, and that copy is in its time. The threaded time is the same call through attentionAsync on a pool of workers made once per run, timed the same way (each call awaited before the next); it includes copying q, k and v to the workers and the results back. Sizes stay bounded: the materialized path stops at n = ${MAX_MATERIALIZED_N} (64 MiB of scores, twice that with the copy handed back), and a path whose single call takes over 4 s skips its larger n. Streaming can go to 8192.` }), 'cost-curve-how'),
+    disclosure('How it is measured', el('p', { class: 'cost-counts', text: `Memory is measured: every point gets a fresh engine instance (wasm memory grows and never shrinks) and reports its memory after the calls, starting from 1 MiB; the threaded timing’s workers are separate instances and are not in it. In the memory chart the dashed line is the theory for one n × n float32 matrix, 4n² bytes. The materialized instance ends near twice that line: the engine keeps the scores and the weights in two n × n buffers. Streaming grows too, but linearly: q, k, v, the output and a packed copy of Kᵀ, about 5 · n · ${CURVE_D} floats (the copy of Kᵀ rounds n up to a multiple of 128 keys). Time: a warm-up (at least one call, at least ${CURVE_TIMING.warmupMs} ms), then the median of up to ${CURVE_TIMING.maxBatches} timed batches within about ${tickMs(CURVE_TIMING.budgetMs)} per point (small n repeat the call within a batch). A materialized call also copies its n × n weights out to a new JavaScript array, and that copy is in its time. The threaded time is the same call through attentionAsync on a pool of workers made once per run, timed the same way (each call awaited before the next); it includes copying q, k and v to the workers and the results back. Sizes stay bounded: the materialized path stops at n = ${MAX_MATERIALIZED_N} (${MAX_MATERIALIZED_MIB} MiB of scores, twice that with the copy handed back), and a path whose single call takes over ${tickMs(CURVE_TIMING.maxCallMs)} skips its larger n. Streaming can go to ${MAX_N_OPTIONS[MAX_N_OPTIONS.length - 1]}.` }), 'cost-curve-how'),
     el('div', { class: 'cost-run-row' },
       field('largest n', maxSelect),
       el('div', { class: 'button-group', role: 'group', 'aria-label': 'Measurement' }, measure, cancel)),
@@ -220,7 +210,7 @@ export function mountCurve(section: HTMLElement): void {
       }
     });
     w.addEventListener('error', (e) => finish('error', `The worker failed: ${e.message || 'could not start'}`));
-    w.postMessage({ type: 'run', points: plan, d: CURVE_D, seed: CURVE_SEED, budgetMs: 1000, maxCallMs: 4000, threads: planned } satisfies CurveRequest);
+    w.postMessage({ type: 'run', points: plan, d: CURVE_D, seed: CURVE_SEED, budgetMs: CURVE_TIMING.budgetMs, maxCallMs: CURVE_TIMING.maxCallMs, threads: planned, wasm: wasmFiles } satisfies CurveRequest);
   });
 
   cancel.addEventListener('click', () => {

@@ -2,7 +2,7 @@
 // one number beside it, n². Up to 64 tokens each cell is drawn; beyond that the square stays full size and the grid
 // of half the context is outlined inside it: a quarter of the cells. The count is the page's integer arithmetic.
 import type { Store } from '../../state/store';
-import { LIMITS } from '../../state/app-state';
+import { COST_LIMITS } from '../../model/cost';
 import { el } from '../../ui/dom';
 import { select } from 'd3';
 
@@ -44,7 +44,7 @@ export function mountGrid(section: HTMLElement, store: Store): void {
         el('div', { class: 'button-group', role: 'group', 'aria-label': 'Change n' }, halve, double))),
   );
 
-  const setN = (n: number) => store.update({ costN: Math.max(LIMITS.cost.n.min, Math.min(LIMITS.cost.n.max, n)) });
+  const setN = (n: number) => store.update({ costN: Math.max(COST_LIMITS.n.min, Math.min(COST_LIMITS.n.max, n)) });
   slider.addEventListener('input', () => setN(2 ** Number(slider.value)));
   halve.addEventListener('click', () => setN(Math.max(1, Math.round(store.state.costN / 2))));
   double.addEventListener('click', () => setN(store.state.costN * 2));
@@ -59,8 +59,8 @@ export function mountGrid(section: HTMLElement, store: Store): void {
     big.textContent = grouped(nn);
     big.dataset.value = nn.toString();
     words.textContent = `${nText} × ${nText} scores, in every head of every layer. Double n and this number is multiplied by 4.`;
-    halve.disabled = n <= LIMITS.cost.n.min;
-    double.disabled = n * 2 > LIMITS.cost.n.max;
+    halve.disabled = n <= COST_LIMITS.n.min;
+    double.disabled = n * 2 > COST_LIMITS.n.max;
     const side = Math.min(BOX, n * CELL);
     square.attr('width', side).attr('height', side);
     // Each cell while they are at least 4 units wide, else the outline of the grid for n/2 tokens.

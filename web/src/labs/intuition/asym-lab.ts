@@ -4,7 +4,7 @@
 // The projections (two matrix products) and S = QKᵀ, A (one attention call) are the engine's; S − Sᵀ and A − Aᵀ
 // are the page's own float32 subtractions (one rounding per cell, so a symmetric S gives exactly 0).
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { INTUITION_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { exact, fmt, fmtProb } from '../../ui/format';
@@ -40,7 +40,7 @@ export const asymLab: Lab = {
     const cols = ['col 1', 'col 2'];
     const wSpec = (name: string, caption: string, key: 'asymWq' | 'asymWk', editable: boolean): MatrixSpec => ({
       name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['row 1', 'row 2'], colLabels: cols, palette: 'div', showLegend: false,
-      onEdit: editable ? (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-LIMITS.kvAbs, Math.min(LIMITS.kvAbs, v)) : x)) }) : undefined,
+      onEdit: editable ? (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v)) : x)) }) : undefined,
     });
     const wq = new MatrixTable(wSpec('asym-Wq', 'W_Q (queries: pulled)', 'asymWq', true));
     const wk = new MatrixTable(wSpec('asym-Wk', 'W_K (keys: pulling)', 'asymWk', true));

@@ -3,7 +3,7 @@
 // the query. One attention call gives the scores, the weights and the blended value; one matrix product,
 // diag(a)·v, gives each key's share aⱼ·vⱼ.
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { INTUITION_LIMITS, kvLookupSlice } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
@@ -19,7 +19,7 @@ export const kvLookupLab: Lab = {
   nav: 'Soft lookup',
   mount(section: HTMLElement, ctx: LabContext) {
     const { engine, store } = ctx;
-    const clamp = (v: number) => Math.max(-LIMITS.kvAbs, Math.min(LIMITS.kvAbs, v));
+    const clamp = (v: number) => Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v));
     section.append(
       el('h2', { text: 'Attention as a soft dictionary lookup' }),
       el('p', { class: 'intro', text: 'A dictionary answers only for an exact key: {apple: 10, banana: 5, chair: 2}["fruit"] is an error. Attention instead compares the query with every key (a dot product), turns the similarities into weights with softmax, and returns the weighted sum of the values: “fruit” is a bit of apple and a bit of banana, and almost no chair. Edit any vector or value.' }),
@@ -39,7 +39,7 @@ export const kvLookupLab: Lab = {
     const presets = buttonGroup('Query presets', [
       { label: '“fruit”', title: 'The query of “An Intuition for Attention”', name: 'kv-preset-fruit', onClick: () => store.update({ kvQuery: [1, 0.2] }) },
       ...KV_KEYS.map((w, r) => ({ label: `q = key of “${w}”`, name: `kv-preset-${w}`, onClick: () => store.update({ kvQuery: store.state.kvKeys.slice(r * 2, r * 2 + 2) }) })),
-      { label: 'reset all', name: 'kv-reset', onClick: () => store.update({ kvQuery: [1, 0.2], kvKeys: [1.2, 0.4, 0.9, 0.3, -1, 0.5], kvValues: [10, 5, 2] }) },
+      { label: 'reset all', name: 'kv-reset', onClick: () => { const { kvQuery, kvKeys, kvValues } = kvLookupSlice.defaults(); store.update({ kvQuery, kvKeys, kvValues }); } },
     ]);
     const bars = new BarChart({ labels: [], values: [], domain: [0, 1], format: fmtProb, colour: () => '#21918c', label: 'weights' });
     const table = el('table', { class: 'plain-table', 'data-table': 'kv-lookup' });

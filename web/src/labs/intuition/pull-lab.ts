@@ -13,9 +13,9 @@ import { wordVector } from '../../text/embeddings';
 import { PullPlane } from './pull-plane';
 import type { Engine } from '../../engine';
 import type { AppState } from '../../state/app-state';
-import { LIMITS } from '../../state/app-state';
+import { LIMITS } from '../../state/params';
+import { INTUITION_LIMITS, PULL_SENTENCES } from './state';
 
-export const PULL_SENTENCES = ['I ate a banana and an apple', 'I got a new phone from apple', 'banana pear phone apple'];
 const EMB_SEED = 1; // the attention lab's default seed: the same words sit in the same places
 
 export interface PullState {
@@ -77,7 +77,7 @@ export const pullLab: Lab = {
     const controls = buttonGroup('Pull controls', [
       { label: '▶ Animate the pull', name: 'pull-animate', onClick: () => plane.playMove() },
       { label: 'Apply attention again', name: 'pull-apply', title: 'Move every word to its updated vector, then pull again', onClick: () => {
-        if (store.state.pullIters < LIMITS.pullIters) { animateNext = true; store.update({ pullIters: store.state.pullIters + 1 }); }
+        if (store.state.pullIters < INTUITION_LIMITS.pullIters) { animateNext = true; store.update({ pullIters: store.state.pullIters + 1 }); }
       } },
       { label: 'Back to the embeddings', name: 'pull-reset', onClick: () => store.update({ pullIters: 0 }) },
       { label: 'Reset positions', name: 'pull-reset-edits', onClick: () => store.update({ pullEdits: new Map(), pullIters: 0 }) },
@@ -121,7 +121,11 @@ export const pullLab: Lab = {
       w.forEach((v, j) => { if (j !== i && (best < 0 || v > w[best])) best = j; });
       collapse.hidden = s.pullIters === 0;
       collapse.textContent = s.pullIters === 0 ? '' : `Applied ${s.pullIters} time${s.pullIters > 1 ? 's' : ''}. Each application moves every word to a weighted average of all the words, and an average of averages draws them together: apply it a few more times and the words bunch into one knot. That collapse is expected from repeating a plain average. In a real model attention is one layer among many, each adding its result to the word’s own vector, with learned W_Q, W_K, W_V, so the words keep their differences. “Back to the embeddings” undoes it.`;
-      status.textContent = `${s.pullIters === 0 ? 'Original embeddings' : `After applying attention ${s.pullIters} time${s.pullIters > 1 ? 's' : ''}`}: “${p.words[i]}” is pulled hardest by “${p.words[best]}” (${fmtProb(w[best])}) and moves from (${fmt(p.x[2 * i], 3)}, ${fmt(p.x[2 * i + 1], 3)}) to (${fmt(u[0], 3)}, ${fmt(u[1], 3)}).`;
+      // Lead with the largest weight in the row, the word's own when it is largest.
+      const pull = w[i] >= w[best]
+        ? `the largest weight of “${p.words[i]}” is on itself (${fmtProb(w[i])}); of the other words “${p.words[best]}” pulls it hardest (${fmtProb(w[best])}). It moves`
+        : `“${p.words[i]}” is pulled hardest by “${p.words[best]}” (${fmtProb(w[best])}, its own weight ${fmtProb(w[i])}) and moves`;
+      status.textContent = `${s.pullIters === 0 ? 'Original embeddings' : `After applying attention ${s.pullIters} time${s.pullIters > 1 ? 's' : ''}`}: ${pull} from (${fmt(p.x[2 * i], 3)}, ${fmt(p.x[2 * i + 1], 3)}) to (${fmt(u[0], 3)}, ${fmt(u[1], 3)}).`;
 
       clear(table);
       table.append(

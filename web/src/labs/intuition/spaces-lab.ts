@@ -5,7 +5,7 @@
 // are the "words pulling words" figure's. Every position (three matrix products) and weight (one attention
 // call) is the engine's.
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { INTUITION_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
@@ -43,7 +43,7 @@ export const spacesLab: Lab = {
     const cols = ['→ fruit', '→ tech'];
     const spec = (key: Key, name: string, caption: string): MatrixSpec => ({
       name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['e₁ ↦', 'e₂ ↦'], colLabels: cols, palette: 'div', showLegend: false,
-      onEdit: (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-LIMITS.kvAbs, Math.min(LIMITS.kvAbs, v)) : x)) }),
+      onEdit: (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v)) : x)) }),
     });
     const mats = ([
       ['spWq', 'sp-Wq', 'W_Q', 'sp-queries', 'Query space x·W_Q', '#5b93c7'],

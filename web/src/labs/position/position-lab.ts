@@ -7,6 +7,7 @@ import '../../styles/position.css';
 import type { Lab, LabContext } from '../lab';
 import type { Engine } from '../../engine';
 import { el, clear } from '../../ui/dom';
+import { wasmFiles } from '../../engine-files';
 import { tex } from '../../ui/katex';
 import { fmt } from '../../ui/format';
 import { Heatmap } from '../../ui/heatmap';
@@ -90,7 +91,7 @@ export const positionLab: Lab = {
     const ctxClaim = el('p', { class: 'position-claim', 'data-figure': 'context-claim', 'aria-live': 'polite' });
     section.append(
       el('h3', { text: 'When the context is full' }),
-      el('p', { text: `A model only knows the positions it was trained on. Measure it: two small models (one with learned positions, one with rotary positions; 1 layer, d_model 32) train here on the words corpus for ${STEPS} steps, learning to predict only the first ${TRAINED} words of each window, then predict every word of windows of ${CONTEXT}. Their loss at each position is plotted; positions ${TRAINED + 1}–${CONTEXT} were never trained. Takes a few seconds, in a Web Worker.` }),
+      el('p', { text: `A model only knows the positions it was trained on. Measure it: two small models (one with learned positions, one with rotary positions; 1 layer, d_model 32) train here on the words corpus for ${STEPS} steps, learning to predict only the first ${TRAINED} words of each window, then predict every word of windows of ${CONTEXT}. Their loss at each position is plotted; positions ${TRAINED + 1}–${CONTEXT} were never trained. That is ${(2 * STEPS).toLocaleString('en')} training steps: tens of seconds on a laptop, longer on a busy or small machine. The two models train side by side, each in a Web Worker, so the page stays usable; the line under the button shows each model’s step, the time so far and an estimate of the time left.` }),
       el('div', { class: 'button-group' }, runBtn), progress, chart.root, legendList, ctxClaim,
     );
     const results: Partial<Record<'learned' | 'rope', number[]>> = {};
@@ -111,23 +112,43 @@ export const positionLab: Lab = {
       }
       ctxClaim.textContent = parts.length ? `Measured: ${parts.join('; ')}.` : '';
     };
-    let worker: Worker | undefined;
+    let workers: Worker[] = [];
+    const stop = () => { workers.forEach((w) => w.terminate()); workers = []; };
+    const secs = (ms: number) => `${Math.round(ms / 1000)} s`;
     runBtn.addEventListener('click', () => {
-      worker?.terminate();
+      stop();
       delete results.learned; delete results.rope;
       delete section.dataset.contextLearned; delete section.dataset.contextRope;
       drawContext();
       runBtn.disabled = true;
-      progress.textContent = 'Training…';
-      worker = new TrainWorker(); // the training worker's script, its own instance
-      worker.addEventListener('message', (e: MessageEvent<ContextMessage>) => {
-        const m = e.data;
-        if (m.type === 'progress') progress.textContent = `Training the ${m.position === 'learned' ? 'learned-position' : 'rotary'} model: step ${m.step} of ${m.steps}…`;
-        else if (m.type === 'result') { results[m.position] = m.loss; drawContext(); }
-        else if (m.type === 'done') { progress.textContent = 'Done.'; runBtn.disabled = false; worker?.terminate(); worker = undefined; }
-        else if (m.type === 'error') { progress.textContent = `Failed: ${m.message}`; runBtn.disabled = false; }
-      });
-      worker.postMessage({ type: 'context', trained: TRAINED, context: CONTEXT, steps: STEPS } satisfies ContextRequest);
+      const t0 = performance.now();
+      const step = { learned: 0, rope: 0 };
+      progress.textContent = `Starting two training workers (${STEPS.toLocaleString('en')} steps each)…`;
+      const say = () => {
+        const ms = performance.now() - t0, done = step.learned + step.rope;
+        // Time left from the pace so far (both models train at about the same rate); the held-out loss at the end is
+        // one forward pass, small next to the training.
+        const left = done > 0 ? ms * (2 * STEPS - done) / done : NaN;
+        progress.textContent = `Training, side by side: learned positions step ${step.learned} of ${STEPS}, rotary positions step ${step.rope} of ${STEPS}. ${secs(ms)} so far${Number.isFinite(left) ? `, about ${secs(left)} left` : ''}.`;
+      };
+      for (const position of ['learned', 'rope'] as const) {
+        const worker = new TrainWorker(); // the training worker's script, one instance per model
+        workers.push(worker);
+        worker.addEventListener('message', (e: MessageEvent<ContextMessage>) => {
+          const m = e.data;
+          if (m.type === 'progress') { step[m.position] = m.step; say(); }
+          else if (m.type === 'result') {
+            results[m.position] = m.loss;
+            drawContext();
+            if (results.learned && results.rope) {
+              progress.textContent = `Done in ${secs(performance.now() - t0)}: two models × ${STEPS.toLocaleString('en')} steps, then the loss at every position of 64 held-out windows.`;
+              runBtn.disabled = false;
+              stop();
+            }
+          } else if (m.type === 'error') { progress.textContent = `Failed: ${m.message}`; runBtn.disabled = false; stop(); }
+        });
+        worker.postMessage({ type: 'context', trained: TRAINED, context: CONTEXT, steps: STEPS, positions: [position], wasm: wasmFiles } satisfies ContextRequest);
+      }
     });
     drawContext();
 

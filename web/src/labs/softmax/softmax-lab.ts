@@ -3,7 +3,8 @@
 // [3, 2, 1] vs [30, 20, 10]). The probabilities are the engine's; the e^((x−m)/T) column and its sum are the
 // page's reading of them (pᵢ / p_max and 1 / p_max: the 1/Σ cancels).
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { LIMITS } from '../../state/params';
+import { SOFTMAX_LIMITS } from './state';
 import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
 import { buttonGroup, logSlider, formatTemp } from '../../ui/controls';
@@ -49,7 +50,7 @@ export const softmaxLab: Lab = {
     const addBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'sm-add', text: '+ add logit' });
     addBtn.addEventListener('click', () => {
       const xs = store.state.logits;
-      if (xs.length < LIMITS.logits.max) store.update({ logits: [...xs, 0] });
+      if (xs.length < SOFTMAX_LIMITS.logits.max) store.update({ logits: [...xs, 0] });
     });
     const logitBars = new BarChart({ labels: [], values: [], format: (v) => fmt(v, 2), colour: () => '#5b93c7', label: 'Logits' });
     const probBars = new BarChart({ labels: [], values: [], domain: [0, 1], format: fmtProb, colour: () => '#21918c', label: 'Probabilities' });
@@ -82,21 +83,21 @@ export const softmaxLab: Lab = {
           const input = el('input', { type: 'number', step: 'any', 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
           input.addEventListener('input', () => {
             const v = Number(input.value);
-            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= LIMITS.logits.abs;
+            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= SOFTMAX_LIMITS.logits.abs;
             input.toggleAttribute('aria-invalid', !ok);
             if (ok) store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) });
           });
           const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
-          rm.disabled = xs.length <= LIMITS.logits.min;
+          rm.disabled = xs.length <= SOFTMAX_LIMITS.logits.min;
           rm.addEventListener('click', () => {
-            if (store.state.logits.length > LIMITS.logits.min) store.update({ logits: store.state.logits.filter((_, j) => j !== i) });
+            if (store.state.logits.length > SOFTMAX_LIMITS.logits.min) store.update({ logits: store.state.logits.filter((_, j) => j !== i) });
           });
           list.appendChild(el('div', { class: 'logit-item' }, el('span', { class: 'logit-name', text: `x${sub(i + 1)}` }), input, rm));
           return input;
         });
       }
       xs.forEach((x, i) => { if (document.activeElement !== inputs[i]) inputs[i].value = String(x); });
-      addBtn.disabled = xs.length >= LIMITS.logits.max;
+      addBtn.disabled = xs.length >= SOFTMAX_LIMITS.logits.max;
     };
 
     const render = () => {
@@ -107,7 +108,7 @@ export const softmaxLab: Lab = {
       const labels = logits.map((_, i) => `x${sub(i + 1)}`);
       logitBars.update({
         labels, values: logits, format: (v) => fmt(v, 2), colour: (v) => (v < 0 ? '#5b93c7' : '#f2a65a'), label: 'Logits',
-        onDrag: (i, v) => store.update({ logits: store.state.logits.map((x, j) => (j === i ? Math.max(-LIMITS.logits.abs, Math.min(LIMITS.logits.abs, v)) : x)) }),
+        onDrag: (i, v) => store.update({ logits: store.state.logits.map((x, j) => (j === i ? Math.max(-SOFTMAX_LIMITS.logits.abs, Math.min(SOFTMAX_LIMITS.logits.abs, v)) : x)) }),
       });
       probBars.update({ labels, values: Array.from(p), domain: [0, 1], format: fmtProb, colour: (v) => interpolateViridis(0.15 + 0.7 * v), label: 'Probabilities' });
       temp.set(smTemp);

@@ -3,7 +3,7 @@
 // plain float32 arithmetic gives (JS Math.exp rounded with Math.fround), shown as the contrast, and x − m is the
 // page's own subtraction; the softmax, log-softmax and attention columns are the engine's. A fully masked row (all −∞) is the other edge: 0/0 naively, zeros from the engine.
 import type { Lab, LabContext } from '../lab';
-import { LIMITS } from '../../state/app-state';
+import { SOFTMAX_LIMITS } from './state';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { exact, fmt, fmtProb } from '../../ui/format';
@@ -48,8 +48,8 @@ export const stabilityLab: Lab = {
     section.append(
       buttonGroup('Logit presets', PRESETS.map((p) => ({ label: p.label, name: `stab-preset-${p.logits.join('_')}`, onClick: () => store.update({ stabLogits: [...p.logits] }) }))),
       buttonGroup('Length', [
-        { label: '+ add logit', name: 'stab-add', onClick: () => { const xs = store.state.stabLogits; if (xs.length < LIMITS.stab.max) store.update({ stabLogits: [...xs, 0] }); } },
-        { label: '− remove last', name: 'stab-remove', onClick: () => { const xs = store.state.stabLogits; if (xs.length > LIMITS.stab.min) store.update({ stabLogits: xs.slice(0, -1) }); } },
+        { label: '+ add logit', name: 'stab-add', onClick: () => { const xs = store.state.stabLogits; if (xs.length < SOFTMAX_LIMITS.stab.max) store.update({ stabLogits: [...xs, 0] }); } },
+        { label: '− remove last', name: 'stab-remove', onClick: () => { const xs = store.state.stabLogits; if (xs.length > SOFTMAX_LIMITS.stab.min) store.update({ stabLogits: xs.slice(0, -1) }); } },
       ]),
       editor.root,
       el('div', { class: 'table-scroll' }, table),

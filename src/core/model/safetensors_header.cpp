@@ -1,0 +1,92 @@
+#include "safetensors_header.h"
+
+#include <algorithm>
+
+#include "../format.h"
+#include "json.h"
+
+namespace attnlab::model {
+
+std::string quoted_key(const std::string& key) { return json::quote(key.size() > 100 ? key.substr(0, 100) + "…" : key); }
+
+bool parse_header(std::string_view text, Header& out, std::string& reason) {
+  using Type = json::Value::Type;
+  out = Header{};
+  if (text.empty() || text[0] != '{') return reason = "the header must be a JSON object starting with '{'", false;
+  json::Value root;
+  std::string error;
+  if (!json::parse(text, root, error)) return reason = detail::format("the JSON header is malformed (%s)", error.c_str()), false;
+  if (root.type != Type::object) return reason = "the JSON header is not an object", false;
+  for (std::size_t r = 0; r < root.keys.size(); ++r) {
+    const std::string& key = root.keys[r];
+    const json::Value& v = root.members[r];
+    if (key == "__metadata__") {
+      if (v.type != Type::object) return reason = "__metadata__ must be an object of strings", false;
+      for (std::size_t i = 0; i < v.keys.size(); ++i) {
+        if (v.members[i].type != Type::string)
+          return reason = detail::format("__metadata__.%s must be a string", quoted_key(v.keys[i]).c_str()), false;
+        out.meta.emplace_back(v.keys[i], v.members[i].string);
+      }
+      continue;
+    }
+    const char* q = nullptr;
+    const std::string name = quoted_key(key);
+    if (v.type != Type::object) return reason = detail::format("the entry for %s is not an object", name.c_str()), false;
+    const json::Value *dt = v.find("dtype"), *sh = v.find("shape"), *off = v.find("data_offsets");
+    if (!dt || dt->type != Type::string) q = "%s has no string dtype";
+    else if (!sh || sh->type != Type::array || sh->array.size() > 8) q = "%s has no shape array (of at most 8 sizes)";
+    else if (!off || off->type != Type::array || off->array.size() != 2 || !off->array[0].is_index || !off->array[1].is_index ||
+             off->array[0].index > off->array[1].index)
+      q = "%s has no data_offsets [begin, end] with begin <= end";
+    if (q) return reason = detail::format(q, name.c_str()), false;
+    HeaderEntry e{key, dt->string, {}, off->array[0].index, off->array[1].index};
+    for (const json::Value& s : sh->array) {
+      if (!s.is_index) return reason = detail::format("%s's shape holds something other than a size", name.c_str()), false;
+      e.shape.push_back(s.index);
+    }
+    out.entries.push_back(std::move(e));
+  }
+  return true;
+}
+
+std::uint64_t element_count(const HeaderEntry& e) noexcept {
+  std::uint64_t count = 1;
+  for (std::uint64_t s : e.shape) count = s && count > (std::uint64_t(1) << 40) / s ? std::uint64_t(1) << 41 : count * s;
+  return count;
+}
+
+std::uint64_t data_size(const Header& h) noexcept {
+  std::uint64_t end = 0;
+  for (const HeaderEntry& e : h.entries) end = e.end > end ? e.end : end;
+  return end;
+}
+
+bool check_offsets(const Header& h, std::uint64_t data_size, std::size_t (*width_of)(const std::string&),
+                   const char* supported, std::string& reason) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (const HeaderEntry& e : h.entries) {
+    const std::uint64_t width = width_of(e.dtype);
+    const std::string name = quoted_key(e.name);
+    if (!width)
+      return reason = detail::format("%s has dtype %s; %s supported", name.c_str(), quoted_key(e.dtype).c_str(), supported), false;
+    const std::uint64_t count = element_count(e);
+    if (e.end > data_size)
+      return reason = detail::format("%s's data_offsets end past the data (%llu bytes)", name.c_str(), (unsigned long long)data_size), false;
+    if (e.end - e.begin != count * width)
+      return reason = detail::format("%s spans %llu bytes but its dtype and shape need %llu", name.c_str(),
+                                     (unsigned long long)(e.end - e.begin), (unsigned long long)(count * width)),
+             false;
+    if (e.end > e.begin) spans.emplace_back(e.begin, e.end);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::uint64_t covered = 0;
+  for (const auto& [b, e] : spans) {
+    if (b != covered) return reason = b < covered ? "two tensors overlap in the data" : "the data has a hole between tensors", false;
+    covered = e;
+  }
+  if (covered != data_size)
+    return reason = detail::format("the data has %llu bytes no tensor covers", (unsigned long long)(data_size - covered)), false;
+  return true;
+}
+
+}  // namespace attnlab::model

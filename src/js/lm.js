@@ -1,0 +1,460 @@
+// lab.loadModel: a real decoder-only checkpoint (GPT-2, Llama, Qwen2, Mistral) in the engine's wasm memory. The
+// engine validates the files and every call (lm/ in the core); this file reads and moves bytes (load-model.js),
+// checks types, turns token streams into an async iterator, and frees the model on dispose() or when the Model
+// object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
+// operators' module loads that module the first time it needs it (model-module.js).
+import { engineCall } from './call.js';
+import { checkKeys, describe, flag, int32s, options } from './checks.js';
+import { engineSink, source, streamModel } from './load-model.js';
+import { compiledModelModule, moduleWithModels } from './model-module.js';
+import { loadTokenizerFrom } from './tokenizer.js';
+
+// The model's engine calls on module m (src/wasm/lm_bindings.cpp), each taking the model's handle.
+const callCache = new WeakMap();
+function callsOf(m) {
+  let c = callCache.get(m);
+  if (!c) {
+    c = {};
+    for (const name of ['lmModelConfig', 'lmModelInfo', 'lmModelForward', 'lmModelBegin', 'lmModelNext', 'lmModelReadWeights',
+      'lmModelCheckVocabulary', 'lmModelFree'])
+      c[name] = engineCall(m, name);
+    // A descriptor of `call` on the model whose handle is h (scratch: used at once).
+    c.on = (call, h) => {
+      const d = call.descriptor();
+      d[call.F.model] = h;
+      return d;
+    };
+    callCache.set(m, c);
+  }
+  return c;
+}
+
+// Lets the event loop run between two tokens (rendering, input, other tasks) without setTimeout's 4 ms clamp.
+function nextTask() {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  if (typeof MessageChannel === 'function') {
+    return new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
+  }
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+function abortError(signal) {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+// ---------------------------------------------------------------------------------------------------- tokenizer
+// The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
+// file name → bytes), in the module `module()` gives (one with the models); the engine then checks that its largest
+// id is a row of the embeddings (a tokenizer may have fewer ids than the embeddings have rows, never more):
+// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out). The
+// tokenizer belongs to the model: Model.dispose() frees it too.
+// A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
+// stay synchronous calls with no message per token (generate decodes the text after every token), and its few
+// megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
+async function loadTokenizer(module, files, check) {
+  if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
+  const tokenizer = await loadTokenizerFrom(await module(), files, null);
+  try {
+    await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
+  } catch (e) {
+    tokenizer.dispose();
+    throw e;
+  }
+  return tokenizer;
+}
+
+const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
+
+// The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((held) => {
+    held.free();
+    held.live.count -= 1;
+  })
+  : null;
+
+// What the registry keeps of a model (nothing that holds the Model itself).
+const held = (engine, live) => ({ free: () => engine.free(), live });
+
+// A model on this thread: module m's engine object at `handle` (its forward is synchronous).
+function localEngine(m, handle) {
+  const calls = callsOf(m), { lmModelConfig: config, lmModelInfo: info, lmModelFree: free, on } = calls;
+  // The model's counts (lmModelInfo's fields).
+  const counts = (fn) => {
+    const d = on(info, handle);
+    info.call(fn, d);
+    return { memoryBytes: d[info.F.memory_bytes], weightBytes: d[info.F.weight_bytes], phases: d[info.F.phases] };
+  };
+  return {
+    threads: 1,
+    config: JSON.parse(new TextDecoder().decode(config.call('Model.config', on(config, handle)).json)),
+    m,
+    handle,
+    calls,
+    info: counts,
+    get memoryBytes() {
+      return counts('Model.memoryBytes').memoryBytes;
+    },
+    get weightBytes() {
+      return counts('Model.weightBytes').weightBytes;
+    },
+    free: () => free.call('Model.dispose', on(free, handle)),
+  };
+}
+
+class Model {
+  #e;  // the engine: this thread's (localEngine) or the workers' (lm-workers.js)
+  #live;
+  #config;
+  #split;
+  #tokenizer;
+  #disposed = false;
+  #epoch = 0;  // bumped by every generation: an older iterator then ends
+
+  constructor(engine, tokenizer, live) {
+    this.#e = engine;
+    this.#live = live;
+    this.#tokenizer = tokenizer;
+    this.#config = deepFreeze(engine.config);
+    this.#split = deepFreeze(splitOf(engine));
+    live.count += 1;
+    registry?.register(this, held(engine, live), this);
+  }
+
+  #engine(fn) {
+    if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+    return this.#e;
+  }
+
+  /** The checkpoint's configuration as the engine read it (config.json, generation_config.json). */
+  get config() {
+    return this.#config;
+  }
+  /** Where the model runs: the calling thread (threads 1) or the lab's workers, and each worker's slices. */
+  get split() {
+    return this.#split;
+  }
+  /** The tokenizer, or null when the model was loaded without one. */
+  get tokenizer() {
+    return this.#tokenizer;
+  }
+  /**
+   * Bytes of wasm memory the model holds: weights, KV caches, activations (on workers: all of theirs together, as
+   * of the last call that finished).
+   */
+  get memoryBytes() {
+    return this.#engine('Model.memoryBytes').memoryBytes;
+  }
+  /** Bytes of the weights alone, as stored (F16 and BF16 matrices at 2 bytes a weight). */
+  get weightBytes() {
+    return this.#engine('Model.weightBytes').weightBytes;
+  }
+  get disposed() {
+    return this.#disposed;
+  }
+
+  // Token ids from an Int32Array, an array of integers, or a string (through the tokenizer).
+  #ids(fn, name, v) {
+    if (typeof v === 'string') {
+      if (!this.#tokenizer) throw new TypeError(`${fn}: ${name} is a string, but this model was loaded without a tokenizer: pass token ids (an Int32Array or an array of integers)`);
+      return this.#tokenizer.encode(v);
+    }
+    return int32s(fn, name, v);
+  }
+
+  #forwardArgs(fn, ids, opts) {
+    const tokens = this.#ids(fn, 'ids', ids);
+    options(fn, opts);
+    checkKeys(fn, opts, ['attention']);
+    return { tokens, wantAttention: flag(fn, 'attention', opts.attention) };
+  }
+
+  forward(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads > 1)
+      throw new Error(`${fn}: this model runs on ${e.threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }`);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    const { lmModelForward: call, on } = e.calls, d = on(call, e.handle);
+    d[call.F.want_attention] = wantAttention;
+    const o = call.call(fn, d, { ids: tokens });
+    const { vocabSize: V, layers: L, heads: H } = this.#config;
+    const n = tokens.length;
+    const result = { logits: o.logits, shape: [n, V] };
+    if (o.attention) {
+      result.attention = Array.from({ length: L }, (_, l) =>
+        Array.from({ length: H }, (_, hh) => o.attention.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
+    }
+    return result;
+  }
+
+  /**
+   * forward() as a promise: on the workers for a model placed on them (the calling thread stays free), else on
+   * this thread.
+   */
+  async forwardAsync(ids, opts = {}) {
+    const fn = 'Model.forward', e = this.#engine(fn);
+    if (e.threads === 1) return this.forward(ids, opts);
+    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    try {
+      return await e.forward(fn, tokens, wantAttention);
+    } catch (err) {
+      throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+    }
+  }
+
+  // generate's and stream's arguments checked; the options with the defaults filled in.
+  #plan(fn, prompt, opts) {
+    this.#engine(fn);
+    const ids = this.#ids(fn, 'prompt', prompt);
+    if (opts === undefined) throw new TypeError(`${fn}: options with maxTokens are required, got undefined`);
+    options(fn, opts);
+    const { onToken, ...rest } = opts;
+    checkKeys(fn, rest, GENERATE_KEYS);
+    if (onToken !== undefined && typeof onToken !== 'function') throw new TypeError(`${fn}: onToken must be a function, got ${describe(onToken)}`);
+    if (rest.maxTokens === undefined) throw new TypeError(`${fn}: maxTokens is required, got undefined`);
+    const d = this.#config.defaults;
+    const num = (name, fallback) => {
+      const v = rest[name] === undefined ? fallback : rest[name];
+      if (typeof v !== 'number') throw new TypeError(`${fn}: ${name} must be a number, got ${describe(v)}`);
+      return v;
+    };
+    const plan = {
+      ids, onToken,
+      maxTokens: num('maxTokens'), temperature: num('temperature', d.temperature), topK: num('topK', d.topK),
+      topP: num('topP', d.topP), seed: num('seed', Math.floor(Math.random() * 2 ** 53)),
+      stopIds: this.#config.eos, stopStrings: [], signal: rest.signal,
+    };
+    if (rest.signal !== undefined && (rest.signal === null || typeof rest.signal !== 'object' || typeof rest.signal.aborted !== 'boolean'))
+      throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(rest.signal)}`);
+    if (rest.stop !== undefined) {
+      const list = Array.isArray(rest.stop) ? rest.stop : [rest.stop];
+      plan.stopIds = list.filter((s) => typeof s !== 'string');
+      plan.stopStrings = list.filter((s) => typeof s === 'string');
+      plan.stopIds = Array.from(int32s(fn, 'stop', plan.stopIds));
+      if (plan.stopStrings.length && !this.#tokenizer)
+        throw new TypeError(`${fn}: stop strings need a tokenizer, and this model was loaded without one: give stop token ids`);
+    }
+    return plan;
+  }
+
+  // This thread's engine: the prompt through the model (begin), then one token per next().
+  #localSteps(fn, plan) {
+    const { calls: { lmModelBegin: begin, lmModelNext: next, on }, handle: h } = this.#e;
+    const d = on(begin, h), { F } = begin;
+    d[F.max_tokens] = plan.maxTokens, d[F.temperature] = plan.temperature, d[F.top_k] = plan.topK, d[F.top_p] = plan.topP;
+    d[F.seed] = plan.seed;
+    begin.call(fn, d, { prompt: plan.ids, stop: plan.stopIds.length ? Int32Array.from(plan.stopIds) : undefined });
+    return () => {
+      const step = on(next, this.#engine(fn).handle);
+      next.call(fn, step);
+      return { token: step[next.F.token], done: step[next.F.active] !== 1 };
+    };
+  }
+
+  async *#tokens(fn, plan) {
+    const e = this.#engine(fn);
+    if (plan.signal?.aborted) throw abortError(plan.signal);
+    const epoch = ++this.#epoch;
+    // The workers' steps: the first runs the prompt and gives the first token, each next one more.
+    const workerStep = async (first) => {
+      try {
+        return await (first ? e.begin(fn, plan) : e.next(fn));
+      } catch (err) {
+        throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+      }
+    };
+    const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
+    const generated = [];
+    let text = '';
+    for (let index = 0; ; ++index) {
+      const { token, done } = next ? next() : await workerStep(index === 0);
+      generated.push(token);
+      let piece;
+      if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
+        const all = this.#tokenizer.decode(Int32Array.from(generated));
+        piece = all.slice(text.length);
+        text = all;
+      }
+      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => text.includes(s));
+      plan.stoppedByString = stopString;
+      yield { id: token, index, text: piece, last: done || stopString };
+      if (done || stopString) return;
+      if (next) await nextTask();
+      if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+      if (epoch !== this.#epoch) throw new Error(`${fn}: another generate() or stream() on this model started; this one ended`);
+      if (plan.signal?.aborted) throw abortError(plan.signal);
+    }
+  }
+
+  /**
+   * Tokens one at a time as an async iterator: `for await (const t of model.stream(prompt, { maxTokens }))`.
+   * The options are checked now; the prompt runs through the model at the first step.
+   */
+  stream(prompt, opts) {
+    const fn = 'Model.stream';
+    const plan = this.#plan(fn, prompt, opts);
+    if (plan.onToken) throw new TypeError(`${fn}: onToken is generate()'s option; stream() yields each token`);
+    return this.#tokens(fn, plan);
+  }
+
+  /** All tokens at once (each also passed to onToken as it comes). */
+  async generate(prompt, opts) {
+    const fn = 'Model.generate';
+    const plan = this.#plan(fn, prompt, opts);
+    const tokens = [];
+    let last;
+    for await (const t of this.#tokens(fn, plan)) {
+      tokens.push(t.id);
+      last = t;
+      plan.onToken?.(t);
+    }
+    const ids = Int32Array.from(tokens);
+    const stopped = plan.stopIds.includes(last.id) || plan.stoppedByString;
+    const result = { tokens: ids, reason: stopped ? 'stop' : 'maxTokens' };
+    if (this.#tokenizer) result.text = this.#tokenizer.decode(ids);
+    return result;
+  }
+
+  /**
+   * Each worker's share of a model placed on workers, as the workers count it now: { rank, memoryBytes (what the
+   * shard holds), weightBytes, wasmBytes (the worker's whole wasm memory), phases (steps' phases it ran), plan }.
+   * For a model on the calling thread: one entry, rank 0, that thread's.
+   */
+  async workers() {
+    const fn = 'Model.workers', e = this.#engine(fn);
+    if (e.threads > 1) return e.workers(fn);
+    const { memoryBytes, weightBytes, phases } = e.info(fn);
+    return [{ rank: 0, memoryBytes, weightBytes, wasmBytes: e.m.HEAPU8.byteLength, phases, plan: this.#split.ranks[0] }];
+  }
+
+  // For bench/lm-decode.mjs and bench/lm-threads.mjs: reads every weight byte once, the plainest way (what a decode
+  // step must stream); on workers, all of them at once: a promise of { bytes, ms }.
+  [Symbol.for('attnlab.readWeights')]() {
+    const e = this.#engine('Model.readWeights');
+    if (e.threads > 1) return e.read('Model.readWeights');
+    const { lmModelReadWeights: call, on } = e.calls, d = on(call, e.handle);
+    call.call('Model.readWeights', d);
+    return d[call.F.checksum];
+  }
+
+  // For tests: ends one of the model's workers as if it had crashed.
+  [Symbol.for('attnlab.killWorker')](rank) {
+    this.#engine('Model.killWorker').kill(rank);
+  }
+
+  /** Frees the model's wasm memory now (every worker's share; it is also freed when the object is garbage-collected). Idempotent. */
+  dispose() {
+    if (this.#disposed) return;
+    registry?.unregister(this);
+    this.#disposed = true;
+    this.#e.free();
+    this.#live.count -= 1;
+    this.#tokenizer?.dispose();
+    ++this.#epoch;
+  }
+}
+
+// model.split: { threads, exchange, ranks: [{ rank, heads, kvHeads, ffn, vocab, positions }] } ([begin, end) ranges).
+function splitOf(e) {
+  const c = e.config;
+  if (e.threads === 1) {
+    return { threads: 1, exchange: 'none', ranks: [{ rank: 0, heads: [0, c.heads], kvHeads: [0, c.kvHeads], ffn: [0, c.ffnDim],
+      vocab: [0, c.vocabSize], positions: [0, c.modelType === 'gpt2' ? c.context : 0] }] };
+  }
+  return { threads: e.threads, exchange: e.exchange, ranks: e.plans.map(({ rank, heads, kvHeads, ffn, vocab, positions }) => ({ rank, heads, kvHeads, ffn, vocab, positions })) };
+}
+
+function deepFreeze(o) {
+  for (const v of Object.values(o)) if (v !== null && typeof v === 'object') deepFreeze(v);
+  return Object.freeze(o);
+}
+
+// The lab's workers, for models placed on them (lab-threads.js sets it): { pool, closed(), stats } (stats: the
+// lab's threadStats, which counts the workers' steps).
+export const USE_POOL = Symbol('attnlab.modelThreads');
+
+// The workers' side of models (lm-workers.js, lm-exchange.js), needed only for a model placed on workers: each
+// entry says how to get it — attnlab as a dynamic import (a bundler makes it a chunk of its own), the inline
+// entries as a static one (no dynamic import anywhere in their graph, so Rollup's output.file still makes one file).
+let lmWorkers = () => Promise.reject(new Error('attnlab: this entry cannot place models on workers'));
+export function setLmWorkers(load) {
+  lmWorkers = load;
+}
+
+/** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
+export function makeLoadModel(m, live) {
+  let threads = null;  // { pool, closed(), stats }, from lab-threads.js
+  async function loadModel(given, opts = {}) {
+    const fn = 'loadModel';
+    options(fn, opts);
+    checkKeys(fn, opts, ['onProgress', 'signal', 'threads', 'exchange']);
+    const { onProgress, signal } = opts;
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError(`${fn}: onProgress must be a function, got ${describe(onProgress)}`);
+    if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'))
+      throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(signal)}`);
+    const pool = threads?.pool;
+    const count = placement(fn, opts, pool);
+    if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
+      throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
+    const src = source(fn, given, signal);
+    if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+    if (count > 1) {
+      const { WorkerEngine, workersSink, canShare } = await lmWorkers();
+      const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
+      if (exchange === 'shared' && !canShare())
+        throw new Error(`${fn}: exchange 'shared' needs SharedArrayBuffer, which this page cannot share with workers (it is not cross-origin isolated)`);
+      // On the workers: their own module runs it when it has the engine (a GPT lab); else they get the module with it.
+      const sink = workersSink(pool, pool.members.slice(0, count), fn, { exchange, lmModule: () => compiledModelModule(m, fn) });
+      const { placed, tokenizerFiles } = await streamModel(fn, src, sink, { onProgress, signal });
+      const engine = new WorkerEngine(pool, placed, threads.stats);
+      let tokenizer;
+      try {
+        tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
+      } catch (e) {
+        engine.free();
+        throw e;
+      }
+      return new Model(engine, tokenizer, live);
+    }
+    const mm = await moduleWithModels(m, fn);
+    const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
+    let tokenizer;
+    try {
+      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => {
+        const { lmModelCheckVocabulary: check, on } = callsOf(mm), d = on(check, handle);
+        d[check.F.largest] = largest;
+        check.call(fn, d, { file: new TextEncoder().encode(file) });
+      });
+    } catch (e) {
+      const c = callsOf(mm);
+      c.lmModelFree.call(fn, c.on(c.lmModelFree, handle));
+      throw e;
+    }
+    return new Model(localEngine(mm, handle), tokenizer, live);
+  }
+  loadModel[USE_POOL] = (t) => {
+    threads = t;
+    return loadModel;
+  };
+  return loadModel;
+}
+
+// loadModel's threads: 1 (this thread) to the pool's size; by default all of the lab's workers.
+function placement(fn, opts, pool) {
+  const size = pool?.size ?? 1;
+  if (opts.threads === undefined) return size;
+  const t = opts.threads;
+  if (typeof t !== 'number') throw new TypeError(`${fn}: threads must be a number, got ${describe(t)}`);
+  if (!Number.isInteger(t) || t < 1) throw new RangeError(`${fn}: threads must be an integer >= 1, got ${t}`);
+  if (t > size)
+    throw new RangeError(pool ? `${fn}: threads = ${t} is more than the lab's ${size} workers (init({ threads }))`
+      : `${fn}: threads = ${t} needs a lab with workers: init({ threads: ${t} }) (this lab runs on the calling thread alone)`);
+  return t;
+}

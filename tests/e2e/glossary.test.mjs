@@ -1,0 +1,93 @@
+// Words a newcomer may not know are explained where they appear: nats, float32, wasm/WebAssembly, Web Worker,
+// layer-normed, <unk>, held-out, d_model, KiB. Each use in the page's prose is a term that is a tab stop, whose
+// description (aria-describedby) explains it, and whose tooltip shows on hover, keyboard focus and touch. axe on
+// the sections that carry them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { setup, openPage, settle } from './helpers.mjs';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const TERMS = ['nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB'];
+// The same words as they occur in text ("Web Workers" too; "wasm" not as part of the backend name "wasm-simd").
+const IN_TEXT = /<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+/** Opens the page with the trained preset (its help says layer-normed and <unk>) and the learn lab's model built. */
+async function open(opts) {
+  const r = await openPage(env, '?wp=trained&c=1#learn', opts);
+  await r.page.waitForFunction(() => /KiB/.test(document.querySelector('#learn .learn-status')?.textContent ?? ''), null, { timeout: 120000, polling: 100 });
+  await r.page.waitForFunction(() => /held-out/.test(document.querySelector('[data-figure="learn-findings"]')?.textContent ?? ''), null, { timeout: 120000, polling: 100 });
+  await settle(r.page);
+  return r;
+}
+
+test('every term is explained in the prose where it appears, with a description and a tooltip by keyboard', async () => {
+  const { page, context, log } = await open({ width: 1280, height: 900 });
+  // Paragraphs and list items of the page's prose (not tables, charts, formulas, code or controls): no term unexplained.
+  const bare = await page.evaluate((src) => {
+    const re = new RegExp(src);
+    const out = [];
+    for (const p of document.querySelectorAll('header p, main p, main li, main dd')) {
+      if (p.closest('table, svg, button, label, a, summary, code, pre, .katex, [hidden]')) continue;
+      for (const n of p.childNodes) if (n.nodeType === 3 && re.test(n.data)) out.push(`${p.closest('section')?.id ?? 'header'}: “${n.data.slice(0, 90)}”`);
+    }
+    return out;
+  }, IN_TEXT.source);
+  assert.deepEqual(bare, [], 'terms left unexplained in the prose');
+  const found = await page.$$eval('dfn.term', (ds) => ds.map((d) => ({ term: d.dataset.term, tab: d.tabIndex, desc: document.getElementById(d.getAttribute('aria-describedby') ?? '')?.textContent ?? '' })));
+  console.log(`${found.length} explained uses: ${TERMS.map((t) => `${t} ×${found.filter((f) => f.term === t).length}`).join(', ')}`);
+  for (const t of TERMS) {
+    const uses = found.filter((f) => f.term === t);
+    if (t === 'wasm' && !uses.length) continue; // the page may say WebAssembly instead
+    assert.ok(uses.length > 0, `“${t}” appears and is explained`);
+    for (const u of uses) {
+      assert.equal(u.tab, 0, `“${t}” is a tab stop`);
+      assert.ok(u.desc.startsWith(`${t}`) && u.desc.length > t.length + 20, `“${t}” has a description: ${u.desc}`);
+    }
+  }
+  // Keyboard: focus shows the tooltip with the description's text, Escape hides it.
+  const first = await page.$('dfn.term[data-term="KiB"]');
+  await first.focus();
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Tab');
+  const tip = await page.$eval('.term-tip', (t) => ({ shown: !t.hidden && t.getBoundingClientRect().height > 0, text: t.textContent }));
+  assert.ok(tip.shown && tip.text.startsWith('KiB'), `focus shows the tooltip (${JSON.stringify(tip)})`);
+  await page.keyboard.press('Escape');
+  assert.equal(await page.$eval('.term-tip', (t) => t.hidden), true, 'Escape hides it');
+  // axe on the sections with terms.
+  await page.evaluate(AXE);
+  for (const sel of ['header', '#softmax', '#attention', '#position', '#learn', '#cost']) {
+    // As a reader meets it: scrolled into view (a section's wide tables become focusable regions when seen).
+    for (const box of await page.$$(`${sel} .table-scroll, ${sel} .katex-display`)) {
+      await box.evaluate((e) => e.scrollIntoView({ block: 'center' }));
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    }
+    const v = await page.evaluate(async (s) => (await window.axe.run(s, { resultTypes: ['violations'] })).violations.map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })), sel);
+    for (const x of v) console.log(`axe ${sel}: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
+    assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), [], sel);
+  }
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('390 px, touch: tapping a term shows its explanation on screen; tapping elsewhere hides it', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 1, reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  await page.goto(`${env.url}?wp=trained&c=1#attention`);
+  await page.waitForSelector('body[data-ready="true"]');
+  await settle(page);
+  const term = await page.$('#attention dfn.term[data-term="layer-normed"]');
+  await term.scrollIntoViewIfNeeded();
+  await term.tap();
+  const tip = await page.$eval('.term-tip', (t) => { const r = t.getBoundingClientRect(); return { shown: !t.hidden, text: t.textContent, left: r.left, right: r.right }; });
+  assert.ok(tip.shown && tip.text.startsWith('layer-normed'), JSON.stringify(tip));
+  assert.ok(tip.left >= 0 && tip.right <= 390, `the tooltip fits the screen (${tip.left}–${tip.right})`);
+  await page.tap('#attention h2');
+  assert.equal(await page.$eval('.term-tip', (t) => t.hidden), true);
+  await context.close();
+});

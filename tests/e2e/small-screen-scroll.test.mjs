@@ -1,0 +1,96 @@
+// On a 390 px phone screen: a formula or table wider than the screen shows that it scrolls (the side with more
+// past it fades out) and is a focusable, labelled region; "Copy link" is there; every slider is a target at least
+// 24 px tall (WCAG 2.2, 2.5.8 target size minimum). Sizes are read from Chromium's layout, not from the CSS.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setup, openPage, settle, openDisclosures } from './helpers.mjs';
+
+let env;
+before(async () => { env = await setup(); });
+after(async () => { await env?.close(); });
+
+const W = 390;
+// The sections where a learner found formulas and tables cut at the right edge with no sign that they scroll.
+const NAMED = ['kv-lookup', 'spaces', 'asym', 'attention', 'causal'];
+
+/** Grows the viewport to the page's height so that every section is laid out (content-visibility skips the rest). */
+async function layOutAll(page) {
+  for (let i = 0, last = 0; i < 6; i++) {
+    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    if (h === last) break;
+    last = h;
+    await page.setViewportSize({ width: W, height: h });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  }
+}
+
+const frames = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+/** Every element in main that is shown, scrolls sideways and has more content than it shows. */
+function wideBoxes(page) {
+  return page.evaluate(() => {
+    const out = [];
+    document.querySelectorAll('main *').forEach((e, k) => {
+      const o = getComputedStyle(e).overflowX;
+      // checkVisibility: not inside a closed <details> (its content is laid out only on demand).
+      if ((o !== 'auto' && o !== 'scroll') || !e.checkVisibility() || e.clientWidth === 0 || e.scrollWidth <= e.clientWidth + 1) return;
+      e.setAttribute('data-test-box', String(k));
+      out.push({ k, section: e.closest('section.lab')?.id ?? '?', cls: e.getAttribute('class') ?? '' });
+    });
+    return out;
+  });
+}
+
+test('390 px: every box that scrolls sideways fades on the side with more, and is a labelled, focusable region', async () => {
+  const { page, context, log } = await openPage(env, '', { width: W, height: 844 });
+  await settle(page);
+  await layOutAll(page);
+  const closed = await wideBoxes(page);
+  // The tables folded into <details> too, once opened.
+  await openDisclosures(page);
+  await layOutAll(page);
+  const boxes = await wideBoxes(page);
+  const sections = new Set(boxes.map((b) => b.section));
+  console.log(`${closed.length} boxes scroll sideways at ${W} px, ${boxes.length} with every <details> open, in ${[...sections].join(', ')}`);
+  for (const id of NAMED) assert.ok(sections.has(id), `${id} has a box wider than the screen (so this test checks it)`);
+  const bad = [];
+  for (const b of boxes) {
+    const sel = `[data-test-box="${b.k}"]`;
+    const mask = () => page.$eval(sel, (e) => { const s = getComputedStyle(e); return `${s.maskImage} ${s.webkitMaskImage}`; });
+    const a11y = await page.$eval(sel, (e) => ({ tab: e.tabIndex, role: e.getAttribute('role'), label: e.getAttribute('aria-label') ?? '' }));
+    const where = `${b.section}: <${b.cls}>`;
+    if (a11y.tab !== 0 || a11y.role !== 'region' || a11y.label.length < 10) bad.push(`${where} is not a focusable, labelled region (${JSON.stringify(a11y)})`);
+    // At the start: more to the right, and the right edge fades.
+    if (!/gradient/.test(await mask())) bad.push(`${where}: no sign that it scrolls (no fade at the right edge)`);
+    // Scrolled to the end: the left fades, the right edge is whole.
+    await page.$eval(sel, (e) => { e.scrollLeft = e.scrollWidth; });
+    await frames(page);
+    const end = await page.$eval(sel, (e) => ({ left: e.hasAttribute('data-more-left'), right: e.hasAttribute('data-more-right') }));
+    if (!end.left || end.right) bad.push(`${where}: scrolled to the end, the fade does not move to the left (${JSON.stringify(end)})`);
+    // Focused from the keyboard, the fade steps aside so the focus ring shows whole.
+    await page.$eval(sel, (e) => { e.scrollLeft = 0; });
+  }
+  assert.deepEqual(bad, []);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('390 px: "Copy link" is shown and every slider is at least 24 px tall and wide', async () => {
+  const { page, context, log } = await openPage(env, '', { width: W, height: 844 });
+  await settle(page);
+  const share = await page.$eval('[data-control="share"]', (b) => { const r = b.getBoundingClientRect(); return { w: r.width, h: r.height, right: r.right }; });
+  console.log(`Copy link at ${W} px: ${share.w.toFixed(0)} × ${share.h.toFixed(0)} px`);
+  assert.ok(share.w >= 24 && share.h >= 24, `Copy link is ${share.w} × ${share.h} px`);
+  assert.ok(share.right <= W, `Copy link fits on the screen (right edge ${share.right})`);
+  await layOutAll(page);
+  const sliders = await page.$$eval('input[type="range"]', (els) => els.map((e) => {
+    const r = e.getBoundingClientRect();
+    return { name: e.dataset.control ?? e.id, w: r.width, h: r.height, shown: e.checkVisibility() };
+  }));
+  const shown = sliders.filter((s) => s.shown);
+  assert.ok(shown.length >= 4, `sliders on the page: ${shown.map((s) => s.name).join(', ')}`);
+  const small = shown.filter((s) => s.h < 24 || s.w < 24).map((s) => `${s.name} ${s.w.toFixed(0)} × ${s.h.toFixed(0)}`);
+  assert.deepEqual(small, [], 'sliders at least 24 × 24 px');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

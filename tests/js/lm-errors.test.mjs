@@ -1,0 +1,161 @@
+// lab.loadModel's bad inputs, each a clear error naming the file and the field (or the argument), after which the
+// lab keeps working and nothing of the failed load stays: repeated ten times, a failure never grows wasm memory, and
+// no model is left alive. The engine's own checks are tested in depth natively (tests/native/lm_errors_test.cpp);
+// these go through the package: bytes, Blobs, fetches that fail or are aborted halfway, and calls on a model.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { loadLabs } from './support/load.mjs';
+import { files, serve, writeCheckpoints } from './support/lm-fixtures.mjs';
+
+const { dir, cleanup } = writeCheckpoints(['gpt2-f16', 'llama-tied-bf16']);
+after(cleanup);
+const labs = await loadLabs({ gpt: true });
+const server = await serve(dir);
+after(() => server.close());
+const good = await files(dir, 'gpt2-f16');
+const text = (bytes) => new TextDecoder().decode(bytes);
+const bytes = (s) => new TextEncoder().encode(s);
+const withFile = (name, value) => ({ ...good, [name]: value });
+// A tokenizer.json of `n` one-character tokens (code points from "0" on) and no merges.
+const letters = (n) => JSON.stringify({ model: { type: 'BPE', vocab: Object.fromEntries(Array.from({ length: n }, (_, i) => [String.fromCodePoint(48 + i), i])), merges: [] } });
+const withConfig = (edit) => withFile('config.json', bytes(edit(text(good['config.json']))));
+
+// The safetensors header as text, and a file with it replaced (same data).
+function header(b) {
+  const n = Number(new DataView(b.buffer, b.byteOffset).getBigUint64(0, true));
+  return { json: text(b.subarray(8, 8 + n)), data: b.subarray(8 + n) };
+}
+function withHeader(b, edit) {
+  const { json, data } = header(b);
+  let h = bytes(edit(json));
+  const padded = new Uint8Array(Math.ceil(h.length / 8) * 8).fill(0x20);
+  padded.set(h);
+  h = padded;
+  const out = new Uint8Array(8 + h.length + data.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
+  out.set(h, 8);
+  out.set(data, 8 + h.length);
+  return out;
+}
+
+// Every case: the error, then the lab as before (memory, live models) after ten more of the same, and a good load.
+async function expectFailure(lab, label, load, check) {
+  await assert.rejects(load(), check, label);
+  const memory = lab.memoryBytes;
+  for (let i = 0; i < 10; ++i) await assert.rejects(load(), check, label);
+  assert.equal(lab.memoryBytes, memory, `${label}: wasm memory grew from ${memory} to ${lab.memoryBytes} over ten failed loads`);
+  assert.equal(lab.liveModels, 0, label);
+  const model = await lab.loadModel(good);
+  assert.equal(model.forward([3, 4]).shape[1], 50);
+  model.dispose();
+}
+
+test('bad files: each a clear error naming the file and field, nothing left behind', async () => {
+  const st = good['model.safetensors'];
+  for (const { name: backend, lab } of labs) {
+    const warm = await lab.loadModel(good);  // the allocator's free lists settle after a first model
+    warm.dispose();
+    const cases = [
+      ['config.json not JSON', withFile('config.json', bytes('{"architectures": ')), { name: 'RangeError', message: /loadModel: config\.json is not valid JSON/ }],
+      ['config.json missing', Object.fromEntries(Object.entries(good).filter(([k]) => k !== 'config.json')), /loadModel: config\.json is missing from the files given/],
+      ['an architecture not supported', withConfig((c) => c.replace('"GPT2LMHeadModel"', '"T5ForConditionalGeneration"')),
+        { name: 'RangeError', message: /config\.json: architectures\[0\] = "T5ForConditionalGeneration" is not supported/ }],
+      ['a field of the wrong kind', withConfig((c) => c.replace('"n_layer": 3', '"n_layer": "3"')), /config\.json: n_layer = "3" must be an integer from 1/],
+      ['a model past wasm memory', withConfig((c) => c.replace('"vocab_size": 50', '"vocab_size": 100000000')),
+        /config\.json: this GPT2LMHeadModel needs at least \d+ MiB for its weights .* more than the 2048 MiB/],
+      ['generation_config.json malformed', withFile('generation_config.json', bytes('{"eos_token_id": [1, 2,]}')), /generation_config\.json is not valid JSON/],
+      ['a truncated safetensors file', withFile('model.safetensors', st.subarray(0, st.length - 3)),
+        /model\.safetensors is truncated: it ended after \d+ bytes, its header describes \d+/],
+      ['a truncated Blob', withFile('model.safetensors', new Blob([st.subarray(0, 100)])), /model\.safetensors is truncated/],
+      ['a malformed header', withFile('model.safetensors', withHeader(st, (h) => h.replace('"dtype"', '"dtype" "'))),
+        /model\.safetensors: not a usable safetensors file: the JSON header is malformed/],
+      ['a shape that disagrees with config.json', withFile('model.safetensors', withHeader(st, (h) => h.replace('"ln_f.weight":{"dtype":"F16","shape":[16]', '"ln_f.weight":{"dtype":"F16","shape":[8,2]'))),
+        /model\.safetensors: ln_f\.weight has shape \[8, 2\], but config\.json's sizes need \[16\]/],
+      ['a quantized dtype', withFile('model.safetensors', withHeader(st, (h) => h.replace('"ln_f.weight":{"dtype":"F16","shape":[16]', '"ln_f.weight":{"dtype":"I8","shape":[32]'))),
+        /"ln_f\.weight" has dtype "I8"; F32, F16 and BF16 weights are supported/],
+      ['a file of the wrong type', withFile('model.safetensors', [1, 2, 3]), { name: 'TypeError', message: /model\.safetensors must be a Uint8Array, an ArrayBuffer or a Blob/ }],
+      // The fixture's embeddings have 50 rows: a tokenizer with ids up to 60 belongs to other weights.
+      ['a tokenizer whose vocabulary disagrees with the embeddings', withFile('tokenizer.json', bytes(letters(61))),
+        { name: 'RangeError', message: /tokenizer\.json has token id 60, but the embeddings have 50 rows \(config\.json vocab_size = 50\)/ }],
+      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /tokenizer\.json/ }],
+    ];
+    for (const [label, source, check] of cases) await expectFailure(lab, `${backend}: ${label}`, () => lab.loadModel(source), check);
+    // A tokenizer that fits: the model takes and gives text, and dispose() frees both.
+    const withText = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
+    assert.deepEqual(Array.from(withText.tokenizer.encode('0123')), [0, 1, 2, 3]);
+    const { tokens, text } = await withText.generate('0123', { maxTokens: 3, temperature: 0, stop: [] });
+    assert.equal(text, withText.tokenizer.decode(tokens));
+    assert.equal(withText.forward('01').shape[0], 2);
+    withText.dispose();
+    assert.ok(withText.tokenizer.disposed, "the model's tokenizer is freed with it");
+    assert.equal(lab.liveModels, 0);
+    await assert.rejects(lab.loadModel(42), { name: 'TypeError', message: /expected a base URL .* or the model's files/ });
+    await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
+  }
+});
+
+test('downloads: a fetch that fails halfway, a missing file, an abort — nothing left behind', async () => {
+  const { lab } = labs[0];
+  const url = server.url('gpt2-f16');
+  await expectFailure(lab, 'halfway', () => {
+    server.fail('model.safetensors', 5000);
+    return lab.loadModel(url);
+  }, /loadModel: the download of http:\/\/127\.0\.0\.1:\d+\/gpt2-f16\/resolve\/main\/model\.safetensors failed after \d+ of \d+ bytes|model\.safetensors is truncated/);
+  await expectFailure(lab, 'missing', () => lab.loadModel(server.url('no-such-model')),
+    /loadModel: could not fetch http:\/\/127\.0\.0\.1:\d+\/no-such-model\/resolve\/main\/config\.json \(HTTP 404 Not Found\)/);
+  // Aborted while the weights stream in.
+  await expectFailure(lab, 'aborted', () => {
+    const controller = new AbortController();
+    return lab.loadModel(url, { signal: controller.signal, onProgress: (p) => p.file === 'model.safetensors' && controller.abort() });
+  }, { name: 'AbortError' });
+  const controller = new AbortController();
+  controller.abort(new Error('changed my mind'));
+  await assert.rejects(lab.loadModel(good, { signal: controller.signal }), /changed my mind/);
+});
+
+test('calls on a loaded model: bad ids, an empty prompt, maxTokens past the context; the model keeps working', async () => {
+  for (const { name: backend, lab } of labs) {
+    const model = await lab.loadModel(good);  // vocab 50, n_positions 48
+    const before = model.forward([3, 4, 5]).logits;
+    const memory = model.memoryBytes;
+    const rejectsRange = async (p, re) => assert.rejects(p, { name: 'RangeError', message: re });
+    assert.throws(() => model.forward([3, 50]), { name: 'RangeError', message: /Model\.forward: ids\[1\] = 50 is not a token id: the vocabulary has ids 0 to 49 \(config\.json vocab_size = 50\)/ });
+    assert.throws(() => model.forward([]), { name: 'RangeError', message: /ids must hold at least one token id/ });
+    assert.throws(() => model.forward([3.5]), { name: 'RangeError', message: /ids\[0\] must be an integer/ });
+    assert.throws(() => model.forward('hello'), { name: 'TypeError', message: /loaded without a tokenizer/ });
+    assert.throws(() => model.forward([3], { attention: 1 }), { name: 'TypeError', message: /attention must be a boolean/ });
+    await rejectsRange(model.generate([], { maxTokens: 3 }), /Model\.generate: prompt must hold at least one token id/);
+    await rejectsRange(model.generate([3, 4, 5], { maxTokens: 46 }), /the prompt's 3 tokens and maxTokens = 46 make 49 positions, past the model's context of 48 \(config\.json n_positions\)/);
+    await rejectsRange(model.generate([3], { maxTokens: 0 }), /maxTokens must be an integer >= 1, got 0/);
+    await rejectsRange(model.generate([3], { maxTokens: 2, temperature: -1 }), /temperature must be finite and >= 0/);
+    await rejectsRange(model.generate([3], { maxTokens: 2, temperature: 1e-50 }), /temperature must be 0 or at least 3e-39/);
+    await rejectsRange(model.generate([3], { maxTokens: 2, topP: 0 }), /topP must be in \(0, 1\]/);
+    await rejectsRange(model.generate([3], { maxTokens: 2, topK: 1.5 }), /topK must be an integer >= 0/);
+    await rejectsRange(model.generate([3], { maxTokens: 2, stop: [99] }), /stop\[0\] = 99 is not a token id/);
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: 'the end' }), { name: 'TypeError', message: /stop strings need a tokenizer/ });
+    assert.throws(() => model.stream([3], { maxTokens: 2, beams: 4 }), { name: 'TypeError', message: /unknown option "beams"/ });
+    assert.throws(() => model.stream([3]), { name: 'TypeError', message: /options with maxTokens are required/ });
+    // Still the same model.
+    assert.deepEqual(model.forward([3, 4, 5]).logits, before);
+    assert.equal((await model.generate([3, 4, 5], { maxTokens: 45, temperature: 0, stop: [] })).tokens.length, 45);
+    assert.ok(model.memoryBytes >= memory);
+    model.dispose();
+    assert.equal(lab.liveModels, 0, backend);
+  }
+});
+
+test('models are freed: twenty loads and dispose()s do not grow wasm memory', async () => {
+  const { lab } = labs[0];
+  const llama = await files(dir, 'llama-tied-bf16');
+  const cycle = async () => {
+    const m = await lab.loadModel(llama);
+    await m.generate([3, 4], { maxTokens: 8, temperature: 0 });
+    m.dispose();
+  };
+  await cycle();
+  await cycle();
+  const settled = lab.memoryBytes;
+  for (let i = 0; i < 20; ++i) await cycle();
+  assert.equal(lab.memoryBytes, settled);
+});
