@@ -91,7 +91,7 @@ twice). Previous token: the key just before the query. First token: the window's
 attention). Same word: earlier tokens of the query's own word. Duplicate token: earlier copies of the query's token.
 Induction: the token after the query's earlier occurrence. Chance levels (uniform causal attention over the same
 queries): ${Object.entries(heads.patterns).map(([p, v]) => `${p} ${n(v.chance, 3)}`).join(', ')}.
-Named when ${heads.rule}. ${named.length} of ${heads.names.length} heads are named.
+${heads.rule[0].toUpperCase()}${heads.rule.slice(1)}. ${named.length} of ${heads.names.length} heads ${named.length === 1 ? 'is' : 'are'} named.
 
 | layer | head | ${Object.keys(heads.patterns).join(' | ')} | name |
 | --- | --- | ${Object.keys(heads.patterns).map(() => '---').join(' | ')} | --- |
