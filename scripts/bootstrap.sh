@@ -13,7 +13,8 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev        # libFuzzer harnesses (npm run fuzz; a short pass in npm test)
   python3-numpy                   # runs the explorer's "copy as NumPy code" output in the e2e tests
   python3-onnx                    # the LM bench's ONNX graph (bench/lm/gpt2_onnx.py; its self-check is a JS test)
-  perl fortunes                   # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py), test texts
+  perl                            # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py)
+  bible-kjv fortunes-min fortunes # the shipped model's corpus (scripts/train-shipped-model.mjs --check); the tokenizer's test texts
 )
 
 missing=()
