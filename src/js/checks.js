@@ -78,6 +78,12 @@ export function layoutCode(fn, name, v) {
   return v === 'bshd' ? 1 : 0;
 }
 
+// An Int32Array and nothing else: the GPT's token batches, which are large and never arrive as arrays.
+export function int32Array(fn, name, v) {
+  if (!isI32(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array, got ${describe(v)}`);
+  return v;
+}
+
 // A JS array or Int32Array of integers as an Int32Array (the engine checks the values). An entry an Int32Array
 // cannot hold as it is (not an integer, past int32) is refused here: the conversion would change it.
 export function int32s(fn, name, v) {

@@ -2,15 +2,10 @@
 // here, values by the engine, written into a descriptor of gptTrainStep or gptApplyGradients. A module of its own
 // so that gpt.js and gpt-async.js import it, not each other.
 import { option } from './call.js';
-import { checkKeys, describe, isI32, optionalNumber, options } from './checks.js';
+import { checkKeys, int32Array, optionalNumber, options } from './checks.js';
 
 export const TRAIN_OPTIONS = ['lr', 'weightDecay', 'beta1', 'beta2', 'eps', 'gradClip'];
 const TRAIN_FIELDS = ['lr', 'weight_decay', 'beta1', 'beta2', 'eps', 'grad_clip'];
-
-export function int32Array(fn, name, v) {
-  if (!isI32(v)) throw new TypeError(`${fn}: ${name} must be an Int32Array, got ${describe(v)}`);
-  return v;
-}
 
 /**
  * trainStep's arguments type-checked and written into a descriptor of gptTrainStep or gptApplyGradients (the

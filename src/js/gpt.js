@@ -3,9 +3,9 @@
 // unknown options, moves tokens and tensors in and out of wasm memory, and frees the model on dispose() or when
 // the GPT object is garbage-collected.
 import { engineCall, option } from './call.js';
-import { checkKeys, describe, flag, isF32, number, optionalNumber, options, required } from './checks.js';
+import { checkKeys, describe, flag, int32Array, isF32, number, optionalNumber, options, required } from './checks.js';
 import { dropReplicas, killWorker, modelChanged, syncModel, trainStepAsync } from './gpt-async.js';
-import { int32Array, trainArgs } from './gpt-train-args.js';
+import { trainArgs } from './gpt-train-args.js';
 
 /** lab-threads.js gives every model its lab's workers through this method. */
 export const USE_THREADS = Symbol('attnlab.threads');

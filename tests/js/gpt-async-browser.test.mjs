@@ -10,9 +10,10 @@ import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 
 import { launchChromium } from '../chromium.mjs';
+import { pageRun, WORKERS_CSP } from './support/browser-page.mjs';
 import { dist } from './support/load.mjs';
 
-const pageScript = (entry) => `
+const pageScript = (entry) => pageRun(`
 import { init } from './dist/${entry}';
 const C = { vocabSize: 29, context: 8, dModel: 16, heads: 2, kvHeads: 1, layers: 2, seed: 3 };
 const batch = (n, seed) => ({ x: Int32Array.from({ length: n * 8 }, (_, i) => (i * 7 + seed) % 29), y: Int32Array.from({ length: n * 8 }, (_, i) => (i * 11 + seed) % 29) });
@@ -38,10 +39,7 @@ async function run() {
   checks.unchanged = same(bytes(b), kept) && b.steps === 2;
   return { checks, stats, error, syncMessage, disposed, isolated: globalThis.crossOriginIsolated === true };
 }
-const violations = [];
-document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
-try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
-`;
+`);
 
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
 let server, origin, browser;
@@ -49,7 +47,7 @@ let server, origin, browser;
 before(async () => {
   server = createServer(async (req, res) => {
     let path = new URL(req.url, 'http://x').pathname;
-    const headers = { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:", 'Cache-Control': 'no-store' };
+    const headers = { 'Content-Security-Policy': WORKERS_CSP, 'Cache-Control': 'no-store' };
     // Under /isolated/ the same files, cross-origin isolated (SharedArrayBuffer available to the page and workers).
     if (path.startsWith('/isolated/')) {
       path = path.slice('/isolated'.length);

@@ -8,6 +8,7 @@
 // together; a refused or failed step leaves weights and moments as they were everywhere; dispose.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { assertSameFirstStep, ulp } from './support/gpt-step.mjs';
 
 import { init } from './support/load.mjs';
 
@@ -23,7 +24,6 @@ function batch(seed, sequences = 6) {
   const targets = Int32Array.from(tokens, (t, i) => (i % 7 === 3 ? next() : (t * 3 + 1) % CONFIG.vocabSize));
   return { tokens, targets };
 }
-const ulp = (x) => 2 ** (Math.floor(Math.log2(Math.abs(x))) - 23);
 const bits = (a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 const sameWeights = (a, b) => Object.keys(a).every((k) => bits(a[k]).equals(bits(b[k])));
 
@@ -41,23 +41,14 @@ describe('GPT.trainStepAsync by slices', async () => {
     test(`${name}: each step within the bound of a reordered float32 sum; the same curve over 50 steps`, async () => {
       const a = one.createGPT(CONFIG), b = lab.createGPT(CONFIG);
       const w0 = a.getWeights();
-      // Step 1, as tests/js/gpt-async.test.mjs bounds it: β₁ = β₂ = 0 and eps = 1 make the update lr·g/(|g| + 1),
-      // which shows the gradient itself. The per-token losses are the same floats summed in double in two
-      // groupings (within an ulp of the float mean); each float32 gradient is within 2⁻¹⁴·(max|g| + |g|) of the
-      // exact one, so the two within 2⁻¹³ of that; the map has slope ≤ lr; the weights are rounded once more.
+      // Step 1 with β₁ = β₂ = 0 and eps = 1, which shows the gradient itself: the per-token losses are the same
+      // floats summed in double in two groupings (within an ulp of the float mean); the weights within the bound of
+      // a reordered float32 sum (support/gpt-step.mjs).
       const first = { lr: 0.05, beta1: 0, beta2: 0, eps: 1, weightDecay: 0 };
       const { tokens, targets } = batch(1);
       const want = a.trainStep(tokens, targets, first), got = await b.trainStepAsync(tokens, targets, first);
       assert.ok(Math.abs(got - want) <= ulp(want), `loss ${got} vs ${want}`);
-      const wa = a.getWeights(), wb = b.getWeights();
-      for (const key of Object.keys(w0)) {
-        const da = wa[key].map((w, i) => w - w0[key][i]), db = wb[key].map((w, i) => w - w0[key][i]);
-        const scale = da.reduce((m, d) => Math.max(m, Math.abs(d)), 0);
-        for (let i = 0; i < da.length; ++i) {
-          const tol = 2 ** -13 * (scale + Math.abs(da[i])) + 2 * ulp(wa[key][i] || 1e-30);
-          assert.ok(Math.abs(db[i] - da[i]) <= tol, `${key}[${i}]: moved ${db[i]} vs ${da[i]} (tolerance ${tol})`);
-        }
-      }
+      assertSameFirstStep(w0, a.getWeights(), b.getWeights());
       // Then 50 AdamW steps with weight decay and clipping. Adam moves each weight by about lr per step whatever
       // its gradient's size, so runs whose gradients agree to 2⁻¹³ part only on the few entries whose gradient is
       // that near 0, and their losses differ by about ‖∇L‖·‖Δw‖, far below the loss's own rounding: each step's loss

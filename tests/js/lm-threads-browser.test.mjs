@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { pageResults, startPackagePage } from './support/browser-page.mjs';
+import { pageResults, pageRun, startPackagePage, WORKERS_CSP } from './support/browser-page.mjs';
 import { reference, writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const CASE = 'llama-tied-bf16';
@@ -21,7 +21,7 @@ const want = {
   rows: ref.logit_rows.filter((r) => r < n), logits: Array.from(ref.logits), bounds: Array.from(ref.logitsBound),
 };
 
-const pageScript = `
+const pageScript = pageRun(`
 import { init } from '/dist/index.js';
 const want = ${JSON.stringify(want)};
 async function run() {
@@ -42,15 +42,12 @@ async function run() {
   lab.dispose();
   return result;
 }
-const violations = [];
-document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
-try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
-`;
+`);
 
 let env;
 before(async () => {
   env = await startPackagePage({
-    csp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:",
+    csp: WORKERS_CSP,
     headers: (path) => (path.startsWith('/isolated') ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {}),
     pages: (path) => {
       const page = path.match(/^\/(plain|isolated)\/(.*)$/);

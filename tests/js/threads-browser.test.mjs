@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { pageResults, startPackagePage } from './support/browser-page.mjs';
+import { pageResults, pageRun, startPackagePage, WORKERS_CSP } from './support/browser-page.mjs';
 
-const pageScript = (entry) => `
+const pageScript = (entry) => pageRun(`
 import { init } from './dist/${entry}';
 const rnd = (n, seed) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
 const same = (a, b) => a.length === b.length && new Uint8Array(a.buffer, a.byteOffset, a.byteLength).every((x, i) => x === new Uint8Array(b.buffer, b.byteOffset, b.byteLength)[i]);
@@ -39,15 +39,12 @@ async function run() {
   try { await lab.softmaxAsync(x); } catch (e) { disposed = e.message; }
   return { checks, stats, error, syncMessage, disposed, threads: lab.threads, isolated: globalThis.crossOriginIsolated === true, sab: typeof SharedArrayBuffer };
 }
-const violations = [];
-document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
-try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
-`;
+`);
 
 let env;
 before(async () => {
   env = await startPackagePage({
-    csp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:",
+    csp: WORKERS_CSP,
     pages: (path) => {
       const entry = path.match(/^\/(index|inline)\.html$/)?.[1];
       if (entry) return { body: `<!doctype html><meta charset="utf-8"><title>threads</title><script type="module" src="./${entry}.test.js"></script>`, type: '.html' };

@@ -93,20 +93,34 @@ const char* unicode_version() { return tables::kUnicodeVersion; }
 
 // --- UTF-8 ---
 
+namespace {
+
+// A lead byte's count of continuation bytes (0: not a lead byte) and the bounds of its first continuation byte:
+// RFC 3629's table of well-formed sequences, which also rules out overlongs, surrogates and code points past U+10FFFF.
+struct Lead {
+  std::size_t need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+};
+
+Lead lead_byte(unsigned char b) {
+  if (b >= 0xC2 && b <= 0xDF) return {1};
+  if (b == 0xE0) return {2, 0xA0};
+  if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) return {2};
+  if (b == 0xED) return {2, 0x80, 0x9F};
+  if (b == 0xF0) return {3, 0x90};
+  if (b >= 0xF1 && b <= 0xF3) return {3};
+  if (b == 0xF4) return {3, 0x80, 0x8F};
+  return {};
+}
+
+}  // namespace
+
 std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char b = at(i);
   if (b < 0x80) return 1;
-  std::size_t need;
-  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the first continuation byte (RFC 3629's table)
-  if (b >= 0xC2 && b <= 0xDF) need = 1;
-  else if (b == 0xE0) need = 2, lo = 0xA0;
-  else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) need = 2;
-  else if (b == 0xED) need = 2, hi = 0x9F;
-  else if (b == 0xF0) need = 3, lo = 0x90;
-  else if (b >= 0xF1 && b <= 0xF3) need = 3;
-  else if (b == 0xF4) need = 3, hi = 0x8F;
-  else return 0;
+  auto [need, lo, hi] = lead_byte(b);
+  if (!need) return 0;
   for (std::size_t k = 1; k <= need; ++k) {
     if (i + k >= s.size() || at(i + k) < lo || at(i + k) > hi) return 0;
     lo = 0x80, hi = 0xBF;
@@ -167,16 +181,7 @@ std::string utf8_lossy(std::string_view s) {
       continue;
     }
     // The maximal subpart: the lead byte and the continuation bytes that could still have completed it.
-    const auto b = static_cast<unsigned char>(s[i]);
-    std::size_t need = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) need = 1;
-    else if (b == 0xE0) need = 2, lo = 0xA0;
-    else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) need = 2;
-    else if (b == 0xED) need = 2, hi = 0x9F;
-    else if (b == 0xF0) need = 3, lo = 0x90;
-    else if (b >= 0xF1 && b <= 0xF3) need = 3;
-    else if (b == 0xF4) need = 3, hi = 0x8F;
+    auto [need, lo, hi] = lead_byte(static_cast<unsigned char>(s[i]));
     std::size_t j = i + 1;
     for (std::size_t k = 0; k < need && j < s.size(); ++k, ++j) {
       const auto c = static_cast<unsigned char>(s[j]);

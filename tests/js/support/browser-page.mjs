@@ -8,6 +8,19 @@ import { createServer } from 'node:http';
 import { launchChromium } from '../../chromium.mjs';
 import { dist } from './load.mjs';
 
+/** The CSP of the pages that start workers: 'self' scripts, the module's compilation, and blob: workers only. */
+export const WORKERS_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:";
+
+/**
+ * A page script: `body` (which defines `async function run()`), then the run, its result (or its failure) and the
+ * CSP violations seen left in window.__results for pageResults.
+ */
+export const pageRun = (body) => `${body}
+const violations = [];
+document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective + ' ' + e.blockedURI));
+try { window.__results = { ...(await run()), violations }; } catch (e) { window.__results = { failed: String(e && e.stack || e), violations }; }
+`;
+
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 
 /**
