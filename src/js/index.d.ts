@@ -1049,8 +1049,8 @@ export interface ModelQkv {
 /**
  * One layer's queries, keys and values exactly as the engine's attention consumed them: after the projections'
  * biases and, for the Llama family (Llama, Qwen2, Mistral), after RoPE; row-major, row i for the token at position i.
- * Head h's weights are softmax(q_h · k_gᵀ · scale + the causal mask) with g = ⌊h·kvHeads / heads⌋, its group's K/V
- * head. On the calling thread the three are views of one array the call read back; on workers, gathered from
+ * Head h's weights are softmax(q_h · k_gᵀ · scale + the causal mask, and the sliding window where there is one) with
+ * g = ⌊h·kvHeads / heads⌋, its group's K/V head. On the calling thread the three are views of one array the call read back; on workers, gathered from
  * every worker's heads.
  */
 export interface ModelLayerQkv {
