@@ -339,5 +339,12 @@ TEST_CASE("lm shards: errors as a whole model's, and steps in order", "[lm][shar
   // The same validation as a whole model's, with its messages.
   const Status e = s[1]->step_forward(std::vector<std::int32_t>{3, 50}, logits, {});
   CHECK(e.message.find("ids[1] = 50 is not a token id") != std::string::npos);
+  // qkv: this shard's heads and K/V heads, every layer; another length is refused by name.
+  std::vector<float> logits1(3 * s[1]->shard().vocab.size()), qkv(s[1]->config().layers * s[1]->qkv_floats(3) + 1);
+  const Status q = s[1]->step_forward(ids, logits1, {}, qkv);
+  CHECK(q.arg == "qkv");
+  CHECK(q.message.find("layers·n·(heads + 2·kvHeads)·headDim") != std::string::npos);
+  qkv.pop_back();
+  CHECK(s[1]->step_forward(ids, logits1, {}, qkv).ok());
   CHECK(s[1]->step_begin(std::vector<std::int32_t>{3}, 0, lm::Sampling{}, {}).message == "maxTokens must be at least 1, got 0");
 }
