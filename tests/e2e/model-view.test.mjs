@@ -103,6 +103,13 @@ test('a thumbnail selects its head by click and by keyboard; the selection is th
   // A query row chosen from the list: its caption names its largest weight.
   await page.selectOption('[data-control="model-query"]', '2');
   await page.waitForFunction(() => document.querySelector('[data-role="model-query-caption"]').textContent.includes('(token 3)'));
+  // No text: nothing stale stays on screen.
+  await page.fill('[data-control="model-text"]', '');
+  await page.waitForFunction(() => document.getElementById('model').dataset.tokens === '0');
+  assert.equal(await page.isVisible('[data-figure="model-head"]'), false);
+  assert.equal(await page.isVisible('[data-figure="model-next"]'), false);
+  await typeText(page, 'Houston we have a problem');
+  assert.equal(await page.isVisible('[data-figure="model-head"]'), true);
   assert.deepEqual(log.errors, []);
   await context.close();
 });

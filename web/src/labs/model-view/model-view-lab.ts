@@ -47,7 +47,7 @@ export const modelViewLab: Lab = {
     const status = el('p', { class: 'model-status', role: 'status', 'data-role': 'model-status' });
     section.append(
       el('h2', { text: 'The model view: every head of a real model' }),
-      el('p', { class: 'intro', text: 'Everything above can run on a real language model. This one ships with the page: a small GPT-2 that this project trained itself, with its own engine, on the King James Bible and a collection of proverbs, quotations and riddles. Type any text: the tokenizer cuts it into tokens, the model reads them, and every head of every layer shows where each token looks. Click a head to open it.' }),
+      el('p', { class: 'intro', text: 'A real language model reads any text you type. This one ships with the page: a small GPT-2 that this project trained itself, with its own engine, on the King James Bible and a collection of proverbs, quotations and riddles. The tokenizer cuts your text into tokens, the model reads them, and every head of every layer shows where each token looks. Click a head to open it.' }),
       about, status,
     );
 
@@ -75,7 +75,7 @@ export const modelViewLab: Lab = {
       el('h3', { text: 'Every layer and head' }),
       el('p', { class: 'help', text: 'Each square is one head’s attention weights on your text: a row per token (the query), a column per token it can look at (the key), brighter for more weight; above the diagonal is the future, which a language model cannot see. A head’s name is given only where its score, measured on text the model never trained on, says so.' }),
       gridNote,
-      el('div', { class: 'model-grid-box' }, grid.root),
+      el('div', { class: 'model-grid-box table-scroll' }, grid.root),
     );
 
     // The selected head, large.
@@ -122,6 +122,8 @@ export const modelViewLab: Lab = {
       el('div', { class: 'model-gen-map table-scroll' }, genMap.root),
     ));
 
+    // What the text's tokens are drawn in: hidden while there is no text, so nothing stale stays on screen.
+    const figures = [grid.root.parentElement!, section.querySelector<HTMLElement>('[data-figure="model-head"]')!, section.querySelector<HTMLElement>('[data-figure="model-next"]')!];
     let view: View | undefined;
     let query = 0;
     let lastQueryFor = '';
@@ -177,6 +179,7 @@ export const modelViewLab: Lab = {
         : `${v.ids.length} token${v.ids.length === 1 ? '' : 's'}${v.cut > v.ids.length ? `: the first ${v.ids.length} of ${v.cut} are shown` : ''}. ␣ is a space: most tokens carry the space before a word.`;
       const n = v.ids.length;
       const c = rm.model.config;
+      for (const f of figures) f.hidden = n === 0;
       if (n === 0) { section.dataset.tokens = '0'; return; }
       const sel = selectedHead() ?? { layer: 0, head: 0 };
       // The grid.
