@@ -2,6 +2,7 @@
 // comes from the functions returned here; what the page computes itself is listed in docs/explorer.md.
 import { wasmFiles } from './engine-files';
 import { initFrom } from './wasm-files';
+import type { LoadModelOptions, Model, ModelFiles } from 'attnlab';
 
 export interface MatmulOptions { m: number; k: number; n: number; transposeB?: boolean }
 
@@ -26,12 +27,25 @@ export interface Engine {
   matmul(a: Float32Array, b: Float32Array, opts: MatmulOptions): Float32Array;
   rope(x: Float32Array, opts: { dk: number; positions?: Int32Array; base?: number }): Float32Array;
   buildInfo(): { version: string; backend: string; simd: boolean; kernels?: unknown };
+  /** A Hugging Face model folder's files into the engine (model/real-model.ts is the page's one caller). */
+  loadModel(files: ModelFiles, options?: LoadModelOptions): Promise<Model>;
 }
 
 /** How many engine calls the page has made: main.ts shows how many one edit cost. */
 export const engineCalls = { total: 0 };
 
 let loading: Promise<Engine> | undefined;
+let modelLab: ReturnType<typeof initFrom> | undefined;
+
+/**
+ * Real models load into an instance of the module with the language-model engine, started from the page's own
+ * .wasm URLs. (The operators' lab would load that module itself on its first loadModel, but the package's inline
+ * entry, the offline copy's, looks for it inside its JS rather than at the URLs init was given.)
+ */
+function loadModelWith(files: ModelFiles, options?: LoadModelOptions): Promise<Model> {
+  modelLab ??= initFrom(wasmFiles, { gpt: true });
+  return modelLab.then((lab) => lab.loadModel(files, options));
+}
 
 /** Loads the engine once; later calls share the same instance. */
 export function loadEngine(): Promise<Engine> {
@@ -49,6 +63,7 @@ export function loadEngine(): Promise<Engine> {
       multiHeadAttention: counted(lab.multiHeadAttention),
       matmul: counted(lab.matmul),
       rope: counted(lab.rope),
+      loadModel: loadModelWith,
     };
   });
   return loading;
