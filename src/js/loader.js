@@ -203,12 +203,15 @@ export async function start(options, factory, own) {
     return got.text;
   };
   // lab.loadModel on the operators' module: the module with the language-model engine, loaded when first needed
-  // (the entry's own copy of it; a fallback to the copy inside the JS is recorded like the first module's), and
+  // (from a wasmUrl function when one was given, else the entry's own copy of it; a fallback to the copy inside the JS is recorded like the first module's), and
   // compiled once for this thread and the workers alike.
   if (!hasLm(m)) {
     setModelModule(m, {
       compile: async () => {
-        const got = await own.module(moduleFile({ simd, gpt: true }));
+        const lmFile = moduleFile({ simd, gpt: true });
+        // A wasmUrl function names every file the lab needs (a page whose files are hashed or inlined as data: URLs).
+        if (typeof wasmUrl === 'function') return compileAt(where(wasmUrl(lmFile)), hint.given(lmFile));
+        const got = await own.module(lmFile);
         if (got.fallback) fallbacks.push(got.fallback);
         return got.module;
       },

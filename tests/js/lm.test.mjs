@@ -7,8 +7,9 @@
 // language-model module itself.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 
-import { init, loadLabs } from './support/load.mjs';
+import { dist, init, loadLabs } from './support/load.mjs';
 import { checkLogits, files, reference, serve, writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const CASES = ['gpt2-f16', 'llama-untied-sharded', 'mistral-window', 'gpt2-gelu'];
@@ -141,6 +142,15 @@ test('stream(): tokens as they come, early exit, seeds, stop ids, the generation
   model.dispose();
   assert.throws(() => model.forward([1]), /Model.forward: this model was disposed/);
   assert.equal(lab.liveModels, 0);
+});
+
+test('a lab on the operators\' module started with a wasmUrl function gets the language-model module from it too', async () => {
+  const seen = [];
+  const lab = await init({ wasmUrl: (file) => (seen.push(file), pathToFileURL(dist + file)) });
+  const model = await lab.loadModel(await files(dir, 'gpt2-f16'));
+  assert.deepEqual(seen, [lab.buildInfo().simd ? 'attnlab-simd.wasm' : 'attnlab-scalar.wasm', lab.buildInfo().simd ? 'attnlab-gpt-simd.wasm' : 'attnlab-gpt-scalar.wasm']);
+  model.dispose();
+  lab.dispose();
 });
 
 test('a lab on the operators\' module loads the language-model module when it first needs it', async () => {
