@@ -87,7 +87,9 @@ if stage main "bootstrap (apt packages, npm ci)" bash scripts/bootstrap.sh; then
   native_pid=$!
   set +m
   echo "(the native lane runs beside the package lane; its output: $logs/native.log, printed when it ends)"
-  package_lane || stop_native   # a failure here ends the run now
+  # In a subshell of its own, as the native lane: when the native lane ends, this shell reaps it and its whole CPU
+  # time joins this shell's children's times, which would charge it to the package stage running then.
+  ( package_lane ) || stop_native   # a failure here ends the run now
   wait "$native_pid"; rc=$?
   native_pid=
   # A lane that ended without recording its failure (killed, or the shell itself failed) fails the run too.
