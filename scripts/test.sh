@@ -2,10 +2,14 @@
 # `npm test`: installs what is missing, builds native and wasm, runs every suite; exits non-zero on any failure.
 #
 # After the bootstrap, two lanes run side by side, each stage after the one before it in its lane:
-#   native:  the native builds, CTest (both kernel sets in each build), the bounded fuzz pass;
-#   package: the wasm build, the package's tests (release and debug modules), the consumers, the explorer.
-# They share nothing but the machine, and most of their stages keep only one core busy, so two cores finish both
-# in about the time of the longer. The native lane writes to build/test-logs/native.log, printed when it ends.
+#   native:  the native builds, CTest (both kernel sets in each build), the bounded fuzz pass, then the package's
+#            tests against the debug modules (linked from the wasm build's objects);
+#   package: the wasm build, the package's tests, the consumers, the explorer.
+# Most of their stages keep only one core busy, so two cores finish both in about the time of the longer; the debug
+# modules' tests sit in the native lane because that lane is the shorter one without them. The lanes share the
+# wasm build folders (build/wasm-simd, build/wasm-scalar): the package lane holds them, under a lock, until its
+# last stage that builds there (the consumers: npm pack builds the package), and the debug stage waits for that.
+# The native lane writes to build/test-logs/native.log, printed when it ends.
 # A failing stage stops its lane and the run (the package lane stops the native lane at once; the native lane stops
 # the package lane at its next stage). The run ends, also on failure, with a table
 # of every stage's wall time and CPU time (user + system of every process the stage started, Chromium's included:
@@ -55,14 +59,16 @@ stage() {
 native_lane() {
   stage native "native: build (release, ASan + UBSan)"                bash scripts/test-native.sh build &&
   stage native "native: CTest, scalar and SIMD kernels in each build" bash scripts/test-native.sh test &&
-  stage native "fuzz: build, bounded deterministic pass"              bash scripts/fuzz.sh --ci
+  stage native "fuzz: build, bounded deterministic pass"              bash scripts/fuzz.sh --ci &&
+  flock "$wasm_lock" true &&   # the package lane is done with the wasm build folders (it may have failed: stage checks)
+  stage native "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)" bash scripts/test-js-debug.sh
 }
 package_lane() {
   stage package "wasm package build"                                  npm run --silent build &&
   stage package "package tests (Node, Chromium)"                      npm run --silent test:js &&
   stage package "API reference (TypeDoc over index.d.ts)"             npm run --silent docs:api &&
-  stage package "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)" bash scripts/test-js-debug.sh &&
   stage package "package consumers (npm pack; Node, TS, bundlers, Chromium)" node scripts/with-chromium.mjs npm run --silent test:consumers &&
+  release_wasm_builds &&
   stage package "explorer build"                                      npm run --silent build:web &&
   stage package "explorer tests (Chromium)"                           npm run --silent test:e2e
 }
@@ -81,13 +87,23 @@ native_pid=
 stop_native() { [[ -n $native_pid ]] && kill -TERM -- -"$native_pid" 2>/dev/null; }
 trap 'stop_native; exit 130' INT TERM
 
+# The wasm build folders' lock: taken here, before the lanes start, on a descriptor both lanes inherit; released
+# (for every holder of the descriptor) by the package lane after the consumers, or here when that lane has ended.
+wasm_lock=$logs/.wasm-builds.lock
+exec {wasm_fd}>"$wasm_lock"
+flock "$wasm_fd"
+release_wasm_builds() { flock -u "$wasm_fd"; }
+
 if stage main "bootstrap (apt packages, npm ci)" bash scripts/bootstrap.sh; then
   set -m   # job control for this one job: the native lane gets its own process group, so that it can be stopped
   native_lane >"$logs/native.log" 2>&1 &
   native_pid=$!
   set +m
   echo "(the native lane runs beside the package lane; its output: $logs/native.log, printed when it ends)"
-  package_lane || stop_native   # a failure here ends the run now
+  # In a subshell of its own, as the native lane: when the native lane ends, this shell reaps it and its whole CPU
+  # time joins this shell's children's times, which would charge it to the package stage running then.
+  ( package_lane ) || stop_native   # a failure here ends the run now
+  release_wasm_builds
   wait "$native_pid"; rc=$?
   native_pid=
   # A lane that ended without recording its failure (killed, or the shell itself failed) fails the run too.
