@@ -32,8 +32,11 @@ export function realTokens(m: Model, text: string): RealTokens {
   return { ids, tokens: m.tokenizer.tokens(ids).map(showToken), truncated: all.length > max };
 }
 
-/** One layer's q, k, v as the attention read them: q `[n, heads, headDim]`, k and v `[n, kvHeads, headDim]`. */
-export interface LayerQkv { q: Float32Array; k: Float32Array; v: Float32Array }
+/**
+ * One layer's q, k, v as the attention read them: q `[n, heads, headDim]`, k and v `[n, kvHeads, headDim]`, and
+ * the scale its scores used.
+ */
+export interface LayerQkv { q: Float32Array; k: Float32Array; v: Float32Array; scale: number }
 
 export interface RealRun {
   model: Model;
@@ -44,8 +47,6 @@ export interface RealRun {
   /** attention[layer][head]: `[n, n]`, the engine's weights. */
   attention: Float32Array[][];
   qkv: LayerQkv[];
-  /** Each layer's score scale, as the engine's attention used it. */
-  scales: number[];
 }
 
 // The engine's forward with the queries, keys and values (the package's `qkv` option).
@@ -72,11 +73,10 @@ export function realRun(m: Model, text: string): RealRun | { error: string } | u
   const entry: (typeof cache)[number] = { model: m, key };
   cache.unshift(entry);
   if (cache.length > 4) cache.pop();
-  const forward = m.forwardAsync as unknown as QkvForward;
+  const forward = m.forwardAsync.bind(m) as unknown as QkvForward;
   entry.pending = forward(t.ids, { attention: true, qkv: true }).then((r) => {
-    const scales = (m.config as { attentionScales?: readonly number[] }).attentionScales;
-    if (!r.qkv || !scales) throw new Error('this build of the engine does not return the queries, keys and values');
-    entry.run = { model: m, ids: t.ids, tokens: t.tokens, truncated: t.truncated, n: t.ids.length, attention: r.attention, qkv: r.qkv, scales: [...scales] };
+    if (!r.qkv) throw new Error('this build of the engine does not return the queries, keys and values');
+    entry.run = { model: m, ids: t.ids, tokens: t.tokens, truncated: t.truncated, n: t.ids.length, attention: r.attention, qkv: r.qkv };
   }).catch((e: Error) => { entry.error = e.message; }).finally(() => { listeners.forEach((cb) => cb()); });
   return undefined;
 }
@@ -96,13 +96,13 @@ export function headSlice(run: RealRun, layer: number, head: number): HeadSlice 
   const c = run.model.config;
   const { n } = run;
   const d = c.headDim, kvHead = Math.floor(head / (c.heads / c.kvHeads));
-  const { q, k, v } = run.qkv[layer];
+  const { q, k, v, scale } = run.qkv[layer];
   const take = (src: Float32Array, width: number, h: number) => {
     const out = new Float32Array(n * d);
     for (let i = 0; i < n; i++) out.set(src.subarray(i * width * d + h * d, i * width * d + (h + 1) * d), i * d);
     return out;
   };
-  return { q: take(q, c.heads, head), k: take(k, c.kvHeads, kvHead), v: take(v, c.kvHeads, kvHead), kvHead, scale: run.scales[layer], weights: run.attention[layer][head] };
+  return { q: take(q, c.heads, head), k: take(k, c.kvHeads, kvHead), v: take(v, c.kvHeads, kvHead), kvHead, scale, weights: run.attention[layer][head] };
 }
 
 /** The model in a few words, from its configuration: “GPT-2, 4 layers × 4 heads, d_model 128, head size 32”. */
