@@ -212,7 +212,7 @@ export class AttentionControls {
 
     clear(this.tokens);
     if (!p) {
-      this.tokens.appendChild(el('p', { class: 'help warn-text', text: 'No words yet: type a sentence.' }));
+      this.tokens.appendChild(el('p', { class: 'help warn-text', text: real && s.text.trim() ? 'The tokens appear once the model has run on the text.' : 'No words yet: type a sentence.' }));
       this.truncated.textContent = '';
       return;
     }

@@ -58,6 +58,7 @@ export const attentionLab: Lab = {
       empty.hidden = !!p;
       body.hidden = !p;
       // The NumPy script rebuilds X and the W: a real model's are not on the page.
+      code.dataset.realHide = '';
       code.hidden = !!p?.real;
       if (p) {
         steps.update(s, p, onSelectRow);

@@ -57,7 +57,7 @@ export class AttentionSteps {
   private heat = new Heatmap({ name: 'weights', label: 'Attention weights', n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
   private out = mt({ name: 'output', caption: 'output O = AV' });
   private cards: Record<string, Card>;
-  private wRow = el('div', { class: 'matrix-row' }, this.wq.root, this.wk.root, this.wv.root);
+  private wRow = el('div', { class: 'matrix-row', 'data-real-hide': '' }, this.wq.root, this.wk.root, this.wv.root);
 
   constructor(private ctx: LabContext, stepper: QueryStepper) {
     const learned = el('p', { class: 'step-explain' },
@@ -91,6 +91,7 @@ export class AttentionSteps {
     setTex(c.x.formula, String.raw`X \in \mathbb{R}^{n \times d_{\text{model}}} = \mathbb{R}^{${n} \times ${dModel}}`, true);
     const real = p.real;
     this.x.root.hidden = !!real;
+    this.x.root.dataset.realHide = '';
     this.wRow.hidden = !!real;
     if (real) {
       const cfg = real.model.config;

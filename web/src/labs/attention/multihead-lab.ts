@@ -159,7 +159,7 @@ export const multiheadLab: Lab = {
       trainedToggle.input.checked = s.mhTrained;
       picker.sync(s);
       // On a real model: every head of the chosen layer; its X, W and W_O are too wide to draw.
-      for (const e of [code, xBox, wBox, woTitle, woRow, trainedToggle.root, draw.root, resetWo]) e.hidden = s.mhReal;
+      for (const e of [code, xBox, wBox, woTitle, woRow, trainedToggle.root, draw.root, resetWo]) { e.dataset.realHide = ''; e.hidden = s.mhReal; }
       if (s.mhReal) { renderReal(s); ctx.reportTiming('multihead', performance.now() - t0); return; }
       if (document.activeElement !== seed) seed.value = String(s.mhSeed);
       const model = s.mhTrained ? trainedModel() : undefined;

@@ -22,7 +22,7 @@ export function realPicker(store: Store, name: string, on: (s: AppState) => bool
   }, `${name}-real`, 'A real language model’s attention on the text above, cut into its tokens; off: the page’s own weights.');
   const layer = select([], '0', (v) => store.update({ realLayer: Number(v) }), `${name}-real-layer`);
   const headSel = select([], '0', (v) => store.update({ realHead: Number(v) }), `${name}-real-head`);
-  const choice = el('div', { class: 'field-row' }, field('Layer', layer), ...(head ? [field('Head', headSel)] : []));
+  const choice = el('div', { class: 'field-row', 'data-real-hide': '' }, field('Layer', layer), ...(head ? [field('Head', headSel)] : []));
   const root = el('div', { class: 'real-picker', 'data-figure': `${name}-real-picker` }, sw.root, choice);
   const fill = (sel: HTMLSelectElement, count: number, label: string, value: number) => {
     if (sel.options.length !== count) {
