@@ -989,6 +989,11 @@ export interface ModelConfig {
   readonly ropeTheta: number | null;
   /** A query sees the last `slidingWindow` positions (itself included); 0 = all. */
   readonly slidingWindow: number;
+  /**
+   * Each layer's attention scale, as the engine's scores use it (a float32 value): scores = q·kᵀ·scale. 1/√headDim,
+   * or for GPT-2 what `scale_attn_weights` and `scale_attn_by_inverse_layer_idx` make it (1, and ÷ (layer + 1)).
+   */
+  readonly attentionScales: readonly number[];
   /** End-of-sequence ids: generation stops after one unless {@link ModelGenerateOptions.stop} says otherwise. */
   readonly eos: readonly number[];
   /** The beginning-of-sequence id, or null. */
@@ -1014,6 +1019,8 @@ export interface SamplingDefaults {
 export interface ModelForwardOptions {
   /** Also return every layer's and head's attention weights. Default false. */
   attention?: boolean;
+  /** Also return every layer's queries, keys and values as the attention read them ({@link ModelQkv}). Default false. */
+  qkv?: boolean;
 }
 
 /** What {@link Model.forward} always returns. */
@@ -1033,8 +1040,33 @@ export interface ModelAttention {
   attention: Float32Result[][];
 }
 
-/** Result of {@link Model.forward}; `attention` is in the type exactly when `O` asks for it. */
-export type ModelForwardResult<O extends ModelForwardOptions = {}> = Simplify<ModelLogits & Requested<O, 'attention', ModelAttention>>;
+/** Added to {@link Model.forward}'s result by {@link ModelForwardOptions.qkv}. */
+export interface ModelQkv {
+  /** `qkv[layer]`: what that layer's attention computed its weights from. */
+  qkv: ModelLayerQkv[];
+}
+
+/**
+ * One layer's queries, keys and values exactly as the engine's attention consumed them: after the projections'
+ * biases and, for the Llama family (Llama, Qwen2, Mistral), after RoPE; row-major, row i for the token at position i.
+ * Head h's weights are softmax(q_h · k_gᵀ · scale + the causal mask) with g = ⌊h·kvHeads / heads⌋, its group's K/V
+ * head. On the calling thread the three are views of one array the call read back; on workers, gathered from
+ * every worker's heads.
+ */
+export interface ModelLayerQkv {
+  /** `[n, heads, headDim]`. */
+  q: Float32Result;
+  /** `[n, kvHeads, headDim]` (after RoPE for the Llama family). */
+  k: Float32Result;
+  /** `[n, kvHeads, headDim]`. */
+  v: Float32Result;
+  /** The scale the scores used: {@link ModelConfig.attentionScales} of this layer. */
+  scale: number;
+}
+
+/** Result of {@link Model.forward}; `attention` and `qkv` are in the type exactly when `O` asks for them. */
+export type ModelForwardResult<O extends ModelForwardOptions = {}> =
+  Simplify<ModelLogits & Requested<O, 'attention', ModelAttention> & Requested<O, 'qkv', ModelQkv>>;
 
 /** Options of {@link Model.generate} and {@link Model.stream}. */
 export interface ModelGenerateOptions {
@@ -1113,8 +1145,9 @@ export interface Model {
   /** Where the model runs ({@link LoadModelOptions.threads}) and how it is cut across the workers. */
   readonly split: ModelSplit;
   /**
-   * Logits of every position of `ids` (at most {@link ModelConfig.context}), and with `attention: true` every
-   * layer's and head's attention weights. Independent of any generation in progress. On the calling thread: a
+   * Logits of every position of `ids` (at most {@link ModelConfig.context}), with `attention: true` every
+   * layer's and head's attention weights, and with `qkv: true` every layer's queries, keys and values
+   * ({@link ModelLayerQkv}). Independent of any generation in progress. On the calling thread: a
    * model on workers throws an `Error` saying to use {@link Model.forwardAsync}.
    * @typeParam O The options as written, from which the result's fields are typed.
    */

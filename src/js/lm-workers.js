@@ -210,9 +210,9 @@ export class WorkerEngine {
     return run;
   }
 
-  async forward(fn, ids, attention) {
-    const values = await this.#run(fn, 'forward', { ids, attention });
-    const { vocabSize: V, layers: L, heads: H } = this.config, n = ids.length;
+  async forward(fn, ids, attention, qkv = false) {
+    const values = await this.#run(fn, 'forward', { ids, attention, qkv });
+    const { vocabSize: V, layers: L, heads: H, kvHeads: G, headDim: dh, attentionScales } = this.config, n = ids.length;
     const logits = new Float32Array(n * V);
     values.forEach(({ logits: part }, r) => {
       const [v0, v1] = this.plans[r].vocab, w = v1 - v0;
@@ -225,6 +225,26 @@ export class WorkerEngine {
         const [h0, h1] = this.plans[r].heads, w = h1 - h0;
         for (let l = 0; l < L; ++l)
           for (let h = h0; h < h1; ++h) result.attention[l][h] = maps.slice((l * w + h - h0) * n * n, (l * w + h - h0 + 1) * n * n);
+      });
+    }
+    if (qkv) {
+      // Each shard's layer is its heads' q [n, h1 − h0, dh], then its K/V heads' k and v [n, g1 − g0, dh]: every
+      // row's slice goes to its heads' place in the whole [n, heads, dh] / [n, kvHeads, dh].
+      result.qkv = Array.from({ length: L }, (_, l) => ({
+        q: new Float32Array(n * H * dh), k: new Float32Array(n * G * dh), v: new Float32Array(n * G * dh), scale: attentionScales[l],
+      }));
+      values.forEach(({ qkv: part }, r) => {
+        const [h0, h1] = this.plans[r].heads, [g0, g1] = this.plans[r].kvHeads;
+        const qw = (h1 - h0) * dh, kw = (g1 - g0) * dh, layer = n * (qw + 2 * kw);
+        if (!layer) return;
+        for (let l = 0; l < L; ++l) {
+          const { q, k, v } = result.qkv[l], at = l * layer;
+          for (let i = 0; i < n; ++i) {
+            q.set(part.subarray(at + i * qw, at + (i + 1) * qw), (i * H + h0) * dh);
+            k.set(part.subarray(at + n * qw + i * kw, at + n * qw + (i + 1) * kw), (i * G + g0) * dh);
+            v.set(part.subarray(at + n * (qw + kw) + i * kw, at + n * (qw + kw) + (i + 1) * kw), (i * G + g0) * dh);
+          }
+        }
       });
     }
     return result;

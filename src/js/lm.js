@@ -172,24 +172,32 @@ class Model {
   #forwardArgs(fn, ids, opts) {
     const tokens = this.#ids(fn, 'ids', ids);
     options(fn, opts);
-    checkKeys(fn, opts, ['attention']);
-    return { tokens, wantAttention: flag(fn, 'attention', opts.attention) };
+    checkKeys(fn, opts, ['attention', 'qkv']);
+    return { tokens, wantAttention: flag(fn, 'attention', opts.attention), wantQkv: flag(fn, 'qkv', opts.qkv) };
   }
 
   forward(ids, opts = {}) {
     const fn = 'Model.forward', e = this.#engine(fn);
     if (e.threads > 1)
       throw new Error(`${fn}: this model runs on ${e.threads} workers (loadModel's threads): use forwardAsync(), or load it with { threads: 1 }`);
-    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    const { tokens, wantAttention, wantQkv } = this.#forwardArgs(fn, ids, opts);
     const { lmModelForward: call, on } = e.calls, d = on(call, e.handle);
     d[call.F.want_attention] = wantAttention;
+    d[call.F.want_qkv] = wantQkv;
     const o = call.call(fn, d, { ids: tokens });
-    const { vocabSize: V, layers: L, heads: H } = this.#config;
+    const { vocabSize: V, layers: L, heads: H, kvHeads: G, headDim: dh, attentionScales } = this.#config;
     const n = tokens.length;
     const result = { logits: o.logits, shape: [n, V] };
     if (o.attention) {
       result.attention = Array.from({ length: L }, (_, l) =>
         Array.from({ length: H }, (_, hh) => o.attention.slice((l * H + hh) * n * n, (l * H + hh + 1) * n * n)));
+    }
+    if (o.qkv) {  // per layer q, k, v laid end to end (lm/model.h): views of the one array read back
+      const qw = n * H * dh, kw = n * G * dh, at = (l) => l * (qw + 2 * kw);
+      result.qkv = Array.from({ length: L }, (_, l) => ({
+        q: o.qkv.subarray(at(l), at(l) + qw), k: o.qkv.subarray(at(l) + qw, at(l) + qw + kw),
+        v: o.qkv.subarray(at(l) + qw + kw, at(l + 1)), scale: attentionScales[l],
+      }));
     }
     return result;
   }
@@ -201,9 +209,9 @@ class Model {
   async forwardAsync(ids, opts = {}) {
     const fn = 'Model.forward', e = this.#engine(fn);
     if (e.threads === 1) return this.forward(ids, opts);
-    const { tokens, wantAttention } = this.#forwardArgs(fn, ids, opts);
+    const { tokens, wantAttention, wantQkv } = this.#forwardArgs(fn, ids, opts);
     try {
-      return await e.forward(fn, tokens, wantAttention);
+      return await e.forward(fn, tokens, wantAttention, wantQkv);
     } catch (err) {
       throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
     }

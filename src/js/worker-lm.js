@@ -82,13 +82,14 @@ export function makeLmWorker(main, instantiate) {
     ex.start(msg.step);
     if (msg.vocab) ex.vocab = new Float32Array(msg.vocab);
     const t0 = performance.now();
-    let held = null;  // a forward's logits and attention, in wasm memory until the last phase wrote them
+    let held = null;  // a forward's logits, attention and qkv, in wasm memory until the last phase wrote them
     try {
       const { lmShardPhase: phase, on } = c;
       const d = on(phase, h);
       if (kind === 'forward') {
         const call = c.lmShardForward, f = on(call, h);
         f[call.F.want_attention] = msg.attention ? 1 : 0;
+        f[call.F.want_qkv] = msg.qkv ? 1 : 0;
         held = call.open(fn, f, { ids: msg.ids });
       } else if (kind === 'begin') {
         const call = c.lmShardBegin, b = on(call, h), { F } = call;
@@ -116,7 +117,9 @@ export function makeLmWorker(main, instantiate) {
       };
       if (kind === 'forward') {
         const o = held.outputs();
-        return { logits: o.logits, attention: msg.attention ? o.attention : null, ...timing(), ...stats(s) };
+        // (a shard without heads has no attention weights or qkv: empty)
+        return { logits: o.logits, attention: msg.attention ? o.attention : null, qkv: msg.qkv ? o.qkv ?? new Float32Array(0) : null,
+          ...timing(), ...stats(s) };
       }
       const pick = c.lmShardPick, P = pick.F, look = on(pick, h);
       pick.call(fn, look);

@@ -152,32 +152,33 @@ Status shard_plan(ConfigCall& c) {
                                  span(p.vocab).c_str(), span(p.positions).c_str()));
 }
 
-// ids (int32) in; logits [n × vocab] and, with want_attention, the attention weights [layers × heads × n × n] out.
-#define ATTNLAB_LM_FORWARD_CALL(N, O, T) N(model) N(want_attention) T(ids, i32, in) T(logits, f32, out) T(attention, f32, out)
+// ids (int32) in; logits [n × vocab] and, with want_attention, the attention weights [layers × heads × n × n] out;
+// with want_qkv, every layer's queries, keys and values as the attention read them (lm/model.h: per layer
+// q [n × heads × head_dim], k and v [n × kv_heads × head_dim]).
+#define ATTNLAB_LM_FORWARD_CALL(N, O, T) \
+  N(model) N(want_attention) N(want_qkv) T(ids, i32, in) T(logits, f32, out) T(attention, f32, out) T(qkv, f32, out)
 ATTNLAB_CALL_STRUCT(ForwardCall, ATTNLAB_LM_FORWARD_CALL);
+
+// The check of both forwards: the outputs' lengths.
+Status forward_check(ForwardCall& c, const lm::LmModel& m) {
+  std::size_t logits, attention, qkv;
+  if (auto s = m.forward_sizes(c.ids.size(), c.want_attention != 0, c.want_qkv != 0, logits, attention, qkv); !s.ok()) return s;
+  resolve(c.logits, logits), resolve(c.attention, attention), resolve(c.qkv, qkv);
+  return Status::success();
+}
 
 Status model_forward(ForwardCall& c) {
   lm::LmModel& m = model_of(c.model);
-  if (c.check) {
-    std::size_t logits, attention;
-    if (auto s = m.forward_sizes(c.ids.size(), c.want_attention != 0, logits, attention); !s.ok()) return s;
-    resolve(c.logits, logits), resolve(c.attention, attention);
-    return Status::success();
-  }
-  return m.forward(in<std::int32_t>(c.ids), out<float>(c.logits), out<float>(c.attention));
+  if (c.check) return forward_check(c, m);
+  return m.forward(in<std::int32_t>(c.ids), out<float>(c.logits), out<float>(c.attention), out<float>(c.qkv));
 }
 
-// A shard's forward: the same descriptor, its logits and attention this shard's slices (its vocabulary rows, its
-// heads); it starts the step, whose phases then run one call each (shard_phase).
+// A shard's forward: the same descriptor, its logits, attention and qkv this shard's slices (its vocabulary rows,
+// its heads and K/V heads); it starts the step, whose phases then run one call each (shard_phase).
 Status shard_forward(ForwardCall& c) {
   lm::LmModel& m = model_of(c.model);
-  if (c.check) {
-    std::size_t logits, attention;
-    if (auto s = m.forward_sizes(c.ids.size(), c.want_attention != 0, logits, attention); !s.ok()) return s;
-    resolve(c.logits, logits), resolve(c.attention, attention);
-    return Status::success();
-  }
-  return m.step_forward(in<std::int32_t>(c.ids), out<float>(c.logits), out<float>(c.attention));
+  if (c.check) return forward_check(c, m);
+  return m.step_forward(in<std::int32_t>(c.ids), out<float>(c.logits), out<float>(c.attention), out<float>(c.qkv));
 }
 
 // The prompt (int32), the options as JS gave them (maxTokens an integer ≥ 1, topK an integer ≥ 0, seed an integer

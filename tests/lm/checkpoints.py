@@ -11,6 +11,8 @@ model.safetensors or model-0000k-of-0000n.safetensors with model.safetensors.ind
     reference.json   the prompt ids, the reference's greedy continuation, and the shapes below
     logits.f64 / logits_bound.f64        [n × vocab], little-endian float64
     attention.f64 / attention_bound.f64  [layers × heads × n × n]
+    qkv.f64 / qkv_bound.f64              per layer q [n × heads × head_dim], then k and v [n × kv_heads × head_dim]
+                                         each, as the attention reads them (after the biases and RoPE)
 Every weight is written in its file dtype (F32, F16, BF16) and the reference computes with the rounded values, so
 the only differences left are the engine's float32 arithmetic, which the bounds cover.
 
@@ -132,6 +134,7 @@ class Tape:
 
     def __init__(self):
         self.nodes = []  # (value, local bound, input node ids, vjp: adjoint of the result → adjoints of the inputs)
+        self.qkv = []    # each layer's (q, k, v) nodes as its attention reads them
 
     def add(self, value, local, inputs=(), vjp=None):
         self.nodes.append((value, local, tuple(inputs), vjp))
@@ -390,6 +393,7 @@ def forward_gpt2(P, c, ids, delta=0):
         h = layernorm(t, x, w(f'h.{l}.ln_1.weight'), w(f'h.{l}.ln_1.bias'), eps)
         qkv = linear(t, h, w(f'h.{l}.attn.c_attn.weight').T, w(f'h.{l}.attn.c_attn.bias'))  # Conv1D: [in, out]
         q, k, v = (columns(t, qkv, i * d, d) for i in range(3))
+        t.qkv.append((q, k, v))
         o, p = attention(t, q, k, v, H, H, 1 / math.sqrt(d // H), 0)
         maps.append(p)
         x = linear(t, o, w(f'h.{l}.attn.c_proj.weight').T, w(f'h.{l}.attn.c_proj.bias'), x)
@@ -415,7 +419,9 @@ def forward_llama(P, c, ids, delta=0):
         q = linear(t, h, P[p + 'self_attn.q_proj.weight'], P.get(p + 'self_attn.q_proj.bias'))
         k = linear(t, h, P[p + 'self_attn.k_proj.weight'], P.get(p + 'self_attn.k_proj.bias'))
         v = linear(t, h, P[p + 'self_attn.v_proj.weight'], P.get(p + 'self_attn.v_proj.bias'))
-        o, pm = attention(t, rope(t, q, H, theta), rope(t, k, G, theta), v, H, G, 1 / math.sqrt(dh), window)
+        q, k = rope(t, q, H, theta), rope(t, k, G, theta)
+        t.qkv.append((q, k, v))
+        o, pm = attention(t, q, k, v, H, G, 1 / math.sqrt(dh), window)
         maps.append(pm)
         x = linear(t, o, P[p + 'self_attn.o_proj.weight'], P.get(p + 'self_attn.o_proj.bias'), x)
         h = rmsnorm(t, x, P[p + 'post_attention_layernorm.weight'], eps)
@@ -460,6 +466,17 @@ def attention_with_bounds(t, maps):
     W = np.stack([t.value(m) for m in maps])
     B = np.stack([t.bound(m).reshape(t.value(m).shape) for m in maps]) * SECOND_ORDER
     return W, B
+
+
+def qkv_with_bounds(t):
+    """Every layer's q, k and v (after the biases and RoPE) flattened end to end, and their bounds: each element's
+    Σ |adjoint|·local over the operations before it (Tape.bound), as for the logits."""
+    values, bounds = [], []
+    for nodes in t.qkv:
+        for node in nodes:
+            values.append(t.value(node).reshape(-1))
+            bounds.append(t.bound(node) * SECOND_ORDER)
+    return np.concatenate(values), np.concatenate(bounds)
 
 
 def greedy(P, c, prompt, steps):
@@ -621,6 +638,7 @@ def write_case(out, name, seed):
     na = min(n, ATTENTION_TOKENS)
     _, _, tape, maps = logits_with_bounds(P, c, ids[:na])
     W, eW = attention_with_bounds(tape, maps)
+    QKV, eQKV = qkv_with_bounds(tape)
     # A prompt whose greedy continuation is decided at every step (margin > 0), searched over seeds.
     for attempt in range(200):
         prompt = rng.integers(3, c['vocab_size'], size=5).tolist()
@@ -629,10 +647,14 @@ def write_case(out, name, seed):
             break
     else:
         raise SystemExit(f'{name}: no prompt in 200 has a greedy continuation decided at every step')
-    for fname, a in (('logits.f64', logits), ('logits_bound.f64', el), ('attention.f64', W), ('attention_bound.f64', eW)):
+    for fname, a in (('logits.f64', logits), ('logits_bound.f64', el), ('attention.f64', W), ('attention_bound.f64', eW),
+                     ('qkv.f64', QKV), ('qkv_bound.f64', eQKV)):
         np.ascontiguousarray(a, dtype='<f8').tofile(os.path.join(folder, fname))
     L, H = W.shape[0], W.shape[1]
-    ref = {'ids': ids, 'logit_rows': rows.tolist(), 'vocab': c['vocab_size'], 'layers': int(L), 'heads': int(H), 'attention_tokens': na, 'prompt': prompt, 'greedy': tokens,
+    dh = tape.value(tape.qkv[0][0]).shape[1] // H
+    G = tape.value(tape.qkv[0][1]).shape[1] // dh
+    ref = {'ids': ids, 'logit_rows': rows.tolist(), 'vocab': c['vocab_size'], 'layers': int(L), 'heads': int(H), 'attention_tokens': na,
+           'kv_heads': int(G), 'head_dim': int(dh), 'prompt': prompt, 'greedy': tokens,
            'greedy_margin': float(margin), 'prompt_attempts': attempt + 1, 'dtype': dtype, 'shards': shards,
            'max_bound_relative': float(el.max() / np.abs(logits).max())}
     with open(os.path.join(folder, 'reference.json'), 'w') as f:

@@ -355,14 +355,19 @@ std::string config_json(const LmConfig& c) {
   const char* act = c.activation == Activation::gelu_tanh ? "gelu_tanh" : c.activation == Activation::gelu_erf ? "gelu" : "silu";
   // Sampling defaults as generate() applies them: greedy unless the generation config asks for sampling.
   const bool sample = c.do_sample && c.temperature > 0;
+  // Each layer's score scale as the attention uses it: the float32 widened to a double, whose 17 significant digits
+  // read back as that same double (JS gets the float32's exact value).
+  std::string scales = "[";
+  for (std::size_t l = 0; l < c.layers; ++l) scales += detail::format(l ? ",%.17g" : "%.17g", double(c.attention_scale(l)));
+  scales += "]";
   return detail::format(
       "{\"architecture\":\"%s\",\"modelType\":\"%s\",\"vocabSize\":%zu,\"context\":%zu,\"dModel\":%zu,\"layers\":%zu,"
       "\"heads\":%zu,\"kvHeads\":%zu,\"headDim\":%zu,\"ffnDim\":%zu,\"normEps\":%.17g,\"activation\":\"%s\",\"tied\":%s,"
-      "\"ropeTheta\":%s,\"slidingWindow\":%zu,\"eos\":%s,\"bos\":%s,"
+      "\"ropeTheta\":%s,\"slidingWindow\":%zu,\"attentionScales\":%s,\"eos\":%s,\"bos\":%s,"
       "\"defaults\":{\"temperature\":%.17g,\"topK\":%zu,\"topP\":%.17g}}",
       c.architecture.c_str(), c.model_type.c_str(), c.vocab, c.context, c.d_model, c.layers, c.heads, c.kv_heads, c.head_dim,
       c.ffn, c.norm_eps, act, c.tied ? "true" : "false",
-      c.family == Family::llama ? detail::format("%.17g", c.rope_theta).c_str() : "null", c.sliding_window, eos.c_str(),
+      c.family == Family::llama ? detail::format("%.17g", c.rope_theta).c_str() : "null", c.sliding_window, scales.c_str(), eos.c_str(),
       c.bos < 0 ? "null" : detail::format("%d", int(c.bos)).c_str(), sample ? c.temperature : 0.0, sample ? c.top_k : 0,
       sample ? c.top_p : 1.0);
 }

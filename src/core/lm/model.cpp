@@ -149,7 +149,7 @@ Status LmModel::ensure_caches(std::size_t capacity) {
 void LmModel::start(const std::int32_t* ids, std::size_t n, std::size_t pos0, bool use_cache, float* logits, std::size_t ldl,
                     std::size_t logit_rows, float* attention) noexcept {
   step_.ids = ids, step_.n = n, step_.pos0 = pos0, step_.use_cache = use_cache, step_.logits = logits, step_.ldl = ldl;
-  step_.logit_rows = logit_rows, step_.attention = attention, step_.next = 0, step_.ready = true;
+  step_.logit_rows = logit_rows, step_.attention = attention, step_.qkv = nullptr, step_.next = 0, step_.ready = true;
   step_.advance = step_.generating = false;
 }
 
@@ -248,6 +248,13 @@ Status LmModel::attend(std::size_t l) {
     if (auto s = rope(r, {k, n * kw}); !s.ok()) return Status::numerical_error("k", detail::format("layer %zu's keys: %s", l, s.message.c_str()));
   }
 
+  if (step_.qkv) {  // what the attention below reads, as it reads it
+    float* at = step_.qkv + l * qkv_floats(n);
+    std::memcpy(at, q, n * qw * sizeof(float));
+    std::memcpy(at + n * qw, k, n * kw * sizeof(float));
+    std::memcpy(at + n * qw + n * kw, v, n * kw * sizeof(float));
+  }
+
   detail::AttentionBatch b{};
   b.batch = 1, b.heads = H, b.kv_heads = G, b.nq = n, b.dk = b.dv = dh;
   b.q = {q, n * qw, dh, qw};
@@ -332,16 +339,22 @@ Status not_whole(const char* fn) {
 
 }  // namespace
 
-Status LmModel::forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention) {
+Status LmModel::forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention,
+                        std::span<float> qkv) {
   if (!shard().whole()) return not_whole("forward");
-  if (auto s = step_forward(ids, logits, attention); !s.ok()) return s;
+  if (auto s = step_forward(ids, logits, attention, qkv); !s.ok()) return s;
   for (std::size_t p = 0; p <= last_phase(); ++p)
     if (auto s = phase(p); !s.ok()) return s;
   return Status::success();
 }
 
+std::size_t LmModel::qkv_floats(std::size_t n) const noexcept {
+  return sat_mul(sat_mul(n, config().head_dim), sat_add(shard().heads.size(), sat_mul(2, shard().kv_heads.size())));
+}
+
 // (a shard's: its vocabulary rows and its heads)
-Status LmModel::forward_sizes(std::size_t n, bool want_attention, std::size_t& logits, std::size_t& attention) const {
+Status LmModel::forward_sizes(std::size_t n, bool want_attention, bool want_qkv, std::size_t& logits, std::size_t& attention,
+                              std::size_t& qkv) const {
   const LmConfig& c = config();
   const ShardPlan& sp = shard();
   if (n == 0) return check_ids({}, "ids");
@@ -350,24 +363,31 @@ Status LmModel::forward_sizes(std::size_t n, bool want_attention, std::size_t& l
                                 c.context, c.family == Family::gpt2 ? "n_positions" : "max_position_embeddings");
   logits = sat_mul(n, sp.vocab.size());
   attention = want_attention ? sat_mul(sat_mul(c.layers, sp.heads.size()), sat_mul(n, n)) : 0;
+  qkv = want_qkv ? sat_mul(c.layers, qkv_floats(n)) : 0;
   return Status::success();
 }
 
-Status LmModel::step_forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention) {
+Status LmModel::step_forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention,
+                             std::span<float> qkv) {
   const LmConfig& c = config();
   const ShardPlan& sp = shard();
   step_.ready = false;
   if (auto s = check_ids(ids, "ids"); !s.ok()) return s;
   const std::size_t n = ids.size(), V = sp.vocab.size(), H = sp.heads.size();
-  std::size_t want_logits, maps;
-  if (auto s = forward_sizes(n, !attention.empty(), want_logits, maps); !s.ok()) return s;
+  std::size_t want_logits, maps, want_qkv;
+  if (auto s = forward_sizes(n, !attention.empty(), !qkv.empty(), want_logits, maps, want_qkv); !s.ok()) return s;
   if (logits.size() != want_logits)
     return detail::check_length("logits", logits.size(), want_logits, detail::format("n·vocab = %zu·%zu", n, V));
   if (!attention.empty() && attention.size() != maps)
     return detail::check_length("attention", attention.size(), maps,
                                 detail::format("layers·heads·n·n = %zu·%zu·%zu·%zu", c.layers, H, n, n));
+  if (!qkv.empty() && qkv.size() != want_qkv)
+    return detail::check_length("qkv", qkv.size(), want_qkv,
+                                detail::format("layers·n·(heads + 2·kvHeads)·headDim = %zu·%zu·(%zu + 2·%zu)·%zu", c.layers, n, H,
+                                               sp.kv_heads.size(), c.head_dim));
   if (auto s = ensure_work(n); !s.ok()) return s;
   start(ids.data(), n, 0, false, logits.data(), V, n, attention.empty() ? nullptr : attention.data());
+  step_.qkv = qkv.empty() ? nullptr : qkv.data();
   return Status::success();
 }
 

@@ -46,11 +46,17 @@ class LmModel {
   // Bytes of memory the model holds now: weights, KV caches, activations, sampling buffers.
   std::size_t memory_bytes() const noexcept;
 
-  // logits [n × vocab]; attention, when not empty, [layers × heads × n × n] (the softmax weights each head used).
-  // Independent of any generation in progress.
-  Status forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention);
-  // forward()'s checks that read no id, for n ids: the lengths its outputs need (attention: 0 unless wanted).
-  Status forward_sizes(std::size_t n, bool want_attention, std::size_t& logits, std::size_t& attention) const;
+  // logits [n × vocab]; attention, when not empty, [layers × heads × n × n] (the softmax weights each head used);
+  // qkv, when not empty, per layer the queries, keys and values as the attention consumed them (after the
+  // projections' biases and RoPE): q [n × heads × head_dim], then k and v [n × kv_heads × head_dim] each
+  // (qkv_floats() a layer). Independent of any generation in progress.
+  Status forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention,
+                 std::span<float> qkv = {});
+  // forward()'s checks that read no id, for n ids: the lengths its outputs need (attention, qkv: 0 unless wanted).
+  Status forward_sizes(std::size_t n, bool want_attention, bool want_qkv, std::size_t& logits, std::size_t& attention,
+                       std::size_t& qkv) const;
+  // Floats of one layer's q, k and v for n rows (this shard's heads).
+  std::size_t qkv_floats(std::size_t n) const noexcept;
 
   // Starts generating after `prompt`: at most max_tokens tokens (prompt + max_tokens ≤ context), stopping early after
   // a token of `stop`. Runs the prompt through the model into the KV caches. A new begin() ends the previous one.
@@ -75,8 +81,10 @@ class LmModel {
   // messages), then run phase(0) … phase(last_phase()) in order; between two phases every shard's parts() must
   // hold all the shards' partial sums: rank r's at parts() + r·rows()·d_model (this shard wrote its own there).
   // A failed phase ends the step (and the generation).
-  // forward: logits [n × this shard's vocabulary rows], attention (when not empty) [layers × its heads × n × n].
-  Status step_forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention);
+  // forward: logits [n × this shard's vocabulary rows], attention (when not empty) [layers × its heads × n × n],
+  // qkv (when not empty) forward()'s for its heads and K/V heads.
+  Status step_forward(std::span<const std::int32_t> ids, std::span<float> logits, std::span<float> attention,
+                      std::span<float> qkv = {});
   // The prompt; then every step_next() runs the last token chosen. After the last phase, the caller picks the
   // next token from every shard's logits (best(), or sample() over logits gathered into vocab_logits()) and
   // gives it to accept().
@@ -124,7 +132,7 @@ class LmModel {
     std::size_t n = 0, pos0 = 0, logit_rows = 0, ldl = 0, next = 0;
     bool use_cache = false, ready = false;
     bool generating = false, advance = false;  // a generation step (advance: one that runs the pending token)
-    float *logits = nullptr, *attention = nullptr;
+    float *logits = nullptr, *attention = nullptr, *qkv = nullptr;
   } step_;
   std::vector<std::int32_t> step_ids_;
   std::size_t parts_at_ = 0;  // where parts() lies in the workspace

@@ -34,6 +34,7 @@ export function reference(dir, name) {
     ...ref,
     logits: f64(join(at, 'logits.f64')), logitsBound: f64(join(at, 'logits_bound.f64')),
     attention: f64(join(at, 'attention.f64')), attentionBound: f64(join(at, 'attention_bound.f64')),
+    qkv: f64(join(at, 'qkv.f64')), qkvBound: f64(join(at, 'qkv_bound.f64')),
   };
 }
 
