@@ -192,7 +192,16 @@ test('axe and screenshots of the real-model views at 1280 and 390 px', async () 
       await page.screenshot({ path: `${shotsDir}/real-${id}-${width}.png`, clip: box, fullPage: true });
     }
     await openDisclosures(page);
-    await page.addScriptTag({ content: AXE });
+    // As a reader scrolling down would see it (accessibility.test.mjs does the same): a box that scrolls sideways
+    // becomes a focusable region when it comes into view, so the viewport grows to the page's height first.
+    for (let i = 0, last = 0; i < 8; i++) {
+      const h = await page.evaluate(() => document.documentElement.scrollHeight);
+      if (h === last) break;
+      last = h;
+      await page.setViewportSize({ width, height: Math.min(h, 30000) });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    }
+    await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
       const r = await window.axe.run({ include: [['#attention'], ['#causal'], ['#multihead']] }, { resultTypes: ['violations'] });
       return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));

@@ -49,10 +49,6 @@ export interface RealRun {
   qkv: LayerQkv[];
 }
 
-// The engine's forward with the queries, keys and values (the package's `qkv` option).
-type QkvForward = (ids: Int32Array, options: { attention: true; qkv: true }) =>
-  Promise<{ attention: Float32Array[][]; qkv: LayerQkv[] }>;
-
 // The last few runs, by model and ids: every lab on the page asks for the same text.
 const cache: { model: Model; key: string; run?: RealRun; error?: string; pending?: Promise<void> }[] = [];
 const listeners = new Set<() => void>();
@@ -73,9 +69,7 @@ export function realRun(m: Model, text: string): RealRun | { error: string } | u
   const entry: (typeof cache)[number] = { model: m, key };
   cache.unshift(entry);
   if (cache.length > 4) cache.pop();
-  const forward = m.forwardAsync.bind(m) as unknown as QkvForward;
-  entry.pending = forward(t.ids, { attention: true, qkv: true }).then((r) => {
-    if (!r.qkv) throw new Error('this build of the engine does not return the queries, keys and values');
+  entry.pending = m.forwardAsync(t.ids, { attention: true, qkv: true }).then((r) => {
     entry.run = { model: m, ids: t.ids, tokens: t.tokens, truncated: t.truncated, n: t.ids.length, attention: r.attention, qkv: r.qkv };
   }).catch((e: Error) => { entry.error = e.message; }).finally(() => { listeners.forEach((cb) => cb()); });
   return undefined;

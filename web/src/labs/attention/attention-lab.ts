@@ -53,7 +53,7 @@ export const attentionLab: Lab = {
       const p = real ? real.pipeline : runPipeline(ctx.engine, s);
       last = p && { s, p };
       controls.sync(s, p);
-      if (real) controls.realWaiting(real.pipeline ? undefined : real.message);
+      if (real && !real.pipeline) controls.realWaiting(real.message);
       empty.textContent = real?.message ?? 'Type a sentence above to see its attention.';
       empty.hidden = !!p;
       body.hidden = !p;
