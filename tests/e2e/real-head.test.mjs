@@ -184,12 +184,12 @@ test('axe and screenshots of the real-model views at 1280 and 390 px', async () 
     await page.waitForFunction(() => /^Layer 2 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? '')
       && /^Layer 2, head 2/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
     await settle(page);
-    for (const id of ['attention', 'causal', 'multihead']) {
-      await page.$eval(`#${id}`, (s) => s.scrollIntoView());
+    // Each part on its own, scrolled into view first (an element screenshot does), so it is laid out and painted.
+    const parts = { controls: '#attention .controls', qkv: '#attention [data-step="3"]', weights: '#attention [data-step="6"]', causal: '#causal', multihead: '#multihead .heads-grid' };
+    for (const [name, sel] of Object.entries(parts)) {
+      await page.$eval(sel, (e) => e.scrollIntoView());
       await settle(page);
-      await page.$eval(`#${id}`, (s) => s.scrollIntoView());
-      const box = await page.$eval(`#${id}`, (s) => { const r = s.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY, width: document.documentElement.clientWidth, height: Math.min(r.height, 6000) }; });
-      await page.screenshot({ path: `${shotsDir}/real-${id}-${width}.png`, clip: box, fullPage: true });
+      await (await page.$(sel)).screenshot({ path: `${shotsDir}/real-${name}-${width}.png` });
     }
     await openDisclosures(page);
     // As a reader scrolling down would see it (accessibility.test.mjs does the same): a box that scrolls sideways

@@ -112,6 +112,6 @@ export function layerInput(m: Model, layer: number): string {
   const norm = c.modelType === 'gpt2' ? 'LayerNorm' : 'RMSNorm';
   const stream = layer === 0
     ? (c.ropeTheta === null ? 'each token’s embedding plus its position’s' : 'each token’s embedding (positions enter as RoPE, turning q and k)')
-    : `the residual stream after layers 1–${layer}: each token’s embedding${c.ropeTheta === null ? ' plus its position’s' : ''}, plus every earlier layer’s attention and MLP output`;
+    : `the residual stream after ${layer === 1 ? 'layer 1' : `layers 1–${layer}`}: each token’s embedding${c.ropeTheta === null ? ' plus its position’s' : ''}, plus every earlier layer’s attention and MLP output`;
   return `the ${norm} of the residual stream entering layer ${layer + 1} (${stream})`;
 }

@@ -71,6 +71,7 @@ export class AttentionControls {
     const embDraw = randomDraw('random vectors', s.embSeed, (v) => update({ embSeed: v }), 'emb-seed');
     this.embSeed = embDraw.input;
     const resetX = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-x', text: 'reset edited X cells' });
+    this.pageOnly = [embDraw.root, resetX];
     resetX.addEventListener('click', () => update({ xEdits: new Map() }));
 
     this.presetGroup = buttonGroup('Weight preset', PRESETS.map((p) => ({
@@ -85,6 +86,7 @@ export class AttentionControls {
     })));
     const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
     this.wSeed = wDraw.input;
+    this.pageOnly.push(wDraw.root);
     this.dk = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
     this.dv = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
     const presetHelp = el('p', { class: 'help', id: 'preset-help' });
@@ -129,6 +131,8 @@ export class AttentionControls {
 
   private presetHelpNode: HTMLElement;
   private textField!: HTMLElement;
+  // The random draws and the X reset: a real model has none to offer.
+  private pageOnly: HTMLElement[] = [];
 
   /** Loads the shipped model the first time a view asks for a real one (the views redraw when it arrives). */
   static ensureModel(): void {
@@ -163,6 +167,7 @@ export class AttentionControls {
     this.embReal.hidden = !real;
     for (const c of [this.dModel, this.dk, this.dv]) c.disabled = !!m || real;
     this.embSeed.disabled = this.wSeed.disabled = real;
+    for (const e of this.pageOnly) { e.dataset.realHide = ''; e.hidden = real; }
     const rm = real ? realModel() : undefined;
     if (rm) {
       const fill = (sel: HTMLSelectElement, count: number, label: string, value: number) => {
