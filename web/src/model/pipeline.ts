@@ -8,6 +8,21 @@ import { tokenize } from '../text/tokenize';
 import { embed, type EmbeddingSource } from '../text/embeddings';
 import { applyEdits, presetMatrix } from './weights';
 import { trainedInput, trainedModel, type TrainedModel } from './trained';
+import { realModel } from './real-model';
+import { headSlice, realRun, type RealRun } from './real-head';
+import type { Model } from 'attnlab';
+
+/** On a real model's head: which one, and the engine's own weights for it (the page's are recomputed from q, k). */
+export interface RealHeadInfo {
+  model: Model;
+  run: RealRun;
+  layer: number;
+  head: number;
+  kvHead: number;
+  /** The scale the model's attention used (the page's scale is this, or 1 with scaling off, ÷ τ). */
+  modelScale: number;
+  engineWeights: Float32Array;
+}
 
 export interface Pipeline {
   words: string[];
@@ -30,6 +45,8 @@ export interface Pipeline {
   scores: Float32Array;
   weights: Float32Array;
   output: Float32Array;
+  /** Set on a real model's head: X and the W are then not tables (x, wq, wk, wv are empty). */
+  real?: RealHeadInfo;
 }
 
 export interface Projections { q: Float32Array; k: Float32Array; v: Float32Array }
@@ -60,6 +77,7 @@ export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
   const { words, truncated } = tokenize(s.text, LIMITS.tokens);
   const n = words.length;
   if (n === 0) return undefined;
+  if (s.preset === 'real') return runReal(engine, s).pipeline;
   const model = s.preset === 'trained' ? trainedModel() : undefined;
   if (model) return runTrained(engine, s, model, words, truncated);
   const { dModel, dk, dv } = s;
@@ -80,6 +98,42 @@ export function runPipeline(engine: Engine, s: AppState): Pipeline | undefined {
     wq: wq.m, wk: wk.m, wv: wv.m, wqEdited: wq.edited, wkEdited: wk.edited, wvEdited: wv.edited,
     q, k, v, raw: r.rawScores!, scores: r.scores!, weights: r.weights!, output: r.output,
   };
+}
+
+/** The real-model preset's state: the pipeline once the model and its forward are ready, else what to say meanwhile. */
+export function runReal(engine: Engine, s: AppState): { pipeline?: Pipeline; message?: string } {
+  const m = realModel()?.model;
+  if (!m) return { message: 'Loading the model…' };
+  const run = realRun(m, s.text);
+  if (!run) return { message: tokenize(s.text, LIMITS.tokens).words.length ? 'Running the model on your text…' : undefined };
+  if ('error' in run) return { message: `The model could not run on this text: ${run.error}` };
+  const { layer, head } = realChoice(s, m);
+  const h = headSlice(run, layer, head);
+  const n = run.n, dk = m.config.headDim;
+  const scale = (s.scaled ? h.scale : 1) / s.attnTemp;
+  // A sliding window (a query sees its last W positions) hides keys further back, as the model's attention does.
+  const w = m.config.slidingWindow;
+  let mask: Float32Array | null = null;
+  if (w > 0 && n > w) {
+    mask = new Float32Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = 0; j <= i - w; j++) mask[i * n + j] = Number.NEGATIVE_INFINITY;
+  }
+  const r = engine.attention({ q: h.q, k: h.k, v: h.v, nq: n, nk: n, dk, dv: dk, causal: s.causal, scale, mask, returnRawScores: true, returnScores: true, returnWeights: true });
+  const none = new Float32Array(0);
+  return {
+    pipeline: {
+      words: run.tokens, truncated: run.truncated, n, dModel: m.config.dModel, dk, dv: dk, scale,
+      x: none, xEdited: [], source: run.tokens.map(() => 'real'),
+      wq: none, wk: none, wv: none, wqEdited: [], wkEdited: [], wvEdited: [],
+      q: h.q, k: h.k, v: h.v, raw: r.rawScores!, scores: r.scores!, weights: r.weights!, output: r.output,
+      real: { model: m, run, layer, head, kvHead: h.kvHead, modelScale: h.scale, engineWeights: h.weights },
+    },
+  };
+}
+
+/** The real model's layer and head the state names (its last where the state names one past it). */
+export function realChoice(s: AppState, m: Model): { layer: number; head: number } {
+  return { layer: Math.min(s.realLayer, m.config.layers - 1), head: Math.min(s.realHead, m.config.heads - 1) };
 }
 
 /** The chosen head of a trained model's layer 1, for the chosen head (its last when the state names one past it). */

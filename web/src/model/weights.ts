@@ -4,7 +4,7 @@ import type { Overrides } from '../state/params';
 import { gaussians, hashString } from '../text/random';
 
 /** The attention lab's weight choices, in the order it offers them: the URL's `wp` accepts exactly these ids. */
-export const WEIGHT_PRESETS = ['id', 'rnd', 'trained', 'asym'] as const;
+export const WEIGHT_PRESETS = ['id', 'rnd', 'trained', 'asym', 'real'] as const;
 export type WeightPreset = (typeof WEIGHT_PRESETS)[number];
 
 /** Each choice's label and help, in WEIGHT_PRESETS order (checked at load). */
@@ -17,6 +17,8 @@ export const PRESETS: readonly { id: WeightPreset; label: string; help: string }
     help: 'Layer 1 of a small GPT the engine trained on the words corpus of “Watch attention learn”: X is each word’s learned embedding plus its position’s, layer-normed; W_Q, W_K, W_V are the chosen head’s slices of the layer’s projection. With the causal mask on, the weights are exactly the model’s (d_model and d_k are the model’s).' },
   { id: 'asym', label: 'asymmetric pair',
     help: 'W_Q = I, W_K turns the key space by 45°: the pull of A on B no longer equals the pull of B on A (the bride and ring of the words-pulling-words article).' },
+  { id: 'real', label: 'real model',
+    help: 'A real language model’s head, on your text cut into its tokens: Q, K and V are the queries, keys and values that head computed (the model itself, through the engine), and every step below is redone from them. Choose the layer and head below.' },
 ];
 if (PRESETS.map((p) => p.id).join() !== WEIGHT_PRESETS.join()) throw new Error('weights: PRESETS and WEIGHT_PRESETS differ');
 

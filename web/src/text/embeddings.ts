@@ -21,7 +21,7 @@ export const TOY_EMBEDDINGS: Readonly<Record<string, readonly [number, number]>>
 /** Spread of the random vectors: small next to the placed words, as in the article (function words barely pull). */
 const SEEDED_STD = 0.5;
 
-export type EmbeddingSource = 'toy' | 'seeded' | 'trained';
+export type EmbeddingSource = 'toy' | 'seeded' | 'trained' | 'real';
 
 export interface Embedded {
   /** n × dModel, row-major. */

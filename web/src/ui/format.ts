@@ -37,3 +37,10 @@ export function sub(n: number): string {
 export function vec(xs: ArrayLike<number>, digits = 3): string {
   return `[${Array.from(xs, (x) => fmt(x, digits)).join(', ')}]`;
 }
+
+/** A vector short enough to read: whole up to `max` numbers, else its first few, “…”, its last and its length. */
+export function vecBrief(xs: ArrayLike<number>, digits = 3, max = 8): string {
+  if (xs.length <= max) return vec(xs, digits);
+  const a = Array.from(xs);
+  return `[${a.slice(0, 3).map((x) => fmt(x, digits)).join(', ')}, …, ${fmt(a[a.length - 1], digits)}] (${a.length} numbers)`;
+}

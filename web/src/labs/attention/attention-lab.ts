@@ -7,12 +7,14 @@ import { AttentionControls } from './attention-controls';
 import { AttentionSteps } from './attention-steps';
 import { QueryStepper } from './query-stepper';
 import type { AppState } from '../../state/app-state';
-import { runPipeline, type Pipeline } from '../../model/pipeline';
+import { runPipeline, runReal, type Pipeline } from '../../model/pipeline';
 import { attentionNumpy } from '../../model/numpy-code';
 import { codePanel } from '../../ui/code-panel';
 import { onTrainedChange } from '../../model/trained';
+import { onRealModel, onSelectedHead, realModel, selectHead } from '../../model/real-model';
+import { onRealRun } from '../../model/real-head';
 
-const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
+const KEYS: (keyof AppState)[] = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'realLayer', 'realHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'causal', 'scaled', 'attnTemp', 'query'];
 
 export const attentionLab: Lab = {
   id: 'attention',
@@ -47,11 +49,17 @@ export const attentionLab: Lab = {
     const render = (changed?: Set<keyof AppState>) => {
       const t0 = performance.now();
       const s = ctx.store.state;
-      const p = runPipeline(ctx.engine, s);
+      const real = s.preset === 'real' ? runReal(ctx.engine, s) : undefined;
+      const p = real ? real.pipeline : runPipeline(ctx.engine, s);
       last = p && { s, p };
       controls.sync(s, p);
+      if (real && !real.pipeline) controls.realWaiting(real.message);
+      empty.textContent = real?.message ?? 'Type a sentence above to see its attention.';
       empty.hidden = !!p;
       body.hidden = !p;
+      // The NumPy script rebuilds X and the W: a real model's are not on the page.
+      code.dataset.realHide = '';
+      code.hidden = !!p?.real;
       if (p) {
         steps.update(s, p, onSelectRow);
         stepper.update(s, p, !!changed?.has('query'));
@@ -60,6 +68,26 @@ export const attentionLab: Lab = {
     };
     ctx.store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(changed); });
     onTrainedChange(() => { if (ctx.store.state.preset === 'trained') render(); });
+    // The real model's head is one choice across the page (the model view's thumbnails set it too): the state's
+    // layer and head follow it, and it follows them. A head chosen elsewhere opens here on the real model.
+    let pushing = false;
+    const push = () => {
+      const c = realModel()?.model.config, st = ctx.store.state;
+      if (c && (st.realLayer >= c.layers || st.realHead >= c.heads)) return;  // the views clamp it; the store keeps its head
+      pushing = true;
+      try { selectHead(st.realLayer, st.realHead); } finally { pushing = false; }
+    };
+    ctx.store.subscribe((_, changed) => { if (changed.has('realLayer') || changed.has('realHead')) push(); });
+    onSelectedHead((h) => {
+      const st = ctx.store.state;
+      if (!h || pushing || (h.layer === st.realLayer && h.head === st.realHead && st.preset === 'real')) return;
+      ctx.store.update({ realLayer: h.layer, realHead: h.head, ...(st.preset === 'real' ? {} : { preset: 'real', causal: true, wqEdits: new Map(), wkEdits: new Map(), wvEdits: new Map() }) });
+      AttentionControls.ensureModel();
+    });
+    push();
+    onRealModel(() => { if (ctx.store.state.preset === 'real') render(); });
+    onRealRun(() => { if (ctx.store.state.preset === 'real') render(); });
+    if (ctx.store.state.preset === 'real') AttentionControls.ensureModel();
     render();
   },
 };

@@ -10,6 +10,7 @@ import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { Heatmap } from '../../ui/heatmap';
 import { disclosure } from '../../ui/disclosure';
 import type { QueryStepper } from './query-stepper';
+import { layerInput } from '../../model/real-head';
 
 interface Card {
   root: HTMLElement;
@@ -56,6 +57,7 @@ export class AttentionSteps {
   private heat = new Heatmap({ name: 'weights', label: 'Attention weights', n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
   private out = mt({ name: 'output', caption: 'output O = AV' });
   private cards: Record<string, Card>;
+  private wRow = el('div', { class: 'matrix-row', 'data-real-hide': '' }, this.wq.root, this.wk.root, this.wv.root);
 
   constructor(private ctx: LabContext, stepper: QueryStepper) {
     const learned = el('p', { class: 'step-explain' },
@@ -64,8 +66,7 @@ export class AttentionSteps {
       'There are three because each token plays three parts: W_Q turns it into a query (what it is looking for), W_K into a key (what it offers to the others’ queries), W_V into a value (what it hands on when it is picked). Here you choose them: edit any cell.');
     this.cards = {
       x: card('1', 'Embeddings X', 'One row per token. Edit any cell: every occurrence of that word moves (it is one embedding per word).', false, this.x.root),
-      w: card('2', 'Projections W_Q, W_K, W_V', learned, false,
-        el('div', { class: 'matrix-row' }, this.wq.root, this.wk.root, this.wv.root)),
+      w: card('2', 'Projections W_Q, W_K, W_V', learned, false, this.wRow),
       qkv: card('3', 'Queries, keys, values', 'Each token asks with its query, offers its key, and passes on its value.', true,
         el('div', { class: 'matrix-row' }, this.q.root, this.k.root, this.v.root)),
       raw: card('4', 'Scores QKᵀ', 'Row i, column j is the dot product qᵢ·kⱼ: how well token i’s query matches token j’s key.', false, this.raw.root),
@@ -88,7 +89,25 @@ export class AttentionSteps {
 
     c.x.shape.textContent = `${n} × ${dModel}`;
     setTex(c.x.formula, String.raw`X \in \mathbb{R}^{n \times d_{\text{model}}} = \mathbb{R}^{${n} \times ${dModel}}`, true);
-    this.x.update({
+    const real = p.real;
+    this.x.root.hidden = !!real;
+    this.x.root.dataset.realHide = '';
+    this.wRow.hidden = !!real;
+    if (real) {
+      const cfg = real.model.config;
+      const bias = cfg.modelType === 'gpt2' || cfg.modelType === 'qwen2';
+      c.x.note.textContent = `Layer ${real.layer + 1}’s X is ${layerInput(real.model, real.layer)}: ${n} rows of ${dModel} numbers. Too wide to draw here: the model computes it, and the steps below start from what the head made of it.`;
+      c.w.shape.textContent = `${dModel} × ${dk} each`;
+      setTex(c.w.formula, String.raw`W_Q, W_K, W_V \in \mathbb{R}^{${dModel}\times ${dk}}${bias ? String.raw`,\quad b_Q, b_K, b_V \in \mathbb{R}^{${dk}}` : ''}`, true);
+      c.w.note.textContent = `Head ${real.head + 1}’s W_Q, W_K, W_V are its ${dModel} × ${dk} slices of layer ${real.layer + 1}’s learned projection${bias ? ', each with a bias' : ''}${cfg.kvHeads < cfg.heads ? ` (its keys and values come from key/value head ${real.kvHead + 1}, which ${cfg.heads / cfg.kvHeads} query heads share)` : ''}. Learned over a great deal of text, not chosen here.`;
+      c.qkv.shape.textContent = `${n} × ${dk}, ${n} × ${dv}`;
+      setTex(c.qkv.formula, String.raw`Q = XW_Q${bias ? ' + b_Q' : ''},\ K = XW_K${bias ? ' + b_K' : ''},\ V = XW_V${bias ? ' + b_V' : ''}:\ (${n}\times ${dModel})(${dModel}\times ${dk}) = ${n}\times ${dk}`, true);
+      c.qkv.note.textContent = `Head ${real.head + 1} of layer ${real.layer + 1}: the queries, keys and values the model computed for your tokens, as its attention read them${cfg.ropeTheta === null ? '' : ' (q and k already turned by RoPE)'}. Every step below is recomputed from these.`;
+    } else {
+      c.x.note.textContent = '';
+      c.w.note.textContent = '';
+    }
+    if (!real) this.x.update({
       name: 'X', caption: 'X (embeddings)', rows: n, cols: dModel, values: p.x, rowLabels: tokLabels, colLabels: xCols(dModel, p.source[0] === 'trained'),
       palette: 'div', edited: p.xEdited, highlightRow: qi,
       onEdit: (r, col, v) => {
@@ -98,25 +117,27 @@ export class AttentionSteps {
       },
     });
 
-    c.w.shape.textContent = `${dModel} × ${dk}, ${dModel} × ${dv}`;
-    setTex(c.w.formula, String.raw`W_Q, W_K \in \mathbb{R}^{${dModel}\times ${dk}},\quad W_V \in \mathbb{R}^{${dModel}\times ${dv}}`, true);
-    const wEdit = (key: 'wqEdits' | 'wkEdits' | 'wvEdits') => (r: number, col: number, v: number) => {
-      const edits = new Map(store.state[key]);
-      edits.set(`${r}.${col}`, v);
-      store.update({ [key]: edits } as Partial<AppState>);
-    };
-    const wSpec = (name: string, caption: string, m: Float32Array, cols: number, prefix: string, edited: boolean[], key: 'wqEdits' | 'wkEdits' | 'wvEdits'): MatrixSpec => ({
-      name, caption, rows: dModel, cols, values: m, rowLabels: xCols(dModel, p.source[0] === 'trained'), colLabels: idx(prefix, cols), palette: 'div', edited, onEdit: wEdit(key), showLegend: false,
-    });
-    this.wq.update(wSpec('Wq', 'W_Q', p.wq, dk, 'q', p.wqEdited, 'wqEdits'));
-    this.wk.update(wSpec('Wk', 'W_K', p.wk, dk, 'k', p.wkEdited, 'wkEdits'));
-    this.wv.update(wSpec('Wv', 'W_V', p.wv, dv, 'v', p.wvEdited, 'wvEdits'));
+    if (!real) {
+      c.w.shape.textContent = `${dModel} × ${dk}, ${dModel} × ${dv}`;
+      setTex(c.w.formula, String.raw`W_Q, W_K \in \mathbb{R}^{${dModel}\times ${dk}},\quad W_V \in \mathbb{R}^{${dModel}\times ${dv}}`, true);
+      const wEdit = (key: 'wqEdits' | 'wkEdits' | 'wvEdits') => (r: number, col: number, v: number) => {
+        const edits = new Map(store.state[key]);
+        edits.set(`${r}.${col}`, v);
+        store.update({ [key]: edits } as Partial<AppState>);
+      };
+      const wSpec = (name: string, caption: string, m: Float32Array, cols: number, prefix: string, edited: boolean[], key: 'wqEdits' | 'wkEdits' | 'wvEdits'): MatrixSpec => ({
+        name, caption, rows: dModel, cols, values: m, rowLabels: xCols(dModel, p.source[0] === 'trained'), colLabels: idx(prefix, cols), palette: 'div', edited, onEdit: wEdit(key), showLegend: false,
+      });
+      this.wq.update(wSpec('Wq', 'W_Q', p.wq, dk, 'q', p.wqEdited, 'wqEdits'));
+      this.wk.update(wSpec('Wk', 'W_K', p.wk, dk, 'k', p.wkEdited, 'wkEdits'));
+      this.wv.update(wSpec('Wv', 'W_V', p.wv, dv, 'v', p.wvEdited, 'wvEdits'));
 
-    c.qkv.shape.textContent = `${n} × ${dk}, ${n} × ${dv}`;
-    setTex(c.qkv.formula, String.raw`Q = XW_Q,\ K = XW_K:\ (${n}\times ${dModel})(${dModel}\times ${dk}) = ${n}\times ${dk};\quad V = XW_V:\ ${n}\times ${dv}`, true);
-    c.qkv.note.textContent = identityWeights(s)
-      ? `With the identity weights W_Q = W_K = W_V = I, the three tables below are identical: Q = K = V = X${dk < dModel ? ` (its first ${dk} columns)` : ''}. Attention is then softmax(XXᵀ/√d)·X, each word pulled by the words most like it. Trained weights make them differ: try “random weights” or the asymmetric pair above, or edit a weight.`
-      : '';
+      c.qkv.shape.textContent = `${n} × ${dk}, ${n} × ${dv}`;
+      setTex(c.qkv.formula, String.raw`Q = XW_Q,\ K = XW_K:\ (${n}\times ${dModel})(${dModel}\times ${dk}) = ${n}\times ${dk};\quad V = XW_V:\ ${n}\times ${dv}`, true);
+      c.qkv.note.textContent = identityWeights(s)
+        ? `With the identity weights W_Q = W_K = W_V = I, the three tables below are identical: Q = K = V = X${dk < dModel ? ` (its first ${dk} columns)` : ''}. Attention is then softmax(XXᵀ/√d)·X, each word pulled by the words most like it. Trained weights make them differ: try “random weights” or the asymmetric pair above, or edit a weight.`
+        : '';
+    }
     const small = (name: string, caption: string, m: Float32Array, cols: number, prefix: string): MatrixSpec => ({
       name, caption, rows: n, cols, values: m, rowLabels: tokLabels, colLabels: idx(prefix, cols), palette: 'div', showLegend: false, highlightRow: qi,
     });
@@ -137,7 +158,9 @@ export class AttentionSteps {
     const div = s.scaled ? String.raw`\sqrt{d_k}${tau}` : `1${tau}`;
     setTex(c.scores.formula, String.raw`S' = \frac{QK^{\top}}{${div}} + M${s.causal ? String.raw`,\ M_{ij} = -\infty \text{ for } j > i` : ''}`, true);
     const tauNote = s.attnTemp === 1 ? '' : ` and by the temperature τ = ${fmt(s.attnTemp, 3)}`;
-    c.scores.note.textContent = `${s.scaled ? `d_k = ${dk}: every score is divided by √${dk} = ${fmt(Math.sqrt(dk), 3)}${tauNote}.` : `Scaling is off${tauNote ? `; only divided${tauNote.replace(' and', '')}` : ''}: with large d_k the scores spread out and softmax becomes nearly one-hot.`} ${s.causal ? `Upper triangle: −∞, so token i only sees tokens 1…i.` : 'No mask (turn on “causal mask” above).'}`;
+    const modelScale = real && s.scaled && Math.abs(real.modelScale * Math.sqrt(dk) - 1) > 1e-6
+      ? `This model scales its scores by ${fmt(real.modelScale, 4)}, not 1/√${dk} = ${fmt(1 / Math.sqrt(dk), 4)}: the page uses the model’s. ` : '';
+    c.scores.note.textContent = `${modelScale}${s.scaled ? `d_k = ${dk}: every score is divided by √${dk} = ${fmt(Math.sqrt(dk), 3)}${tauNote}.` : `Scaling is off${tauNote ? `; only divided${tauNote.replace(' and', '')}` : ''}: with large d_k the scores spread out and softmax becomes nearly one-hot.`} ${s.causal ? `Upper triangle: −∞, so token i only sees tokens 1…i.` : 'No mask (turn on “causal mask” above).'}`;
     this.scores.update(square('scores', 'scaled and masked scores', p.scores));
 
     c.weights.shape.textContent = `${n} × ${n}`;

@@ -4,13 +4,17 @@
 import type { Lab, LabContext } from '../lab';
 import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
-import { exact, fmt, sub } from '../../ui/format';
+import { exact, fmt, sub, vecBrief } from '../../ui/format';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { runPipeline } from '../../model/pipeline';
 import { CellTrace } from './cell-trace';
 import { onTrainedChange } from '../../model/trained';
+import { onRealModel } from '../../model/real-model';
+import { describeModel, onRealRun } from '../../model/real-head';
+import { realPicker } from './real-picker';
+import type { AppState } from '../../state/app-state';
 
-const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];
+const KEYS = ['text', 'dModel', 'embSeed', 'xEdits', 'preset', 'trainedHead', 'realLayer', 'realHead', 'wSeed', 'wqEdits', 'wkEdits', 'wvEdits', 'dk', 'dv', 'scaled', 'attnTemp', 'traceRow', 'traceCol'];
 
 export const causalLab: Lab = {
   id: 'causal',
@@ -29,7 +33,18 @@ export const causalLab: Lab = {
     const weights = new MatrixTable(base('causal-weights', 'weights S = softmax(scores + M): click a cell', 'seq'));
     const trace = new CellTrace(engine);
     const sums = el('table', { class: 'plain-table', 'data-table': 'causal-sums' });
+    // Whose weights these are: the attention lab's choice, said here so the figure reads on its own.
+    const source = el('p', { class: 'help', 'data-figure': 'causal-source', 'aria-live': 'polite' });
+    // The switch changes the attention lab's choice too (one sentence, one set of weights); switching back restores
+    // the page's weights and mask as they were.
+    let before: Pick<AppState, 'preset' | 'causal'> = store.state.preset === 'real' ? { preset: 'id', causal: false } : { preset: store.state.preset, causal: store.state.causal };
+    const picker = realPicker(store, 'causal', (st) => st.preset === 'real', (v) => {
+      if (!v) return before;
+      before = { preset: store.state.preset === 'real' ? before.preset : store.state.preset, causal: store.state.causal };
+      return { preset: 'real', causal: true };
+    }, true);
     section.append(
+      picker.root, source,
       el('div', { class: 'matrix-row' }, mask.root, scores.root),
       el('div', { class: 'two-col' }, el('div', { class: 'panel' }, weights.root), el('div', { class: 'panel' }, trace.root)),
       el('h3', { text: 'Each output row is a sum over the tokens so far' }),
@@ -48,8 +63,12 @@ export const causalLab: Lab = {
     const render = () => {
       const t0 = performance.now();
       const s = store.state;
+      picker.sync(s);
       const p = runPipeline(engine, { ...s, causal: true });
       section.classList.toggle('is-empty', !p);
+      source.textContent = s.preset !== 'real' ? ''
+        : p?.real ? `On the real model (${describeModel(p.real.model)}): layer ${p.real.layer + 1}, head ${p.real.head + 1}, its q, k and v for the attention lab’s text cut into its ${p.n} tokens. These weights are the model’s own.`
+          : 'On the real model: waiting for it to run on the attention lab’s text…';
       if (!p) return;
       const { n, dv } = p;
       const labels = p.words.map((w, k) => `${k + 1} ${w}`);
@@ -78,7 +97,7 @@ export const causalLab: Lab = {
         const o = p.output.subarray(r * dv, (r + 1) * dv);
         body.appendChild(el('tr', { class: r === i ? 'chosen' : undefined }, el('th', { scope: 'row', text: `O${R} (${p.words[r]})` }),
           el('td', { class: 'sum-terms', text: terms }), el('td', { class: 'sum-terms', text: nums }),
-          el('td', { 'data-col': 'output', 'data-value': Array.from(o, exact).join(','), text: `[${Array.from(o, (x) => fmt(x, 3)).join(', ')}]` })));
+          el('td', { 'data-col': 'output', 'data-value': Array.from(o, exact).join(','), text: vecBrief(o) })));
       }
       sums.appendChild(body);
       ctx.reportTiming('causal', performance.now() - t0);
@@ -92,6 +111,9 @@ export const causalLab: Lab = {
       if (visible && stale) { stale = false; render(); }
     }, { rootMargin: '200px 0px' }).observe(section);
     onTrainedChange(() => { if (store.state.preset !== 'trained') return; if (visible) render(); else stale = true; });
+    const onReal = () => { if (store.state.preset !== 'real') return; if (visible) render(); else stale = true; };
+    onRealModel(onReal);
+    onRealRun(onReal);
     store.subscribe((_, changed) => {
       if (!KEYS.some((k) => changed.has(k as never))) return;
       if (visible) render();

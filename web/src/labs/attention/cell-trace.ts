@@ -6,7 +6,8 @@
 import type { Engine } from '../../engine';
 import type { Pipeline } from '../../model/pipeline';
 import { el, clear } from '../../ui/dom';
-import { exact, fmt, fmtProb, sub, vec } from '../../ui/format';
+import { exact, fmt, fmtProb, sub, vecBrief } from '../../ui/format';
+import { dotTerms, termsText } from './dot-terms';
 
 export class CellTrace {
   readonly root = el('div', { class: 'cell-trace', 'aria-live': 'polite' });
@@ -16,9 +17,7 @@ export class CellTrace {
   update(p: Pipeline, i: number, j: number): void {
     const { n, dk, dv } = p;
     const engine = this.engine;
-    const diag = new Float32Array(dk * dk);
-    for (let t = 0; t < dk; t++) diag[t * dk + t] = p.q[i * dk + t];
-    const terms = engine.matmul(diag, p.k.subarray(j * dk, (j + 1) * dk), { m: dk, k: dk, n: 1 });
+    const terms = dotTerms(engine, p.q.subarray(i * dk, (i + 1) * dk), p.k.subarray(j * dk, (j + 1) * dk));
     const at = (m: Float32Array) => m[i * n + j];
     const row = p.scores.subarray(i * n, (i + 1) * n);
     const isMasked = at(p.scores) === Number.NEGATIVE_INFINITY;
@@ -35,16 +34,16 @@ export class CellTrace {
 
     const wi = p.words[i], wj = p.words[j];
     const I = sub(i + 1), J = sub(j + 1); // tokens counted from 1, like S₁₁V₁ in “The Mechanics of Causal Self Attention”
-    const scaleText = p.scale === 1 ? '× 1' : `× ${fmt(p.scale, 4)}`;
+    const scaleText = p.scale === 1 ? '× 1' : `× ${fmt(p.scale, 4)}${p.real ? ' (the model’s scale)' : ''}`;
     const rows: [string, string, string, string, boolean][] = [
-      ['terms', `q${I},ₜ · k${J},ₜ for t = 1…${dk}`, Array.from(terms, (t) => fmt(t, 4)).join(' + '), Array.from(terms, exact).join(','), false],
+      ['terms', `q${I},ₜ · k${J},ₜ for t = 1…${dk}${dk > 8 ? ' (the largest 4 by size, then the rest)' : ''}`, termsText(terms), Array.from(terms, exact).join(','), false],
       ['raw', `sum: q${I}·k${J}`, fmt(at(p.raw), 4), exact(at(p.raw)), false],
       ['scaled', isMasked ? `masked: key ${j + 1} comes after token ${i + 1}, so the score is −∞ (not scaled)` : `${scaleText}, + mask 0`, fmt(at(p.scores), 4), exact(at(p.scores)), false],
       ['shifted', `− row max m${I} = ${fmt(mi, 4)}`, fmt(shifted, 4), exact(shifted), true],
       ['exp', `e^(s − m${I})`, fmt(e, 4), exact(e), true],
       ['rowsum', `row sum Σₗ e^(s${I}ₗ − m${I})`, fmt(sum, 4), exact(sum), true],
       ['weight', `÷ row sum: weight a${I}${J}`, fmtProb(w), exact(w), false],
-      ['part', `× v${J} = ${vec(p.v.subarray(j * dv, (j + 1) * dv))}: share of output row ${i + 1}`, vec(part), Array.from(part, exact).join(','), false],
+      ['part', `× v${J} = ${vecBrief(p.v.subarray(j * dv, (j + 1) * dv))}: share of output row ${i + 1}`, vecBrief(part), Array.from(part, exact).join(','), false],
     ];
     clear(this.root);
     this.root.append(

@@ -20,8 +20,11 @@ import { codePanel } from '../../ui/code-panel';
 import { disclosure } from '../../ui/disclosure';
 import { onTrainedChange, trainedInput, trainedModel, trainedName } from '../../model/trained';
 import { headPattern } from './head-pattern';
+import { loadShippedModel, realModel, onRealModel } from '../../model/real-model';
+import { describeModel, headSlice, onRealRun, plainToken, realRun } from '../../model/real-head';
+import { realPicker } from './real-picker';
 
-const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'mhTrained', 'woEdits'];
+const KEYS: (keyof AppState)[] = ['text', 'embSeed', 'xEdits', 'heads', 'headDim', 'mhSeed', 'mhCausal', 'mhTrained', 'mhReal', 'realLayer', 'woEdits'];
 
 const blank = (name: string, caption: string, palette: MatrixSpec['palette'] = 'div') =>
   new MatrixTable({ name, caption, rows: 0, cols: 0, values: [], rowLabels: [], colLabels: [], palette });
@@ -65,6 +68,14 @@ export const multiheadLab: Lab = {
     // The inputs of the last run, for "Copy as NumPy code".
     let last: MultiHeadCodeInput | undefined;
 
+    const picker = realPicker(store, 'mh', (st) => st.mhReal, (v) => ({ mhReal: v, ...(v ? { mhCausal: true } : {}) }), false);
+    const xBox = disclosure('Input X: the attention lab’s sentence, d_model = h · d_k wide', x.root, 'mh-x');
+    const wBox = el('details', { class: 'disclosure weights-details', 'data-disclosure': 'mh-weights' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
+      el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root));
+    const woTitle = el('h3', { text: 'Concatenate, then project with W_O (editable)' });
+    const woRow = el('div', { class: 'matrix-row product-row' }, concat.root, el('span', { class: 'op', 'aria-hidden': 'true', text: '·' }), wo.root,
+      el('span', { class: 'op', 'aria-hidden': 'true', text: '=' }), output.root);
+    const code = codePanel('multihead', () => last && multiHeadNumpy(last));
     section.append(
       el('h2', { text: 'Multi-head attention' }),
       el('p', { class: 'intro', text: 'One head can only learn one way for words to pull each other. Several heads look at the same tokens through their own W_Q, W_K, W_V (the words-pulling-words article imagines a “semantic” head and a “grammar” head), each in a narrower space of d_k = d_model / h. Their outputs are put side by side and W_O mixes them back into d_model numbers per token: the same shape as X, ready for the next layer.' }),
@@ -73,19 +84,71 @@ export const multiheadLab: Lab = {
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Heads' }),
           field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex),
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
-          trainedToggle.root, draw.root, weightsNote, el('div', { class: 'field' }, causal.root), resetWo,
+          picker.root, trainedToggle.root, draw.root, weightsNote, el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
-      codePanel('multihead', () => last && multiHeadNumpy(last)),
-      disclosure('Input X: the attention lab’s sentence, d_model = h · d_k wide', x.root, 'mh-x'),
-      el('details', { class: 'disclosure weights-details', 'data-disclosure': 'mh-weights' }, el('summary', { text: 'Weights W_Q, W_K, W_V (columns grouped by head)' }),
-        el('div', { class: 'matrix-row' }, wq.root, wk.root, wv.root)),
+      code, xBox, wBox,
       el('h3', { text: 'Each head’s attention weights' }),
       legend(makeScale('seq', [], 1), 'weight', true), headsGrid,
-      el('h3', { text: 'Concatenate, then project with W_O (editable)' }),
-      el('div', { class: 'matrix-row product-row' }, concat.root, el('span', { class: 'op', 'aria-hidden': 'true', text: '·' }), wo.root,
-        el('span', { class: 'op', 'aria-hidden': 'true', text: '=' }), output.root),
+      woTitle, woRow,
       shapeCheck,
     );
+
+    const ensureViews = (h: number) => {
+      if (views.length === h) return;
+      clear(headsGrid);
+      views = Array.from({ length: h }, (_, i) => {
+        const heat = new Heatmap({ name: `head${i + 1}`, label: `Head ${i + 1} weights`, n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
+        const weights = blank(`mh-head${i + 1}-weights`, `head ${i + 1} weights`, 'seq');
+        const out = blank(`mh-head${i + 1}-output`, `head ${i + 1} output`);
+        const picked = el('p', { class: 'head-picked', 'data-figure': `mh-head${i + 1}-pattern` });
+        const root = el('figure', { class: 'head-card' },
+          el('figcaption', { text: `Head ${i + 1}` }), picked, heat.root,
+          el('details', { class: 'disclosure', 'data-disclosure': `mh-head${i + 1}-table` }, el('summary', { text: `Head ${i + 1} as tables` }), weights.root, out.root));
+        headsGrid.appendChild(root);
+        return { root, heat, picked, weights, output: out };
+      });
+    };
+    const showSize = (sel: HTMLSelectElement, v: number) => {
+      if (![...sel.options].some((o) => o.value === String(v))) sel.appendChild(el('option', { value: String(v), text: String(v) }));
+      sel.value = String(v);
+    };
+    const renderReal = (s: AppState) => {
+      heads.disabled = headDim.disabled = seed.disabled = true;
+      last = undefined;
+      const m = realModel()?.model;
+      const run = m && realRun(m, s.text);
+      if (!m || !run || 'error' in run) {
+        weightsNote.textContent = !m ? 'Loading the model…' : run && 'error' in run ? `The model could not run on this text: ${run.error}` : 'Running the model on your text…';
+        section.classList.toggle('is-empty', true);
+        shapeCheck.textContent = '';
+        return;
+      }
+      section.classList.toggle('is-empty', false);
+      const c = m.config;
+      const layer = Math.min(s.realLayer, c.layers - 1);
+      const h = c.heads, d = c.headDim, n = run.n;
+      showSize(heads, h);
+      showSize(headDim, d);
+      setTex(dmodelTex, String.raw`d_{\text{model}} = h\cdot d_k = ${h}\cdot ${d} = ${c.dModel}`, true);
+      const tok = run.tokens.map((w, i) => `${i + 1} ${w}`);
+      const plain = run.tokens.map(plainToken);
+      ensureViews(h);
+      let worst = 0;
+      for (let i = 0; i < h; i++) {
+        const hs = headSlice(run, layer, i);
+        const r = engine.attention({ q: hs.q, k: hs.k, v: hs.v, nq: n, nk: n, dk: d, dv: d, causal: s.mhCausal, scale: hs.scale, returnScores: true, returnWeights: true });
+        const w = r.weights!;
+        if (s.mhCausal) for (let z = 0; z < w.length; z++) worst = Math.max(worst, Math.abs(w[z] - hs.weights[z]));
+        const v = views[i];
+        const maskedCells = Array.from(r.scores!, (z) => z === Number.NEGATIVE_INFINITY);
+        v.picked.textContent = headPattern(w, n, plain, s.mhCausal, false);
+        v.heat.update({ name: `head${i + 1}`, label: `Head ${i + 1} weights`, n, m: n, values: w, rowLabels: tok, colLabels: tok, masked: maskedCells, maxCell: 34 });
+        v.weights.update({ name: `mh-head${i + 1}-weights`, caption: `head ${i + 1} weights (${n} × ${n})`, rows: n, cols: n, values: w, rowLabels: tok, colLabels: tok, palette: 'seq', fixedMax: 1, showLegend: false, maskedCells });
+        v.output.update({ name: `mh-head${i + 1}-output`, caption: `head ${i + 1} output (${n} × ${d})`, rows: n, cols: d, values: r.output, rowLabels: tok, colLabels: Array.from({ length: d }, (_, z) => `o${z + 1}`), palette: 'div', showLegend: false });
+      }
+      weightsNote.textContent = `Layer ${layer + 1} of the real model (${describeModel(m)}), on the attention lab’s text cut into its ${n} tokens: every head’s weights, recomputed by the engine from the queries and keys the model made. ${s.mhCausal ? `With the causal mask on they are the model’s own: its run gives the same to within ${worst === 0 ? '0 (identical)' : worst.toExponential(1)}.` : 'The model never sees later tokens: turn the causal mask on to see its own weights.'}`;
+      shapeCheck.textContent = `Concat(head₁ … head${sub(h)}) is ${n} × ${h * d}; the model’s W_O (${h * d} × ${c.dModel}) maps it back to X’s shape, ${n} × ${c.dModel}. Both are too wide to draw here.`;
+    };
 
     const render = () => {
       const t0 = performance.now();
@@ -94,6 +157,10 @@ export const multiheadLab: Lab = {
       headDim.value = String(s.headDim);
       causal.input.checked = s.mhCausal;
       trainedToggle.input.checked = s.mhTrained;
+      picker.sync(s);
+      // On a real model: every head of the chosen layer; its X, W and W_O are too wide to draw.
+      for (const e of [code, xBox, wBox, woTitle, woRow, trainedToggle.root, draw.root, resetWo]) { e.dataset.realHide = ''; e.hidden = s.mhReal; }
+      if (s.mhReal) { renderReal(s); ctx.reportTiming('multihead', performance.now() - t0); return; }
       if (document.activeElement !== seed) seed.value = String(s.mhSeed);
       const model = s.mhTrained ? trainedModel() : undefined;
       heads.disabled = headDim.disabled = seed.disabled = !!model;
@@ -149,20 +216,7 @@ export const multiheadLab: Lab = {
         },
       });
 
-      if (views.length !== h) {
-        clear(headsGrid);
-        views = Array.from({ length: h }, (_, i) => {
-          const heat = new Heatmap({ name: `head${i + 1}`, label: `Head ${i + 1} weights`, n: 0, m: 0, values: [], rowLabels: [], colLabels: [] });
-          const weights = blank(`mh-head${i + 1}-weights`, `head ${i + 1} weights`, 'seq');
-          const out = blank(`mh-head${i + 1}-output`, `head ${i + 1} output`);
-          const picked = el('p', { class: 'head-picked', 'data-figure': `mh-head${i + 1}-pattern` });
-          const root = el('figure', { class: 'head-card' },
-            el('figcaption', { text: `Head ${i + 1}` }), picked, heat.root,
-            el('details', { class: 'disclosure', 'data-disclosure': `mh-head${i + 1}-table` }, el('summary', { text: `Head ${i + 1} as tables` }), weights.root, out.root));
-          headsGrid.appendChild(root);
-          return { root, heat, picked, weights, output: out };
-        });
-      }
+      ensureViews(h);
       r.heads?.forEach((hd, i) => {
         const v = views[i];
         const maskedCells = Array.from(hd.scores, (z) => z === Number.NEGATIVE_INFINITY);
@@ -180,7 +234,10 @@ export const multiheadLab: Lab = {
       ctx.reportTiming('multihead', performance.now() - t0);
     };
     store.subscribe((_, changed) => { if (KEYS.some((k) => changed.has(k))) render(); });
-    onTrainedChange(() => { if (store.state.mhTrained) render(); });
+    onTrainedChange(() => { if (store.state.mhTrained && !store.state.mhReal) render(); });
+    onRealModel(() => { if (store.state.mhReal) render(); });
+    onRealRun(() => { if (store.state.mhReal) render(); });
+    if (s0.mhReal && !realModel()) loadShippedModel().catch(() => { /* the note says so */ });
     render();
   },
 };

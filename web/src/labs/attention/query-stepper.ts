@@ -6,7 +6,8 @@ import type { LabContext } from '../lab';
 import type { AppState } from '../../state/app-state';
 import { weightedValues, type Pipeline } from '../../model/pipeline';
 import { el, clear, reducedMotion } from '../../ui/dom';
-import { exact, fmt, fmtProb, sub, vec } from '../../ui/format';
+import { exact, fmt, fmtProb, sub, vecBrief as vec } from '../../ui/format';
+import { dotTerms, termsText } from './dot-terms';
 import { BarChart } from '../../ui/bars';
 import { select as selectControl, field } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
@@ -106,13 +107,15 @@ export class QueryStepper {
     const argmin = (xs: number[]) => xs.reduce((b, x, j) => (x < xs[b] ? j : b), 0);
     const named = (xs: number[], j: number, f: (v: number) => string) => `${f(xs[j])} (${p.words[j]})`;
     const hidden = scores.filter((x) => x === Number.NEGATIVE_INFINITY).length;
-    const divisor = s.scaled ? (s.attnTemp === 1 ? `√d_k = √${dk} = ${fmt(Math.sqrt(dk), 3)}` : `√d_k·τ = ${fmt(Math.sqrt(dk) * s.attnTemp, 3)}`)
+    const ownScale = p.real && Math.abs(p.real.modelScale * Math.sqrt(dk) - 1) > 1e-6;
+    const divisor = s.scaled && ownScale ? `× the model’s scale ${fmt(p.real!.modelScale, 4)}${s.attnTemp === 1 ? '' : ` ÷ τ = ${fmt(s.attnTemp, 3)}`}`
+      : s.scaled ? (s.attnTemp === 1 ? `√d_k = √${dk} = ${fmt(Math.sqrt(dk), 3)}` : `√d_k·τ = ${fmt(Math.sqrt(dk) * s.attnTemp, 3)}`)
       : (s.attnTemp === 1 ? '1 (scaling is off)' : `τ = ${fmt(s.attnTemp, 3)}`);
     const visible = scores.filter(Number.isFinite);
     const texts = [
       `query q${I} = row ${i + 1} of Q = ${vec(p.q.subarray(i * dk, (i + 1) * dk))}`,
-      `scores q${I}·kⱼ, one per key: from ${named(raw, argmin(raw), (v) => fmt(v, 3))} to ${named(raw, argmax(raw), (v) => fmt(v, 3))}`,
-      `÷ ${divisor}${hidden ? `, and −∞ for the ${hidden} key${hidden > 1 ? 's' : ''} after token ${i + 1} (causal mask)` : ''}: now from ${fmt(Math.min(...visible), 3)} to ${fmt(Math.max(...visible), 3)}`,
+      `scores q${I}·kⱼ, one per key: from ${named(raw, argmin(raw), (v) => fmt(v, 3))} to ${named(raw, argmax(raw), (v) => fmt(v, 3))}${this.termsNote(p, i, argmax(weights))}`,
+      `${divisor.startsWith('×') ? divisor : `÷ ${divisor}`}${hidden ? `, and −∞ for the ${hidden} key${hidden > 1 ? 's' : ''} after token ${i + 1} (causal mask)` : ''}: now from ${fmt(Math.min(...visible), 3)} to ${fmt(Math.max(...visible), 3)}`,
       `softmax: e^score ÷ the sum of e^score over the row, so the weights are ≥ 0 and add up to 1; largest ${named(weights, argmax(weights), fmtProb)}`,
       `weighted sum: c${I} = Σⱼ a${I}ⱼ·vⱼ = ${vec(p.output.subarray(i * p.dv, (i + 1) * p.dv))}, row ${i + 1} of the output`,
     ];
@@ -144,6 +147,13 @@ export class QueryStepper {
     this.table.dataset.stage = String(stage);
   }
 
+  /** For a wide head, one score written out term by term: the key with the largest weight. */
+  private termsNote(p: Pipeline, i: number, j: number): string {
+    if (p.dk <= 8) return '';
+    const terms = dotTerms(this.ctx.engine, p.q.subarray(i * p.dk, (i + 1) * p.dk), p.k.subarray(j * p.dk, (j + 1) * p.dk));
+    return `. Each is a sum of ${p.dk} products; for “${p.words[j]}” (key ${j + 1}): ${termsText(terms)} = ${fmt(p.raw[i * p.n + j], 3)}`;
+  }
+
   private renderTable(): void {
     const last = this.last;
     if (!last) return;
@@ -159,7 +169,7 @@ export class QueryStepper {
     this.table.append(
       el('caption', { text: `The numbers for “${p.words[i]}” (token ${i + 1})` }),
       el('thead', {}, el('tr', {},
-        th('key j', 'key'), th(`q${I}·kⱼ`, 'scores'), th(s.causal ? '÷ √d_k + mask' : '÷ √d_k', 'scale'),
+        th('key j', 'key'), th(`q${I}·kⱼ`, 'scores'), th(p.real && Math.abs(p.real.modelScale * Math.sqrt(p.dk) - 1) > 1e-6 ? (s.causal ? '× scale + mask' : '× scale') : s.causal ? '÷ √d_k + mask' : '÷ √d_k', 'scale'),
         th(`weight a${I}ⱼ`, 'softmax'), th('value vⱼ', 'sum'), th(`a${I}ⱼ·vⱼ`, 'sum'))),
     );
     const body = el('tbody');

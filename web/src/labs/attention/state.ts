@@ -13,6 +13,8 @@ export const ATTENTION_LIMITS = {
   heads: { min: 1, max: 8 },
   headDim: { min: 1, max: 8 },
   rootDk: 512,
+  /** A real model's layer or head index in a link (past the model's own: its last). */
+  realIndex: 255,
 } as const;
 
 export interface AttentionState {
@@ -24,6 +26,9 @@ export interface AttentionState {
   wSeed: number;
   /** With the trained preset: which of the trained model's layer-1 heads (0-based). */
   trainedHead: number;
+  /** With the real-model preset (and the multi-head lab on it): the layer and head shown, from 0. */
+  realLayer: number;
+  realHead: number;
   wqEdits: Overrides;
   wkEdits: Overrides;
   wvEdits: Overrides;
@@ -46,6 +51,8 @@ export const attentionSlice: Slice<AttentionState> = {
     preset: 'id',
     wSeed: 7,
     trainedHead: 1,
+    realLayer: 0,
+    realHead: 0,
     wqEdits: new Map(),
     wkEdits: new Map(),
     wvEdits: new Map(),
@@ -67,6 +74,8 @@ export const attentionSlice: Slice<AttentionState> = {
     attentionField('wp', 'preset', (s) => ((WEIGHT_PRESETS as readonly string[]).includes(s) ? (s as WeightPreset) : undefined), (v) => v),
     attentionField('ws', 'wSeed', seed, String),
     attentionField('th', 'trainedHead', (s) => int(s, 0, ATTENTION_LIMITS.heads.max - 1), String),
+    attentionField('rl', 'realLayer', (s) => int(s, 0, ATTENTION_LIMITS.realIndex), String),
+    attentionField('rh', 'realHead', (s) => int(s, 0, ATTENTION_LIMITS.realIndex), String),
     attentionField('wq', 'wqEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
     attentionField('wk', 'wkEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
     attentionField('wv', 'wvEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
@@ -86,6 +95,8 @@ export interface MultiheadState {
   mhCausal: boolean;
   /** The multi-head lab on the trained model's layer 1 (the default: its heads differ) instead of random weights. */
   mhTrained: boolean;
+  /** The multi-head lab on the real model's layer (`realLayer`): every head of it. Takes precedence over mhTrained. */
+  mhReal: boolean;
   woEdits: Overrides;
 }
 
@@ -94,13 +105,14 @@ const RANDOM_MH = ['h', 'hd', 'ms', 'wo'];
 
 const multiheadField = fieldsOf<MultiheadState>();
 export const multiheadSlice: Slice<MultiheadState> = {
-  defaults: () => ({ heads: 2, headDim: 2, mhSeed: 3, mhCausal: true, mhTrained: true, woEdits: new Map() }),
+  defaults: () => ({ heads: 2, headDim: 2, mhSeed: 3, mhCausal: true, mhTrained: true, mhReal: false, woEdits: new Map() }),
   fields: [
     multiheadField('h', 'heads', (s) => int(s, ATTENTION_LIMITS.heads.min, ATTENTION_LIMITS.heads.max), String),
     multiheadField('hd', 'headDim', (s) => int(s, ATTENTION_LIMITS.headDim.min, ATTENTION_LIMITS.headDim.max), String),
     multiheadField('ms', 'mhSeed', seed, String),
     multiheadField('mc', 'mhCausal', bool, writeBool),
     multiheadField('mt', 'mhTrained', bool, writeBool),
+    multiheadField('mr', 'mhReal', bool, writeBool),
     multiheadField('wo', 'woEdits', (s) => overrides(s, CELL_KEY), writeOverrides),
   ],
   // The lab once opened on random weights without the causal mask: a link that sets its random-weight parameters

@@ -14,6 +14,7 @@ import { Heatmap } from '../../ui/heatmap';
 import { LossChart } from '../../ui/loss-chart';
 import { trainedInput, trainedModel, onTrainedChange, type TrainedModel } from '../../model/trained';
 import { RopeFigure } from './rope-figure';
+import { shippedPositions } from '../../model/shipped-positions';
 import type { ContextMessage, ContextRequest } from '../../workers/context-run';
 import TrainWorker from '../../workers/train-worker.ts?worker';
 
@@ -28,6 +29,24 @@ function attend(engine: Engine, m: TrainedModel, x: Float32Array, n: number, h: 
   const v = engine.matmul(x, m.wv[h], { m: n, k: d, n: dk });
   const r = engine.attention({ q, k, v, nq: n, nk: n, dk, dv: dk, causal, returnWeights: true });
   return { weights: r.weights!, output: r.output };
+}
+
+/** Cosine similarity of every pair of T position vectors (rows of wpe, d wide): dot products by the engine. */
+function cosines(engine: Engine, wpe: Float32Array, T: number, d: number): Float32Array {
+  const dots = engine.matmul(wpe.subarray(0, T * d), wpe.subarray(0, T * d), { m: T, k: d, n: T, transposeB: true });
+  const cos = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) cos[i * T + j] = dots[i * T + j] / Math.sqrt(dots[i * T + i] * dots[j * T + j]);
+  return cos;
+}
+
+/** Mean similarity of neighbouring positions and of positions 8 or more apart. */
+function nearFar(cos: Float32Array, T: number): { near: number; far: number } {
+  let near = 0, nn = 0, far = 0, nf = 0;
+  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
+    if (Math.abs(i - j) === 1) { near += cos[i * T + j]; nn++; }
+    if (Math.abs(i - j) >= 8) { far += cos[i * T + j]; nf++; }
+  }
+  return { near: near / nn, far: far / nf };
 }
 
 /** X without positions: LayerNorm of the token embeddings alone (a model with no position information). */
@@ -67,6 +86,29 @@ export const positionLab: Lab = {
       el('p', { text: 'GPT-2 and the model here add a learned vector to each token’s embedding: one for position 1, one for position 2, … up to the context length. Nothing says that positions 3 and 4 are neighbours; training has to find it. Below, the cosine similarity of every pair of the trained model’s position vectors (their dot products by the engine, divided by their lengths on the page).' }),
       posHeat.root, posClaim,
     );
+    // The real model that ships with the page learned its own position vectors on English text: the same picture, on
+    // request (its weights file is fetched then).
+    const REAL_SHOWN = 32;
+    const realBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'pos-real', text: 'Show the real model’s position vectors' });
+    const realHeat = new Heatmap({ name: 'pos-cos-real', label: 'Cosine similarity of the real model’s learned position vectors', n: 0, m: 0, values: [], rowLabels: [], colLabels: [], maxCell: 18, palette: 'div' });
+    const realClaim = el('p', { class: 'position-claim', 'data-figure': 'learned-real-claim', 'aria-live': 'polite' });
+    realHeat.root.hidden = true;
+    realBtn.addEventListener('click', () => {
+      realBtn.disabled = true;
+      realClaim.textContent = 'Loading the model’s weights…';
+      shippedPositions().then(({ wpe, positions, dModel }) => {
+        const T = Math.min(REAL_SHOWN, positions);
+        const cos = cosines(engine, wpe, T, dModel);
+        const labels = Array.from({ length: T }, (_, i) => String(i + 1));
+        realHeat.root.hidden = false;
+        realHeat.update({ name: 'pos-cos-real', label: 'Cosine similarity of the real model’s learned position vectors', n: T, m: T, values: cos, rowLabels: labels, colLabels: labels, maxCell: 18, palette: 'div' });
+        const { near, far } = nearFar(cos, T);
+        section.dataset.realPosNear = near.toFixed(4);
+        section.dataset.realPosFar = far.toFixed(4);
+        realClaim.textContent = `The real model that ships with the page (GPT-2’s layout) has ${positions} learned position vectors of ${dModel} numbers; its first ${T} are drawn. Neighbouring positions there have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Trained on English, it too made neighbouring positions alike.' : 'Neighbours are not much more alike than distant positions here.'}`;
+      }).catch((e: Error) => { realClaim.textContent = `The model’s weights did not load: ${e.message}`; realBtn.disabled = false; });
+    });
+    section.append(realBtn, realHeat.root, realClaim);
 
     // --- 3. RoPE ---------------------------------------------------------------------------------------------
     const rope = new RopeFigure(engine);
@@ -191,17 +233,10 @@ export const positionLab: Lab = {
 
       // Learned positions: cosine similarity of wpe rows.
       const T = m.context, d = m.dModel;
-      const dots = engine.matmul(m.wpe, m.wpe, { m: T, k: d, n: T, transposeB: true });
-      const cos = new Float32Array(T * T);
-      for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) cos[i * T + j] = dots[i * T + j] / Math.sqrt(dots[i * T + i] * dots[j * T + j]);
+      const cos = cosines(engine, m.wpe, T, d);
       const labels = Array.from({ length: T }, (_, i) => String(i + 1));
       posHeat.update({ name: 'pos-cos', label: 'Cosine similarity of the learned position vectors', n: T, m: T, values: cos, rowLabels: labels, colLabels: labels, maxCell: 18, palette: 'div' });
-      let near = 0, nn = 0, far = 0, nf = 0;
-      for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
-        if (Math.abs(i - j) === 1) { near += cos[i * T + j]; nn++; }
-        if (Math.abs(i - j) >= 8) { far += cos[i * T + j]; nf++; }
-      }
-      near /= nn; far /= nf;
+      const { near, far } = nearFar(cos, T);
       section.dataset.posNear = near.toFixed(4);
       section.dataset.posFar = far.toFixed(4);
       posClaim.textContent = `Measured on the ${T} learned vectors: neighbouring positions have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Training made neighbouring positions alike, though nothing told it they were neighbours.' : 'Neighbours are not much more alike than distant positions here.'}`;
