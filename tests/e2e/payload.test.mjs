@@ -3,8 +3,9 @@
 //  - first view: every response while the page loads and the reader scrolls to the bottom;
 //  - everything: every file the page can ever load (both engines, both workers, every font), the most a
 //    reader can transfer. The offline copy is a download, not part of the page, and is not counted.
-// Budget: under 1.2 MB for everything (1117.7 KiB measured: each module with the small GPT, the language models
-// and the tokenizer is about 200 KiB of it; docs/performance.md#size).
+// Budget: under 1.25 MB for everything (1200.5 KiB measured: each module with the small GPT, the language models
+// and the tokenizer is about 200 KiB of it; the learn lab's text task fetches the shipped model's tokenizer.json,
+// 36.4 KiB gzipped, and its sample text, 9.2 KiB, only when that task is chosen; docs/performance.md#size).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { setup, openPage, distDir } from './helpers.mjs';
 
-const BUDGET = 1_200_000;
+const BUDGET = 1_250_000;
 
 let env;
 before(async () => { env = await setup(); });
@@ -27,7 +28,7 @@ function files(dir) {
   });
 }
 
-test('first view and everything the page can load, gzip, under 1.2 MB', async () => {
+test('first view and everything the page can load, gzip, under 1.25 MB', async () => {
   const { page, context, log } = await openPage(env, '');
   const sizes = new Map();
   context.on('response', async (r) => {

@@ -187,7 +187,8 @@ function probe(): Probe {
   const last = lab!.softmax(f.logits.subarray((ids.length - 1) * V, ids.length * V));
   const next = Array.from(last, (p, id) => ({ id, p })).sort((a, b) => b.p - a.p).slice(0, 3);
   if (task !== 'text') return { ids: ids.slice(), attention: f.attention!, next };
-  const label = (ids: number[]) => tokenizer!.t.tokens(ids.map((l) => textVocab![l]));
+  // Tokens as the tokenizer cut them, a line break drawn as ↵ (a label of its own, not a break in the page's text).
+  const label = (ids: number[]) => tokenizer!.t.tokens(ids.map((l) => textVocab![l])).map((t) => t.replace(/\n/g, '↵'));
   return { ids: ids.slice(), attention: f.attention!, next, labels: label(Array.from(ids)), nextLabels: label(next.map((n) => n.id)) };
 }
 

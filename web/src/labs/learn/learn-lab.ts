@@ -56,6 +56,9 @@ export const learnLab: Lab = {
       reset: () => reset(),
     });
     section.append(controls.root);
+    // The text task's text, what it became and the samples the model writes: right under the controls.
+    const textInput = new TextInput({ use: () => reset() });
+    section.append(textInput.root);
 
     const loss = new LossPanel();
     const findings = el('div', { class: 'learn-findings', 'data-figure': 'learn-findings', 'aria-live': 'polite' });
@@ -72,9 +75,8 @@ export const learnLab: Lab = {
       use: () => session.post({ type: 'export' }),
     });
     const exampleNote = el('p', { class: 'help learn-example-note' });
-    const textInput = new TextInput({ use: () => reset() });
     const heads = new HeadsPanel(() => draw(true));
-    section.append(el('h3', { text: 'Every layer and head, on one example' }), example.root, textInput.root, exampleNote, heads.root);
+    section.append(el('h3', { text: 'Every layer and head, on one example' }), example.root, exampleNote, heads.root);
 
     // --- the worker ----------------------------------------------------------------------------------------------
     // The model's spec; the text task's only once its text is here (undefined until then: prepareText fetches the sample).

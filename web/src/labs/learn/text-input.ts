@@ -44,7 +44,7 @@ export class TextInput {
       label, this.input, this.problem,
       el('div', { class: 'button-group' }, useBtn, sampleBtn),
       this.info, this.nextLine,
-      el('h4', { text: 'What it writes as it trains' }), this.samplesNote, this.samples);
+      el('h3', { text: 'What it writes as it trains' }), this.samplesNote, this.samples);
   }
 
   /** The sample of the shipped model's text (fetched once, when first needed). */
