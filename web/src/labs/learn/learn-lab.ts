@@ -127,7 +127,8 @@ export const learnLab: Lab = {
           break;
         case 'progress':
         case 'eval':
-          schedule();
+          // (Just switched to the text task, its text still loading: the last task's model is not drawn as this one.)
+          if (session.info?.task === task) schedule();
           break;
         case 'weights':
           example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', causal: true, mhTrained: true, mhCausal: true }));
