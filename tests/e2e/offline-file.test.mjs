@@ -45,7 +45,8 @@ test('the file is self-contained: one HTML document, a strict hash-based CSP, no
   // from the page instead of carrying the modules in their own scripts; the shipped language model's files as data: URLs,
   // 3.69 MB of base64 (its float16 weights are 2.67 MB). Budget 7.2 MB, a little above its size
   // (docs/performance.md#size). Most of the rest is code: the page's, and the package's again in each of the three
-  // workers (with its workers' script, which threads start from).
+  // workers (with its workers' script, which threads start from); the learn lab's text task adds the shipped
+  // model's tokenizer.json (92,963 bytes, 124 KB as base64) and its sample text (23,181 bytes, 31 KB).
   const size = statSync(join(folder, 'attnlab-explorer.html')).size;
   assert.ok(size < 7_200_000, `under 7.2 MB (${size} bytes)`);
   // One copy of each module: four data:application/wasm URLs in the whole file.

@@ -4,7 +4,8 @@
 //  - everything: every file the page can ever load (both engines, both workers, every font), the most a
 //    reader can transfer. The offline copy is a download, not part of the page, and is not counted.
 // Budget: under 1.2 MB for everything but the shipped language model (1117.7 KiB measured: each module with the
-// small GPT, the language models and the tokenizer is about 200 KiB of it; docs/performance.md#size). The model's
+// small GPT, the language models and the tokenizer is about 200 KiB of it; the learn lab's text task fetches its
+// sample text, 9.2 KiB gzipped, only when that task is chosen; docs/performance.md#size). The model's
 // files (web/models/kjv-fortunes-gpt/, loaded when the model view comes into sight) are counted apart: float16
 // weights barely compress (2.67 MB, 2.46 MB gzipped), so their budget is their size plus a margin, 2.7 MB.
 import { test, before, after } from 'node:test';

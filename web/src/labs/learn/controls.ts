@@ -15,7 +15,7 @@ export interface ControlEvents {
   reset(): void;
 }
 
-const TASK_LABELS: Record<TaskName, string> = { induction: 'Induction heads: copying a repeat', words: 'Words in context' };
+const TASK_LABELS: Record<TaskName, string> = { induction: 'Induction heads: copying a repeat', words: 'Words in context', text: 'Your own text' };
 const range = ({ min, max }: { min: number; max: number }) => Array.from({ length: max - min + 1 }, (_, i) => min + i);
 const opts = (xs: readonly number[]) => xs.map((x) => ({ value: String(x), label: String(x) }));
 
@@ -45,7 +45,7 @@ export class LearnControls {
       taskGroup.appendChild(b);
       return b;
     };
-    this.taskButtons = { induction: taskBtn('induction'), words: taskBtn('words') };
+    this.taskButtons = { induction: taskBtn('induction'), words: taskBtn('words'), text: taskBtn('text') };
 
     this.layers = select(opts(range(LEARN_LIMITS.layers)), String(model.layers), (v) => on.size({ layers: Number(v) }), 'learn-layers');
     this.heads = select(opts(range(LEARN_LIMITS.heads)), String(model.heads), (v) => on.size({ heads: Number(v) }), 'learn-heads');
@@ -71,6 +71,7 @@ export class LearnControls {
       step: metric('step', 'step'), loss: metric('loss', 'loss (this batch)'), rate: metric('steps-per-second', 'steps / s'),
       first: metric('first-loss', 'first copy'), repeat: metric('repeat-loss', 'repeated half'), held: metric('held-out-loss', 'held-out loss'),
       params: metric('parameters', 'parameters'),
+      threads: metric('threads', 'threads'), stepTime: metric('step-time', 'last step'),
     };
 
     this.root = el('div', { class: 'controls' },
@@ -81,7 +82,7 @@ export class LearnControls {
         el('p', { class: 'help', text: 'Changing the size starts a new model; the learning rate applies from the next step.' })),
       el('fieldset', { class: 'control-group' }, el('legend', { text: 'Training' }),
         el('div', { class: 'button-group' }, this.trainBtn, this.pauseBtn, this.stepBtn, this.resetBtn),
-        el('dl', { class: 'learn-metrics' }, m.step.root, m.loss.root, m.rate.root, m.first.root, m.repeat.root, m.held.root, m.params.root),
+        el('dl', { class: 'learn-metrics' }, m.step.root, m.loss.root, m.rate.root, m.first.root, m.repeat.root, m.held.root, m.params.root, m.threads.root, m.stepTime.root),
         this.status),
     );
   }

@@ -13,6 +13,9 @@ export type Eval = Extract<TrainMessage, { type: 'eval' }>;
 
 const pct = (p: number): string => (p >= 0.995 ? '≥ 99.5%' : p < 0.001 ? '< 0.1%' : `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`);
 
+/** The text task's measurements carry their tokens' text (the tokens join without spaces: each holds its own). */
+const task = (e: Eval): TaskName => (e.probe.labels ? 'text' : 'words');
+
 /** The last query row of head h in layer y's [heads, t, t] weights: where the last word looks. */
 const lastRow = (e: Eval, y: number, h: number, t: number) => e.probe.attention[y].subarray(h * t * t + (t - 1) * t, h * t * t + t * t);
 
@@ -82,8 +85,11 @@ export function inductionFindings(findings: HTMLElement, e: Eval, firstStep: num
   return firstStep;
 }
 
-/** The words task's findings into `findings`, and the model's next-word guesses into `nextLine`. */
-export function wordsFindings(findings: HTMLElement, nextLine: HTMLElement, e: Eval, words: string[], vocab: string[]): void {
+/**
+ * The words and text tasks' findings into `findings`, and the model's next-word guesses into `nextLine`.
+ * label: the text of a next-token id (the words task's vocabulary; the text task's labels come with the measurement).
+ */
+export function wordsFindings(findings: HTMLElement, nextLine: HTMLElement, e: Eval, words: string[], label: (id: number, rank: number) => string): void {
   clear(findings);
   const t = words.length;
   const heads = e.scores.previous[0].length;
@@ -94,6 +100,6 @@ export function wordsFindings(findings: HTMLElement, nextLine: HTMLElement, e: E
     list.appendChild(el('li', { text: `Layer ${y + 1} head ${h + 1}: ${order.map((o) => `“${words[o.j]}” (${o.j + 1}) ${score(o.w)}`).join(', ')}; on held-out text it puts ${score(e.scores.previous[y][h])} on the previous word.` }));
   }
   findings.appendChild(list);
-  const next = e.probe.next.map((n) => `“${vocab[n.id]}” ${pct(n.p)}`).join(' · ');
-  nextLine.textContent = `After “${words.join(' ')}” the model predicts: ${next}.`;
+  const next = e.probe.next.map((n, i) => `“${label(n.id, i)}” ${pct(n.p)}`).join(' · ');
+  nextLine.textContent = `After “${words.join(task(e) === 'text' ? '' : ' ')}” the model predicts: ${next}.`;
 }

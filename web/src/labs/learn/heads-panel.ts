@@ -18,12 +18,12 @@ export class HeadsPanel {
     this.root = el('div', { class: 'learn-grid-row' }, this.grid.root, el('div', { class: 'learn-big' }, this.caption, this.big.root));
   }
 
-  /** Draws a measurement's patterns. words: the example's words (the words task), [] for induction's numbers. */
+  /** Draws a measurement's patterns. words: the example's words or tokens (the words and text tasks), [] for induction's numbers. */
   update(e: Eval, task: TaskName, words: string[]): void {
     const t = e.probe.ids.length;
     this.grid.update(e.probe.attention, e.scores.previous[0].length, t, headTags(e, task, words));
     const [sy, sh] = this.grid.selected;
-    const labels = task === 'words' ? words.map((w, i) => `${i + 1} ${w}`) : Array.from(e.probe.ids, (id, i) => `${i + 1}: ${id}`);
+    const labels = task !== 'induction' ? words.map((w, i) => `${i + 1} ${w}`) : Array.from(e.probe.ids, (id, i) => `${i + 1}: ${id}`);
     const values = e.probe.attention[sy].subarray(sh * t * t, (sh + 1) * t * t);
     const masked = Array.from({ length: t * t }, (_, k) => (k % t) > Math.floor(k / t));
     this.big.update({ name: 'learn-head', label: `Layer ${sy + 1}, head ${sh + 1}: attention weights at step ${e.step}`, n: t, m: t, values, rowLabels: labels, colLabels: labels, masked, maxCell: 22 });

@@ -3,20 +3,25 @@
 // repeated once, a 2-layer attention-only model; the page measures each head's previous-token and induction scores
 // live and names the heads that have them (findings.ts). Words in context: a corpus from a grammar written for this
 // page (web/src/text/corpus.ts), in which the articles' sentences recur; the example is a sentence of the reader's
-// (example.ts). The task on screen, its model's settings and the words task's sentence live in the URL (state.ts;
+// (example.ts). Your own text: a small GPT on text the learner pastes, or on a sample of the shipped model's text,
+// cut by the shipped model's tokenizer (text-input.ts, model/text-task.ts); it writes samples as it trains. Every
+// task trains on all the machine's threads (up to the page's cap, page-threads.ts). The task on screen, its model's settings and the words task's sentence live in the URL (state.ts;
 // web/URL_STATE.md). This file puts the parts together and keeps them and the URL in step.
 import '../../styles/learn.css';
 import type { Lab, LabContext } from '../lab';
 import { el, clear, reducedMotion } from '../../ui/dom';
 import { fmt } from '../../ui/format';
 import { TASKS, taskSpec, wordsCorpus, type ModelChoice, type TaskName } from '../../model/train-tasks';
+import tokenizerUrl from '../../../models/kjv-fortunes-gpt/tokenizer.json?url';
+import { pageThreads } from '../page-threads';
 import type { TrainMessage } from '../../workers/train-worker';
 import { LearnControls } from './controls';
 import { WordsExample } from './example';
 import { inductionFindings, wordsFindings, type Eval } from './findings';
 import { HeadsPanel } from './heads-panel';
 import { LossPanel } from './loss-panel';
-import { TrainingSession } from './session';
+import { TrainingSession, type ModelSpec } from './session';
+import { TextInput } from './text-input';
 import { LEARN_KEYS, learnModel, learnStateOf } from './state';
 import { describeTask } from './task-text';
 
@@ -24,7 +29,7 @@ export const learnLab: Lab = {
   id: 'learn',
   nav: 'Watch it learn',
   mount(section: HTMLElement, ctx: LabContext) {
-    const models: Record<TaskName, ModelChoice> = { induction: { ...TASKS.induction.defaults }, words: { ...TASKS.words.defaults } };
+    const models: Record<TaskName, ModelChoice> = { induction: { ...TASKS.induction.defaults }, words: { ...TASKS.words.defaults }, text: { ...TASKS.text.defaults } };
     const s0 = ctx.store.state;
     let task: TaskName = s0.learnTask;
     Object.assign(models[task], learnModel(s0)); // the URL's settings for its task (defaults where it names none)
@@ -33,12 +38,13 @@ export const learnLab: Lab = {
       const c = models[task];
       return c.dModel % c.heads !== 0 ? `d_model must be a multiple of the number of heads: ${c.dModel} / ${c.heads} is not whole.` : '';
     };
-    const session = new TrainingSession({ message: receive, workerError: (m) => { controls.status.textContent = `The training worker failed: ${m}`; } });
+    const threads = pageThreads();
+    const session = new TrainingSession({ message: receive, workerError: (m) => { controls.status.textContent = `The training worker failed: ${m}`; } }, threads);
 
     // --- the parts, top to bottom --------------------------------------------------------------------------------
     section.append(
       el('h2', { text: 'Watch attention learn' }),
-      el('p', { class: 'intro', text: 'Every figure above uses weights someone chose. Real models learn theirs. Here the engine trains a small GPT, a stack of causal self-attention layers, right in this tab, in a Web Worker, so the page stays responsive. Press Train and watch the loss fall and the attention patterns of every layer and head form on one example.' }),
+      el('p', { class: 'intro', text: `Every figure above uses weights someone chose. Real models learn theirs. Here the engine trains a small GPT, a stack of causal self-attention layers, right in this tab, in Web Workers (threads of their own, off the page’s), so the page stays responsive: each batch is split across ${threads === 1 ? 'one thread (the browser reports one core)' : `${threads} threads, one per core the browser reports${threads === 8 && (navigator.hardwareConcurrency || 0) > 8 ? ' up to 8' : ''}`}. Press Train and watch the loss fall and the attention patterns of every layer and head form on one example.` }),
     );
     const controls = new LearnControls(task, models[task], {
       task: (name) => { if (task !== name) { task = name; taskChanged(); saveState(); } },
@@ -50,6 +56,9 @@ export const learnLab: Lab = {
       reset: () => reset(),
     });
     section.append(controls.root);
+    // The text task's text, what it became and the samples the model writes: right under the controls.
+    const textInput = new TextInput({ use: () => reset() });
+    section.append(textInput.root);
 
     const loss = new LossPanel();
     const findings = el('div', { class: 'learn-findings', 'data-figure': 'learn-findings', 'aria-live': 'polite' });
@@ -70,18 +79,29 @@ export const learnLab: Lab = {
     section.append(el('h3', { text: 'Every layer and head, on one example' }), example.root, exampleNote, heads.root);
 
     // --- the worker ----------------------------------------------------------------------------------------------
-    const spec = () => ({ task, model: models[task], probe: task === 'words' ? example.probe(sentence) : undefined });
+    // The model's spec; the text task's only once its text is here (undefined until then: prepareText fetches the sample).
+    function spec(): ModelSpec | undefined {
+      if (task === 'text') return textInput.current === undefined ? undefined : { task, model: models[task], text: textInput.current, tokenizer: tokenizerUrl };
+      return { task, model: models[task], probe: task === 'words' ? example.probe(sentence) : undefined };
+    }
+    function prepareText(): void {
+      textInput.text().then(() => { if (task === 'text') reset(); }, (err: unknown) => textInput.showProblem(err instanceof Error ? err.message : String(err)));
+    }
     function ensureWorker(): boolean {
       if (session.started) return true;
       if (sizeProblem()) return false;
-      session.start(spec());
+      const s = spec();
+      if (!s) { prepareText(); return false; }
+      session.start(s);
       started();
       return true;
     }
     function reset(): void {
-      if (!session.started) { ensureWorker(); return; }
       if (sizeProblem()) return;
-      session.reset(spec());
+      const s = spec();
+      if (!s) { prepareText(); return; }
+      if (session.started) session.reset(s);
+      else session.start(s);
       started();
     }
     function started(): void {
@@ -98,20 +118,43 @@ export const learnLab: Lab = {
         case 'ready':
           if (task === 'words') sendProbe();
           controls.metrics.params.dd.textContent = msg.parameterCount.toLocaleString('en');
-          controls.status.textContent = `A new model: ${msg.parameterCount.toLocaleString('en')} parameters, ${(msg.memoryBytes / 1024).toFixed(0)} KiB of wasm memory with its gradients and optimizer state (${msg.backend}).`;
+          controls.status.textContent = `A new model: ${msg.parameterCount.toLocaleString('en')} parameters, ${(msg.memoryBytes / 1024).toFixed(0)} KiB of wasm memory with its gradients and optimizer state (${msg.backend}). ${threadsText(msg)}`;
+          showThreads(msg);
+          textInput.showReady(msg);
+          break;
+        case 'sample':
+          schedule();
           break;
         case 'progress':
         case 'eval':
-          schedule();
+          // (Just switched to the text task, its text still loading: the last task's model is not drawn as this one.)
+          if (session.info?.task === task) schedule();
           break;
         case 'weights':
           example.useWeights(msg.bytes, msg.step, () => ctx.store.update({ preset: 'trained', causal: true, mhTrained: true, mhCausal: true }));
           break;
         case 'error':
+          if (task === 'text' && !session.ready) textInput.showProblem(msg.message);
           controls.status.textContent = `Training stopped: ${msg.message}`;
           buttons();
           break;
       }
+    }
+
+    function threadsText(msg: Extract<TrainMessage, { type: 'ready' }>): string {
+      if (msg.threads < 2) {
+        return msg.threadsError ? `It trains on one thread: the workers could not start (${msg.threadsError}).` : 'It trains on one thread (the browser reports one core).';
+      }
+      const how = msg.exchange === 'shared'
+        ? 'through memory they share (this page is cross-origin isolated, so the browser allows it)'
+        : 'by messages (this copy of the page is not cross-origin isolated, so the browser allows no shared memory)';
+      return `Each step runs on ${msg.threads} threads: every worker computes the gradient of its part of the batch and updates its slice of the weights, and they exchange gradients and weights ${how}.`;
+    }
+    function showThreads(msg: Extract<TrainMessage, { type: 'ready' }>): void {
+      const dd = controls.metrics.threads.dd;
+      dd.textContent = msg.threads < 2 ? '1' : `${msg.threads} · ${msg.exchange === 'shared' ? 'shared memory' : 'messages'}`;
+      dd.dataset.threads = String(msg.threads);
+      dd.dataset.exchange = msg.exchange;
     }
 
     // --- drawing, throttled: at most every 250 ms (1 s with reduced motion) ------------------------------------
@@ -133,7 +176,12 @@ export const learnLab: Lab = {
       if (p) {
         m.step.dd.textContent = String(p.step);
         m.loss.dd.textContent = Number.isFinite(p.loss) ? fmt(p.loss, 3) : '–';
+        m.loss.dd.dataset.value = String(p.loss);
         m.rate.dd.textContent = p.running ? p.stepsPerSecond.toFixed(1) : '–';
+        // The last step: its time, and how many threads computed a part of it (the package's own count).
+        const st = m.stepTime.dd;
+        st.textContent = Number.isFinite(p.stepMs) ? `${fmt(p.stepMs, p.stepMs < 10 ? 1 : 0)} ms · ${p.stepThreads} thread${p.stepThreads === 1 ? '' : 's'}` : '–';
+        Object.assign(st.dataset, { ms: String(p.stepMs), threads: String(p.stepThreads), workerSteps: String(p.workerSteps), workerParts: String(p.workerParts) });
         if (p.running && p.stepsPerSecond > 0) document.body.dataset.learnRate = p.stepsPerSecond.toFixed(1);
       }
       if (latest) {
@@ -142,16 +190,18 @@ export const learnLab: Lab = {
         m.held.dd.textContent = fmt(latest.loss, 3);
       }
       loss.update(task, session, session.info?.vocabSize ?? taskSpec(task).vocabSize);
+      if (task === 'text') textInput.showSamples(session.samples);
       buttons();
     }
     function buttons(): void {
       controls.enable({ running: session.running, busy: session.busy, sizeProblem: !!sizeProblem() });
     }
     function drawHeads(e: Eval): void {
-      const words = task === 'words' ? Array.from(e.probe.ids, (id) => corpus.vocab[id]) : [];
+      const words = task === 'words' ? Array.from(e.probe.ids, (id) => corpus.vocab[id]) : e.probe.labels ?? [];
       heads.update(e, task, words);
       if (task === 'induction') session.firstInductionStep = inductionFindings(findings, e, session.firstInductionStep);
-      else wordsFindings(findings, example.nextLine, e, words, corpus.vocab);
+      else if (task === 'words') wordsFindings(findings, example.nextLine, e, words, (id) => corpus.vocab[id]);
+      else wordsFindings(findings, textInput.nextLine, e, words, (_, rank) => e.probe.nextLabels?.[rank] ?? '?');
     }
 
     // --- task and size -----------------------------------------------------------------------------------------
@@ -165,6 +215,7 @@ export const learnLab: Lab = {
     function taskChanged(): void {
       controls.showTask(task, models[task], sizeProblem());
       example.root.hidden = task !== 'words';
+      textInput.root.hidden = task !== 'text';
       describeTask(task, { taskText: controls.taskText, exampleNote, why });
       clear(findings); example.nextLine.textContent = '';
       if (task === 'words') sendProbe();

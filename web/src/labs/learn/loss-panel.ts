@@ -10,7 +10,7 @@ export class LossPanel {
   readonly chart = new LossChart('learn-loss', 'Loss against training step');
   readonly legend = el('ul', { class: 'learn-legend' });
 
-  /** Draws the session's run of `task` (vocabulary V: guessing costs ln V). */
+  /** Draws the session's run of `task` (vocabulary V: guessing costs ln V; 0 while unknown). */
   update(task: TaskName, run: Pick<TrainingSession, 'trainLoss' | 'evalPoints'>, V: number): void {
     const series: LossSeries[] = [{ key: 'train', label: 'each training batch', colour: '#9aa3b5', width: 1.2, points: run.trainLoss }];
     if (task === 'induction') {
@@ -19,7 +19,8 @@ export class LossPanel {
     } else {
       series.push({ key: 'held', label: 'held-out windows', colour: '#1f4e89', width: 2.5, points: run.evalPoints.map((p) => [p.step, p.loss]) });
     }
-    this.chart.update(series, [{ y: Math.log(V), label: `guessing: ln ${V} = ${fmt(Math.log(V), 2)}` }]);
+    // (The text task's V is known once its text is tokenized: no guide before.)
+    this.chart.update(series, V > 1 ? [{ y: Math.log(V), label: `guessing: ln ${V} = ${fmt(Math.log(V), 2)}` }] : []);
     clear(this.legend);
     for (const s of series) {
       const sw = el('span', { class: 'learn-swatch' });
