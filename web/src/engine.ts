@@ -2,6 +2,7 @@
 // comes from the functions returned here; what the page computes itself is listed in docs/explorer.md.
 import { wasmFiles } from './engine-files';
 import { initFrom } from './wasm-files';
+import type { Lab } from 'attnlab';
 
 export interface MatmulOptions { m: number; k: number; n: number; transposeB?: boolean }
 
@@ -26,6 +27,8 @@ export interface Engine {
   matmul(a: Float32Array, b: Float32Array, opts: MatmulOptions): Float32Array;
   rope(x: Float32Array, opts: { dk: number; positions?: Int32Array; base?: number }): Float32Array;
   buildInfo(): { version: string; backend: string; simd: boolean; kernels?: unknown };
+  /** A Hugging Face checkpoint into the engine (the model panel, web/src/labs/model/). */
+  loadModel: Lab['loadModel'];
 }
 
 /** How many engine calls the page has made: main.ts shows how many one edit cost. */
@@ -49,6 +52,7 @@ export function loadEngine(): Promise<Engine> {
       multiHeadAttention: counted(lab.multiHeadAttention),
       matmul: counted(lab.matmul),
       rope: counted(lab.rope),
+      loadModel: lab.loadModel,
     };
   });
   return loading;
