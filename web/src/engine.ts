@@ -35,6 +35,7 @@ export interface Engine {
 export const engineCalls = { total: 0 };
 
 let loading: Promise<Engine> | undefined;
+let models: Promise<Lab> | undefined;
 
 /** Loads the engine once; later calls share the same instance. */
 export function loadEngine(): Promise<Engine> {
@@ -52,7 +53,9 @@ export function loadEngine(): Promise<Engine> {
       multiHeadAttention: counted(lab.multiHeadAttention),
       matmul: counted(lab.matmul),
       rope: counted(lab.rope),
-      loadModel: lab.loadModel,
+      // Real models run in an engine of their own, loaded on first use from the page's module files (the offline
+      // copy's operators-only entry cannot find the module with the models by itself).
+      loadModel: (source, options) => (models ??= initFrom(wasmFiles, { gpt: true })).then((m) => m.loadModel(source, options)),
     };
   });
   return loading;

@@ -290,12 +290,13 @@ export const modelLab: Lab = {
         el('p', { class: 'help', text: 'Downloads are kept in this browser’s cache (by repository and the main branch), so a reload does not download them again. Delete them with the button, or with the browser’s “clear site data”.' }),
         el('div', { class: 'button-group' }, forget));
 
-    section.append(
+    // Closed until the learner wants another model: at 390 px the panel is then a few lines tall.
+    const openAnother = el('details', { class: 'model-open-another', 'data-figure': 'model-open' },
+      el('summary', { text: 'Open another model' }),
       el('div', { class: 'two-col model-open' },
         el('div', { class: 'panel' }, el('h3', { text: 'From your disk' }), drop),
-        el('div', { class: 'panel' }, el('h3', { text: 'From the Hugging Face Hub' }), hub)),
-      el('div', { class: 'model-progress-row' }, bar, cancel), status, fileList, error,
-    );
+        el('div', { class: 'panel' }, el('h3', { text: 'From the Hugging Face Hub' }), hub)));
+    section.append(openAnother, el('div', { class: 'model-progress-row' }, bar, cancel), status, fileList, error);
     showCurrent();
   },
 };

@@ -61,25 +61,33 @@ async function headSize(repo: string, file: string, signal: AbortSignal): Promis
 /** A small file's text, from the cache or downloaded into it; null for a 404 (when `optional`). */
 async function smallText(cache: Cache | null, repo: string, file: string, signal: AbortSignal): Promise<string | null> {
   const hit = await cachedResponse(cache, repo, file);
-  if (hit) return hit.text();
+  if (hit) return hit.status === 404 ? null : hit.text();
   let res: Response;
   try {
     res = await fetch(fileUrl(repo, file), { signal, credentials: 'omit', cache: 'no-store' });
   } catch (e) {
     throw networkError(file, e);
   }
-  if (res.status === 404) return null;
+  if (res.status === 404) {
+    await cache?.put(fileUrl(repo, file), new Response(null, { status: 404 }));
+    return null;
+  }
   if (!res.ok) throw failed(file, res);
   const bytes = new Uint8Array(await res.arrayBuffer());
   await cache?.put(fileUrl(repo, file), new Response(bytes, { headers: { 'Content-Length': String(bytes.length) } }));
   return new TextDecoder().decode(bytes);
 }
 
-/** A file's size and whether it is cached; null when the repository has no such file. */
+/**
+ * A file's size and whether it is cached; null when the repository has no such file. That a file is not there is
+ * kept in the cache too (an empty 404 answer), so a reload asks the Hub nothing for a model it has.
+ */
 async function sizeOf(cache: Cache | null, repo: string, file: string, signal: AbortSignal): Promise<HubFile | null> {
   const hit = await cachedResponse(cache, repo, file);
+  if (hit?.status === 404) return null;
   if (hit) return { name: file, size: Number(hit.headers.get('Content-Length') ?? (await hit.blob()).size), cached: true };
   const size = await headSize(repo, file, signal);
+  if (size === null) await cache?.put(fileUrl(repo, file), new Response(null, { status: 404 }));
   return size === null ? null : { name: file, size, cached: false };
 }
 
@@ -140,7 +148,9 @@ async function download(cache: Cache, repo: string, f: HubFile, signal: AbortSig
     },
   }));
   try {
-    await cache.put(url, new Response(counted, { headers: { 'Content-Type': 'application/octet-stream' } }));
+    const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream' };
+    if (f.size !== undefined) headers['Content-Length'] = String(f.size);
+    await cache.put(url, new Response(counted, { headers }));
   } catch (e) {
     await cache.delete(url);
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('The download was cancelled.', 'AbortError');
@@ -158,7 +168,7 @@ export async function downloadPlan(plan: HubPlan, signal: AbortSignal, progress:
   const files = new Map<string, Blob>();
   for (const f of plan.files) {
     let hit = await cachedResponse(cache, plan.repo, f.name);
-    if (!hit) {
+    if (!hit || !hit.ok) {
       if (!cache) throw new HubError('this browser offers no Cache Storage here (a page opened from disk or a private window): models from the Hub cannot be kept');
       await download(cache, plan.repo, f, signal, progress);
       hit = await cachedResponse(cache, plan.repo, f.name);
