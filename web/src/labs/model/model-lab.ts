@@ -147,14 +147,17 @@ export const modelLab: Lab = {
     }
 
     // --- from disk ---------------------------------------------------------------------------------------------
-    const pickFiles = el('input', { type: 'file', multiple: true, class: 'visually-hidden', 'data-control': 'model-files', 'aria-label': 'Choose the model\'s files', 'data-busy-off': true });
-    const pickFolder = el('input', { type: 'file', class: 'visually-hidden', 'data-control': 'model-folder', 'aria-label': 'Choose a model folder', 'data-busy-off': true });
+    // Each file input is visually hidden behind a label that looks like a button: a click on the label opens the
+    // browser's chooser natively (no script-made click, which browsers refuse without a user's gesture), and the
+    // input itself takes the keyboard focus, shown on its label.
+    const filesId = nextId('model-files');
+    const folderId = nextId('model-folder');
+    const pickFiles = el('input', { type: 'file', multiple: true, id: filesId, class: 'visually-hidden', 'data-control': 'model-files', 'data-busy-off': true });
+    const pickFolder = el('input', { type: 'file', id: folderId, class: 'visually-hidden', 'data-control': 'model-folder', 'data-busy-off': true });
     const folderPicks = 'webkitdirectory' in pickFolder;
     if (folderPicks) pickFolder.setAttribute('webkitdirectory', '');
-    const chooseFiles = el('button', { type: 'button', class: 'chip', text: 'Choose files', 'data-busy-off': true });
-    const chooseFolder = el('button', { type: 'button', class: 'chip', text: 'Choose a folder', 'data-busy-off': true, hidden: !folderPicks });
-    chooseFiles.addEventListener('click', () => pickFiles.click());
-    chooseFolder.addEventListener('click', () => pickFolder.click());
+    const chooseFiles = el('label', { for: filesId, class: 'chip file-chip', text: 'Choose files' });
+    const chooseFolder = el('label', { for: folderId, class: 'chip file-chip', text: 'Choose a folder', hidden: !folderPicks });
     const fromDisk = (d: DiskFiles) => {
       error.hidden = true;
       const name = d.folder ?? 'a model from disk';
@@ -168,7 +171,7 @@ export const modelLab: Lab = {
     }
     const drop = el('div', { class: 'model-drop', 'data-figure': 'model-drop' },
       el('p', { text: 'Drop a model folder or its files here: config.json, the .safetensors weights (with model.safetensors.index.json when there are several), tokenizer.json (or vocab.json and merges.txt), generation_config.json.' }),
-      el('div', { class: 'button-group' }, chooseFiles, chooseFolder), pickFiles, pickFolder);
+      el('div', { class: 'button-group' }, pickFiles, chooseFiles, pickFolder, chooseFolder));
     drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
     drop.addEventListener('dragleave', () => drop.classList.remove('over'));
     drop.addEventListener('drop', (e) => {
