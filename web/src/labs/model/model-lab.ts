@@ -147,17 +147,17 @@ export const modelLab: Lab = {
     }
 
     // --- from disk ---------------------------------------------------------------------------------------------
-    // Each file input is visually hidden behind a label that looks like a button: a click on the label opens the
-    // browser's chooser natively (no script-made click, which browsers refuse without a user's gesture), and the
-    // input itself takes the keyboard focus, shown on its label.
+    // Each file input lies, transparent, over a label that looks like a button: a click opens the browser's chooser
+    // natively (no script-made click, which browsers refuse without a user's gesture), the input is the target at the
+    // label's size, and its keyboard focus is shown on the label.
     const filesId = nextId('model-files');
     const folderId = nextId('model-folder');
-    const pickFiles = el('input', { type: 'file', multiple: true, id: filesId, class: 'visually-hidden', 'data-control': 'model-files', 'data-busy-off': true });
-    const pickFolder = el('input', { type: 'file', id: folderId, class: 'visually-hidden', 'data-control': 'model-folder', 'data-busy-off': true });
+    const pickFiles = el('input', { type: 'file', multiple: true, id: filesId, class: 'file-input', 'data-control': 'model-files', 'data-busy-off': true });
+    const pickFolder = el('input', { type: 'file', id: folderId, class: 'file-input', 'data-control': 'model-folder', 'data-busy-off': true });
     const folderPicks = 'webkitdirectory' in pickFolder;
     if (folderPicks) pickFolder.setAttribute('webkitdirectory', '');
-    const chooseFiles = el('label', { for: filesId, class: 'chip file-chip', text: 'Choose files' });
-    const chooseFolder = el('label', { for: folderId, class: 'chip file-chip', text: 'Choose a folder', hidden: !folderPicks });
+    const chooseFiles = el('span', { class: 'file-pick' }, el('label', { for: filesId, class: 'chip file-chip', text: 'Choose files' }), pickFiles);
+    const chooseFolder = el('span', { class: 'file-pick', hidden: !folderPicks }, el('label', { for: folderId, class: 'chip file-chip', text: 'Choose a folder' }), pickFolder);
     const fromDisk = (d: DiskFiles) => {
       error.hidden = true;
       const name = d.folder ?? 'a model from disk';
@@ -171,7 +171,7 @@ export const modelLab: Lab = {
     }
     const drop = el('div', { class: 'model-drop', 'data-figure': 'model-drop' },
       el('p', { text: 'Drop a model folder or its files here: config.json, the .safetensors weights (with model.safetensors.index.json when there are several), tokenizer.json (or vocab.json and merges.txt), generation_config.json.' }),
-      el('div', { class: 'button-group' }, pickFiles, chooseFiles, pickFolder, chooseFolder));
+      el('div', { class: 'button-group' }, chooseFiles, chooseFolder));
     drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
     drop.addEventListener('dragleave', () => drop.classList.remove('over'));
     drop.addEventListener('drop', (e) => {
