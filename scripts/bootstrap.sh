@@ -15,6 +15,7 @@ APT_PACKAGES=(
   python3-onnx                    # the LM bench's ONNX graph (bench/lm/gpt2_onnx.py; its self-check is a JS test)
   perl                            # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py)
   bible-kjv fortunes-min fortunes # the shipped model's corpus (scripts/train-shipped-model.mjs --check); the tokenizer's test texts
+  openssl                         # the model panel's e2e test: a certificate for its stand-ins of the Hugging Face Hub
 )
 
 missing=()

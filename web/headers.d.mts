@@ -1,4 +1,6 @@
 // Types of headers.mjs (plain JavaScript, so that Node imports it as it is).
+/** The hosts a model download from the Hugging Face Hub reaches (connect-src). */
+export const HUB_HOSTS: string[];
 export const CSP_DIRECTIVES: string[];
 export const CSP: string;
 export const SINGLE_FILE_CSP_DIRECTIVES: string[];

@@ -4,6 +4,25 @@
 // (web/vite.config.ts), so that any static host serves it protected. Plain JavaScript with its types beside it
 // (headers.d.mts): Node imports it as it is.
 
+/**
+ * The hosts a model download from the Hugging Face Hub reaches, and no others: huggingface.co itself (the resolve URLs,
+ * and the small files it answers directly), then the hosts its resolve URLs redirect large (LFS / Xet) files to. The
+ * Hub publishes its storage and CDN hosts at https://huggingface.co/.well-known/meta.json: "lfsDomains" (cdn-lfs*.hf.co;
+ * its transfer.xethub* hosts serve the Xet client's own protocol, not resolve redirects, and are left out) and
+ * "cdnDomains" (the regional *.cdn.hf.co hosts its Xet redirects now go to, e.g. us.aws.cdn.hf.co/xet-bridge-us/…);
+ * cas-bridge.xethub.hf.co is the Xet bridge that resolve URLs redirect to (the allowlists of huggingface_hub users name
+ * it beside cdn-lfs.huggingface.co, the older LFS host). Listed one by one, not as *.hf.co.
+ */
+export const HUB_HOSTS = [
+  'huggingface.co',
+  'cas-bridge.xethub.hf.co',
+  'cdn-lfs.huggingface.co', 'cdn-lfs-us-1.huggingface.co',
+  'cdn-lfs.hf.co', 'cdn-lfs-us-1.hf.co', 'cdn-lfs-eu-1.hf.co',
+  'aws.cdn.hf.co', 'us.aws.cdn.hf.co', 'us-east-1.aws.cdn.hf.co', 'us-west-2.aws.cdn.hf.co', 'eu-west-3.aws.cdn.hf.co',
+  'ap-southeast-1.aws.cdn.hf.co', 'us.gcp.cdn.hf.co', 'us-east1.us.gcp.cdn.hf.co', 'us-central1.us.gcp.cdn.hf.co',
+  'us-west4.us.gcp.cdn.hf.co', 'europe-west4.us.gcp.cdn.hf.co', 'asia-southeast1.us.gcp.cdn.hf.co',
+];
+
 /** The policy's directives; the page's own <meta> copy leaves out frame-ancestors (a header-only directive). */
 export const CSP_DIRECTIVES = [
   "default-src 'self'",
@@ -13,7 +32,10 @@ export const CSP_DIRECTIVES = [
   "style-src 'self'",
   "font-src 'self'",
   "img-src 'self'",
-  "connect-src 'self'",
+  // The model panel downloads from the Hugging Face Hub (web/src/model/open/hub.ts): https://huggingface.co/{repo}/
+  // resolve/main/{file}, whose large files answer with a redirect to the Hub's storage, and a redirect's target must
+  // be allowed too. HUB_HOSTS lists exactly those hosts.
+  `connect-src 'self' ${HUB_HOSTS.map((h) => `https://${h}`).join(' ')}`,
   // blob: for the package's worker pool (init({ threads })): its workers start from a Blob URL the page's own
   // script makes (a labs' worker starts them), never from another origin.
   "worker-src 'self' blob:",
@@ -26,7 +48,7 @@ export const CSP = [...CSP_DIRECTIVES, "frame-ancestors 'none'"].join('; ');
 // The offline single file (web/dist/attnlab-explorer.html, opened from file://) has no origin to call 'self':
 // its one inline script and one inline style are allowed by hash (appended at build), fonts and the favicon come
 // from data: URLs, the wasm modules too (fetched: connect-src), the labs' workers from blob: URLs made from inline
-// code.
+// code. It makes no network request: its model panel opens models from disk only (no Hub hosts here).
 export const SINGLE_FILE_CSP_DIRECTIVES = [
   "default-src 'none'",
   "script-src 'wasm-unsafe-eval'",

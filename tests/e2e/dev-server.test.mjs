@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, repo } from './helpers.mjs';
-import { DEV_CSP_ADDITIONS, HEADERS } from '../../web/headers.mjs';
+import { DEV_CSP_ADDITIONS, HEADERS, HUB_HOSTS } from '../../web/headers.mjs';
 
 let env;
 let dev;
@@ -32,6 +32,12 @@ test('the dev server sends the served page\'s headers; its policy adds only what
   const [base, widened] = [directives(served.headers.get('content-security-policy')), directives(devPage.headers.get('content-security-policy'))];
   assert.deepEqual([...widened.keys()], [...base.keys()], 'the same directives');
   for (const [name, values] of base) assert.deepEqual(widened.get(name), [...values, ...(DEV_CSP_ADDITIONS[name] ?? [])], name);
+  // Both let the page fetch from its own origin and from the Hugging Face Hub's download hosts (the model panel), each
+  // named, and from nowhere else.
+  const connect = ["'self'", ...HUB_HOSTS.map((h) => `https://${h}`)];
+  assert.deepEqual(base.get('connect-src'), connect, 'served: connect-src');
+  assert.deepEqual(widened.get('connect-src'), connect, 'dev: connect-src');
+  for (const h of HUB_HOSTS) assert.match(h, /^(huggingface\.co|[a-z0-9-]+(\.[a-z0-9-]+)*\.(hf\.co|huggingface\.co))$/, `${h}: a Hub host, no wildcard`);
 });
 
 test('the page under development runs under the dev policy: engine loaded, no violation, no console error', async () => {

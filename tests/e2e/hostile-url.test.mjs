@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { setup, settle, distDir } from './helpers.mjs';
 import { CSP, CSP_DIRECTIVES } from '../../scripts/serve.mjs';
+import { HUB_HOSTS } from '../../web/headers.mjs';
 import { rng } from '../js/support/random.mjs';
 
 let env;
@@ -293,7 +294,11 @@ test('random URL states (seeded): the notice names exactly the invalid parameter
 
 // ---- origins ----
 
-/** True when a policy lets no fetch, script, style, frame, form or base URL reach another origin. */
+const HUB_ORIGINS = HUB_HOSTS.map((h) => `https://${h}`);
+/**
+ * True when a policy lets no script, style, frame, form or base URL reach another origin, and no fetch but the model
+ * panel's to the Hugging Face Hub's hosts.
+ */
 function assertSelfOnly(policy, where) {
   const directives = new Map(policy.split(';').map((d) => d.trim()).filter(Boolean).map((d) => { const [name, ...values] = d.split(/\s+/); return [name, values]; }));
   assert.deepEqual(directives.get('default-src'), ["'self'"], `${where}: default-src`);
@@ -301,12 +306,16 @@ function assertSelfOnly(policy, where) {
     for (const v of values) {
       // Only keywords: no host, no scheme (http:, https:, data:, blob:), no wildcard; except blob: for workers (the
       // package's worker pool starts from Blob URLs made by the page's own script: no other origin can make one).
-      const ok = ["'self'", "'none'", "'wasm-unsafe-eval'"].includes(v) || (name === 'worker-src' && v === 'blob:');
+      // And connect-src's Hugging Face hosts: the model panel's downloads (web/headers.mjs's HUB_HOSTS, each an
+      // https: origin, no wildcard).
+      const ok = ["'self'", "'none'", "'wasm-unsafe-eval'"].includes(v) || (name === 'worker-src' && v === 'blob:')
+        || (name === 'connect-src' && HUB_ORIGINS.includes(v));
       assert.ok(ok, `${where}: ${name} allows ${v}`);
     }
   }
   for (const name of ['object-src', 'base-uri', 'form-action']) assert.deepEqual(directives.get(name), ["'none'"], `${where}: ${name}`);
   assert.deepEqual(directives.get('script-src'), ["'self'", "'wasm-unsafe-eval'"], `${where}: script-src`);
+  assert.deepEqual(directives.get('connect-src'), ["'self'", ...HUB_ORIGINS], `${where}: connect-src`);
   return directives;
 }
 

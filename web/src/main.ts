@@ -24,6 +24,7 @@ import { readingLab } from './labs/reading/further-reading';
 import { learnLab } from './labs/learn/learn-lab';
 import { positionLab } from './labs/position/position-lab';
 import { modelViewLab } from './labs/model-view/model-view-lab';
+import { modelLab } from './labs/model/model-lab';
 import { loadShippedModel } from './model/trained';
 import { engineCalls } from './engine';
 import { navOverflow } from './ui/nav-overflow';
@@ -31,7 +32,7 @@ import { keyboardScrollable } from './ui/scroll-focus';
 import { explainTerms } from './ui/glossary';
 
 /** The labs, in page order: the ideas, the full pipeline, its cost, the articles, then the appendix. */
-const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, modelViewLab, positionLab, learnLab, costLab, readingLab, benchLab];
+const LABS: Lab[] = [softmaxLab, kvLookupLab, pullLab, spacesLab, asymLab, modelLab, attentionLab, sqrtDkLab, stabilityLab, causalLab, multiheadLab, modelViewLab, positionLab, learnLab, costLab, readingLab, benchLab];
 
 const status = document.getElementById('engine-status')!;
 const notice = document.getElementById('notice')!;
