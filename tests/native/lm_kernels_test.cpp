@@ -183,8 +183,8 @@ TEST_CASE("lm kernels: RMSNorm, GELU (tanh form) and SwiGLU's gate against doubl
 }
 
 TEST_CASE("lm kernels: F16 with x scaled by 2^112 gives matvec_f16's bits, subnormal weights included", "[lm][kernels]") {
-  for (std::size_t rows : {1, 8, 13})
-    for (std::size_t cols : {1, 4, 7, 33}) {
+  for (std::size_t rows : {1, 3, 7, 8, 9, 13, 16, 17, 29})
+    for (std::size_t cols : {1, 2, 3, 4, 5, 7, 8, 9, 33, 67}) {
       Panels p = panels(rows, cols, Fmt::f16, unsigned(rows + 7 * cols));
       for (std::size_t i = 0; i < p.half.size(); i += 5) p.half[i] = std::uint16_t((p.half[i] & 0x83ffu));  // subnormals
       for (float big : {1.0f, 30000.0f, 65504.0f}) {
@@ -203,6 +203,94 @@ TEST_CASE("lm kernels: F16 with x scaled by 2^112 gives matvec_f16's bits, subno
         }
       }
     }
+}
+
+// Every finite F16 bit pattern as a weight of both F16 matrix–vector kernels, in every lane of a panel, in the
+// two-column loop and in its one-column tail, with a partial last panel: x is one-hot (t in column j, zeros
+// elsewhere), so each output is the single product w·t plus zeros, which must be the float32 product of the
+// pattern's exact value and t — the same one rounding — bit for bit (and y0 + that product when accumulating).
+// A sum that starts at +0 cannot show a zero weight's sign: the widening test above checks −0 bit for bit.
+TEST_CASE("lm kernels: every finite F16 pattern multiplies as its exact value in matvec_f16 and matvec_f16_scaled", "[lm][kernels]") {
+  const std::size_t cols = 3, rows = (0x10000 + cols - 1) / cols;  // 21846 rows: 2731 panels, the last with 6
+  const std::size_t padded = (rows + 7) / 8 * 8;
+  std::vector<std::uint16_t> half(padded * cols, 0);
+  std::vector<std::uint16_t> pattern(rows * cols);  // [rows × cols]
+  std::size_t finite = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::uint32_t i = std::uint32_t(c * rows + r);
+      std::uint16_t h = i < 0x10000 ? std::uint16_t(i) : 0x3c00;
+      if (!k::f16_finite(h)) h = 0x3c00;  // refused at load (lm_errors_test.cpp)
+      else if (i < 0x10000) ++finite;
+      pattern[r * cols + c] = h;
+      half[(r / 8) * cols * 8 + c * 8 + k::half_lane(r % 8)] = h;
+    }
+  REQUIRE(finite == 0x10000 - 2048);
+  using Matvec = void (*)(const std::uint16_t*, std::size_t, std::size_t, const float*, float*, bool) noexcept;
+  const struct {
+    const char* name;
+    Matvec f;
+    bool scaled;
+  } kernels[] = {{"scalar matvec_f16", k::scalar::matvec_f16, false},
+                 {"scalar matvec_f16_scaled", k::scalar::matvec_f16_scaled, true},
+                 {"active matvec_f16", k::lm_active::matvec_f16, false},
+                 {"active matvec_f16_scaled", k::lm_active::matvec_f16_scaled, true}};
+  for (const auto& kern : kernels)
+    for (std::size_t j = 0; j < cols; ++j)
+      for (float t : {1.0f, -3.0f, 0x1.8p-7f, 1000.0f})
+        for (bool acc : {false, true}) {
+          std::vector<float> x(cols, 0.0f), y(rows + 8, 0.5f);
+          x[j] = kern.scaled ? t * 0x1p112f : t;
+          kern.f(half.data(), rows, cols, x.data(), y.data(), acc);
+          std::size_t wrong = 0, first = 0;
+          for (std::size_t r = 0; r < rows; ++r) {
+            const float p = k::f16_to_float(pattern[r * cols + j]) * t, want = acc ? 0.5f + p : p;
+            const bool same = want == 0 ? y[r] == 0 : std::memcmp(&y[r], &want, 4) == 0;
+            if (!same && !wrong++) first = r;
+          }
+          INFO(kern.name << ", column " << j << ", t " << t << ", accumulate " << acc << ": first wrong row " << first << " (pattern 0x"
+                         << std::hex << pattern[first * cols + j] << std::dec << ": " << y[first] << " for "
+                         << k::f16_to_float(pattern[first * cols + j]) * t << ")");
+          CHECK(wrong == 0);
+          for (std::size_t r = rows; r < rows + 8; ++r) CHECK(y[r] == 0.5f);  // padding rows never written
+        }
+}
+
+// y = x·Wᵀ through linear() on F16 panels, across its forms and blocks: n < 4 (matrix–vector products, x scaled by
+// 2¹¹² or, with an |x| ≥ 2¹⁶, not), n ≥ 4 (panels widened into the packed GEMM), columns below, at and above the
+// 256-column block and rows around the 8-row panel and the 128-row block; subnormal and negative-zero weights in
+// the panels. Each output within γ(cols + 1)·Σ|w·x| of the double product (any order of a float32 sum).
+TEST_CASE("lm: linear() on F16 panels within the bound, every form and block size", "[lm][kernels]") {
+  namespace lm = attnlab::lm;
+  for (std::size_t cols : {3, 255, 256, 257, 600})
+    for (std::size_t rows : {7, 8, 9, 33})
+      for (std::size_t n : {1, 3, 4, 5, 129}) {
+        const auto w = testing::normal(rows * cols, unsigned(rows * 7 + cols), 0.3f);
+        std::vector<std::uint16_t> half((rows + 7) / 8 * 8 * cols, 0);
+        std::vector<double> value(rows * cols);
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < cols; ++c) {
+            const std::size_t i = r * cols + c;
+            const std::uint16_t h = i % 11 == 0 ? std::uint16_t(i % 1023 | (i % 2 ? 0x8000 : 0)) : to_f16(w[i]);  // subnormals, −0
+            half[(r / 8) * cols * 8 + c * 8 + k::half_lane(r % 8)] = h;
+            value[i] = k::f16_to_float(h);
+          }
+        lm::Matrix m;
+        m.dtype = lm::DType::f16, m.rows = rows, m.cols = cols, m.data = half.data();
+        for (float big : {0.0f, 70000.0f}) {
+          auto x = testing::normal(n * cols, unsigned(n + cols), 2.0f);
+          if (big != 0) x[cols / 2] = big;  // the first row's x past 2¹⁶: that row's product unscaled
+          std::vector<float> y(n * rows), scratch(lm::linear_scratch(n, cols));
+          lm::linear(m, x.data(), n, y.data(), rows, nullptr, false, scratch.data());
+          for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t r = 0; r < rows; ++r) {
+              double want = 0, abs = 0;
+              for (std::size_t c = 0; c < cols; ++c) want += value[r * cols + c] * x[i * cols + c], abs += std::fabs(value[r * cols + c] * x[i * cols + c]);
+              INFO("cols " << cols << " rows " << rows << " n " << n << " big " << big << " x row " << i << " output " << r);
+              CHECK(std::fabs(y[i * rows + r] - want) <= ref::gamma(double(cols + 1)) * abs);
+            }
+        }
+      }
 }
 
 // F16 subnormals (weights below 2⁻¹⁴) are kept beside the panels (weights.h): the products and the embedding's

@@ -8,7 +8,8 @@
 // F16 and BF16 matrices stay 16-bit in memory (half the bytes to stream per token) and are widened in registers.
 // Their eight weights of a column are stored in the order of rows (0, 4, 1, 5, 2, 6, 3, 7): read as four 32-bit
 // lanes, the low halves are rows 0–3 and the high halves rows 4–7, so widening takes one shift or one mask per
-// four weights (BF16), or a shift, a mask and a multiply by 2¹¹² (F16), and no shuffle.
+// four weights (BF16), or a multiply-add of 16-bit halves and a mask (F16, then a multiply by 2¹¹² unless x carries
+// it), and no shuffle.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -32,26 +32,29 @@ struct Bf16 {
     hi = wasm_v128_and(v, high_mask);
   }
 };
-// F16 in the high half of a 32-bit lane: an arithmetic shift right by 3 puts exponent and mantissa where float32
-// has them (bits 13–27) and keeps the sign in bit 31; the mask clears the sign's copies (bits 28–30) and whatever
-// the low half shifted in; × 2¹¹² rebiases the exponent (half.h). Finite inputs only.
-struct F16 {
-  v128_t mask, scale;
-  F16() noexcept : mask(wasm_i32x4_splat(int(0x8fffe000u))), scale(wasm_f32x4_splat(0x1p112f)) {}
-  v128_t high(v128_t v) const noexcept { return wasm_f32x4_mul(wasm_v128_and(wasm_i32x4_shr(v, 3), mask), scale); }
+// F16 without shifts: i32x4.dot_i16x8_s (x86's pmaddwd) multiplies each signed 16-bit half of a lane by a constant
+// and adds the pair, so with 2¹³ for one half and 0 for the other it gives that half sign-extended and moved left
+// by 13 in one instruction: exponent and mantissa where float32 has them (bits 13–27), the sign in bit 31, and
+// copies of it in bits 28–30 that the mask clears. That is w·2⁻¹¹², bit for bit what a shift left by 16 (rows 0–3
+// only), an arithmetic shift right by 3 and the same mask give, in four operations per eight weights instead of
+// five, none of them a shift (the F16 loop is bound by its vector operations, not by memory). Finite inputs only.
+struct F16Unscaled {
+  v128_t mask, low, high;
+  F16Unscaled() noexcept
+      : mask(wasm_i32x4_splat(int(0x8fffe000u))), low(wasm_i32x4_splat(0x2000)), high(wasm_i32x4_splat(0x20000000)) {}
   void operator()(v128_t v, v128_t& lo, v128_t& hi) const noexcept {
-    lo = high(wasm_i32x4_shl(v, 16));
-    hi = high(v);
+    lo = wasm_v128_and(wasm_i32x4_dot_i16x8(v, low), mask);
+    hi = wasm_v128_and(wasm_i32x4_dot_i16x8(v, high), mask);
   }
 };
 
-// F16 as above without the multiply: w·2⁻¹¹² (for matvec_f16_scaled, whose x carries the 2¹¹²).
-struct F16Unscaled {
-  v128_t mask;
-  F16Unscaled() noexcept : mask(wasm_i32x4_splat(int(0x8fffe000u))) {}
+// F16 as its value: × 2¹¹² rebiases the exponent (half.h).
+struct F16 {
+  F16Unscaled unscaled;
+  v128_t scale = wasm_f32x4_splat(0x1p112f);
   void operator()(v128_t v, v128_t& lo, v128_t& hi) const noexcept {
-    lo = wasm_v128_and(wasm_i32x4_shr(wasm_i32x4_shl(v, 16), 3), mask);
-    hi = wasm_v128_and(wasm_i32x4_shr(v, 3), mask);
+    unscaled(v, lo, hi);
+    lo = wasm_f32x4_mul(lo, scale), hi = wasm_f32x4_mul(hi, scale);
   }
 };
 
