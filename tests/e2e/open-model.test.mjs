@@ -187,7 +187,7 @@ const kb = (n) => `${(n / 1e3).toFixed(1)} kB`;
 /** Clicks "Check size" and waits for the size (or fails with the panel's message). */
 async function sized(page) {
   await page.click('[data-control="model-size"]');
-  await page.waitForFunction(() => ['sized', 'error', 'refused', 'cancelled'].includes(document.getElementById('model').dataset.state));
+  await page.waitForFunction(() => ['sized', 'error', 'refused', 'cancelled'].includes(document.getElementById('open-model').dataset.state));
   assert.equal(await page.getAttribute('#open-model', 'data-state'), 'sized', await text(page, 'model-error'));
 }
 
@@ -196,7 +196,7 @@ async function fromHub(page, repo) {
   await page.fill('[data-control="model-repo"]', repo);
   await sized(page);
   await page.click('[data-control="model-download"]');
-  await page.waitForFunction(() => ['open', 'error', 'cancelled'].includes(document.getElementById('model').dataset.state));
+  await page.waitForFunction(() => ['open', 'error', 'cancelled'].includes(document.getElementById('open-model').dataset.state));
 }
 
 /** The open model answers: "Next token" on "0123" names it and its three most likely tokens. */
@@ -209,7 +209,9 @@ async function stillWorks(page, name) {
 
 test('from the Hub: the size first, then the download with progress; cancel and a failed fetch keep the model; a reload comes from the cache', async () => {
   const { page, context, log } = await openPanel();
-  assert.equal(await fact(page, 'name'), 'no real model yet');
+  // The panel loads the page's own model when it comes near the screen.
+  await page.waitForFunction(() => document.querySelector('[data-figure="model-current"] [data-fact="name"]')?.textContent === 'kjv-fortunes-gpt');
+  assert.equal(await fact(page, 'source'), 'shipped with the page');
 
   // Nothing is fetched until the learner clicks.
   assert.deepEqual([hub.log.length, storage.log.length], [0, 0], 'no request before a click');
@@ -226,7 +228,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   assert.equal(await page.textContent('[data-control="model-download"]'), `Download ${kb(toDownload)}`);
 
   await page.click('[data-control="model-download"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'open');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'open');
   assert.equal(await fact(page, 'name'), 'tiny-gpt2');
   assert.match(await fact(page, 'source'), /Hugging Face Hub \(attnlab-test\/tiny-gpt2\)/);
   assert.equal(await fact(page, 'architecture'), 'GPT2LMHeadModel');
@@ -256,7 +258,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   assert.match(await text(page, 'model-status'), /^Downloading attnlab-test\/tiny-llama: [\d.]+ kB of [\d.]+ kB$/);
   assert.ok(await page.$eval('.model-progress', (p) => p.value > 0 && p.value < 1), 'the bar is part way');
   await page.click('[data-control="model-cancel"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'cancelled');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'cancelled');
   assert.match(await text(page, 'model-error'), /^Download cancelled: .* The page still runs on tiny-gpt2\.$/);
   await stillWorks(page, 'tiny-gpt2');
 
@@ -264,7 +266,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   await sized(page);
   hub.fail('tokenizer.json');
   await page.click('[data-control="model-download"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'error');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
   hub.unfail('tokenizer.json');
   assert.match(await text(page, 'model-error'), /^Could not download the model: tokenizer\.json: the download failed .* The page still runs on tiny-gpt2\.$/);
   await stillWorks(page, 'tiny-gpt2');
@@ -273,7 +275,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   const before = storage.log.length;
   await page.fill('[data-control="model-repo"]', 'attnlab-test/too-large');
   await page.click('[data-control="model-size"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'refused');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'refused');
   assert.match(await text(page, 'model-error'), /^Too large for this tab: This model needs about 3\.\d\d GB .* more than the 2\.15 GB of memory the engine can use in this tab\. Nothing was downloaded\. The page still runs on tiny-gpt2\.$/);
   assert.deepEqual(storage.log.slice(before), ['HEAD xet-bridge-us/attnlab-test/too-large/model.safetensors'], 'only the size was asked');
   assert.ok(await page.isHidden('[data-control="model-download"]'));
@@ -295,7 +297,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   assert.match(await text(page, 'model-size'), /everything is in this browser already, nothing to download/);
   assert.equal(await page.textContent('[data-control="model-download"]'), 'Open');
   await page.click('[data-control="model-download"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'open');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'open');
   await stillWorks(page, 'tiny-llama');
   assert.equal(hub.log.length + storage.log.length, requests, 'the reload downloaded nothing');
 
@@ -315,7 +317,7 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   const { page, context } = await openPanel();
   const llama = join(ckpt.dir, 'llama-untied-sharded');
   await page.setInputFiles('[data-control="model-files"]', files('llama-untied-sharded').map((f) => join(llama, f)));
-  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('model').dataset.state));
+  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state));
   assert.equal(await page.getAttribute('#open-model', 'data-state'), 'open', await text(page, 'model-error'));
   assert.equal(await fact(page, 'source'), 'your disk');
   assert.equal(await fact(page, 'architecture'), 'LlamaForCausalLM, rotary positions');
@@ -323,7 +325,7 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
 
   // A folder without its tokenizer.
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').filter((f) => f !== 'tokenizer.json').map((f) => join(ckpt.dir, 'gpt2-f16', f)));
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'error');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
   assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing .* The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
 
@@ -332,9 +334,9 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   mkdirSync(bad, { recursive: true });
   for (const f of files('gpt2-f16')) copyFileSync(join(ckpt.dir, 'gpt2-f16', f), join(bad, f));
   writeFileSync(join(bad, 'config.json'), '{"architectures": ["GPT2LMHeadModel"], ');
-  await page.evaluate(() => { document.getElementById('model').dataset.state = 'idle'; });
+  await page.evaluate(() => { document.getElementById('open-model').dataset.state = 'idle'; });
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').map((f) => join(bad, f)));
-  await page.waitForFunction(() => document.getElementById('model').dataset.state === 'error');
+  await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
   assert.match(await text(page, 'model-error'), /^Could not open the model: loadModel: config\.json is not valid JSON .* The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
   await context.close();
@@ -345,7 +347,7 @@ test('the panel: axe finds no serious violation; screenshots at 1280 and 390 px'
   for (const width of [1280, 390]) {
     const { page, context } = await openPanel({ width, height: 900 });
     await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').map((f) => join(ckpt.dir, 'gpt2-f16', f)));
-    await page.waitForFunction(() => document.getElementById('model').dataset.state === 'open');
+    await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'open');
     await page.fill('[data-control="model-repo"]', 'attnlab-test/tiny-llama');
     await sized(page);
     await page.evaluate(AXE);
@@ -375,7 +377,7 @@ test('the offline copy opens a model from disk, and offers no download', async (
   assert.equal(await page.$('[data-control="model-repo"]'), null, 'no Hub part');
   assert.match(await page.textContent('[data-figure="model-open"]'), /makes no network requests: it opens models from your disk only/);
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').map((f) => join(ckpt.dir, 'gpt2-f16', f)));
-  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('model').dataset.state));
+  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state));
   assert.equal(await page.getAttribute('#open-model', 'data-state'), 'open', await text(page, 'model-error'));
   await stillWorks(page, 'a model from disk');
   assert.deepEqual(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:') && !u.startsWith('blob:')), [], 'nothing from the network');

@@ -3,7 +3,7 @@
 //  - first view: every response while the page loads and the reader scrolls to the bottom;
 //  - everything: every file the page can ever load (both engines, both workers, every font), the most a
 //    reader can transfer. The offline copy is a download, not part of the page, and is not counted.
-// Budget: under 1.2 MB for everything but the shipped language model (1117.7 KiB measured: each module with the
+// Budget: under 1.25 MB for everything but the shipped language model (1184.6 KiB measured: each module with the
 // small GPT, the language models and the tokenizer is about 200 KiB of it; the learn lab's text task fetches its
 // sample text, 9.2 KiB gzipped, only when that task is chosen; docs/performance.md#size). The model's
 // files (web/models/kjv-fortunes-gpt/, loaded when the model view comes into sight) are counted apart: float16
@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { setup, openPage, distDir } from './helpers.mjs';
 
-const BUDGET = 1_200_000;
+const BUDGET = 1_250_000;
 const MODEL_BUDGET = 2_700_000;
 // The shipped model's files as the build names them (hashed, beside the page).
 const MODEL_FILE = /^assets[\\/](config|generation_config|head-scores|model|tokenizer|tokenizer_config)-[\w-]+\.(json|safetensors)$/;
@@ -33,7 +33,7 @@ function files(dir) {
   });
 }
 
-test('first view and everything the page can load, gzip, under 1.2 MB and the model under 2.7 MB', async () => {
+test('first view and everything the page can load, gzip, under 1.25 MB and the model under 2.7 MB', async () => {
   const { page, context, log } = await openPage(env, '');
   const sizes = new Map();
   context.on('response', async (r) => {
