@@ -114,6 +114,22 @@ test('a thumbnail selects its head by click and by keyboard; the selection is th
   await context.close();
 });
 
+test('the text is in the URL: a link opens the view on it, its line break kept', async () => {
+  const first = await openModelView();
+  const text = 'And God said,\nLet there be light';
+  await typeText(first.page, text);
+  await first.page.waitForFunction((t) => new URL(location.href).searchParams.get('mx') === t, text);
+  const search = new URL(first.page.url()).search;
+  assert.deepEqual(first.log.errors, []);
+  await first.context.close();
+  const { page, context, log } = await openModelView(search);
+  assert.equal(await page.inputValue('[data-control="model-text"]'), text);
+  const n = model.tokenizer.encode(text).length;
+  await page.waitForFunction((k) => document.querySelectorAll('[data-role="model-tokens"] li').length === k, n);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test('the next-token table is the engine’s softmax of the last logits at the softmax lab’s temperature', async () => {
   const T = 0.5;
   const { page, context, log } = await openModelView(`?st=${T}`);

@@ -23,6 +23,9 @@ test('URL_STATE.md: a section per lab slice, in the page\'s order, naming its st
     const documented = [...section.matchAll(/^\| ((?:`\w+`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`(\w+)`/g)].map((p) => p[1]));
     assert.deepEqual(documented, SLICES[i].fields.map((f) => f.param), `${slice}: its parameters, in order`);
   });
+  // One parameter, one field: two labs that chose the same name would read each other's values.
+  const params = SLICES.flatMap((s) => s.fields.map((f) => f.param));
+  assert.deepEqual(params.filter((p, i) => params.indexOf(p) !== i), [], 'no parameter name used twice');
 });
 
 // The example links in the documents are views the page opens as written: every parameter known and accepted, the

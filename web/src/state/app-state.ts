@@ -5,16 +5,17 @@ import { attentionSlice, causalSlice, multiheadSlice, sqrtDkSlice, type Attentio
 import { costSlice, type CostState } from '../labs/cost/state';
 import { asymSlice, kvLookupSlice, pullSlice, spacesSlice, type AsymState, type KvLookupState, type PullState, type SpacesState } from '../labs/intuition/state';
 import { learnSlice, type LearnState } from '../labs/learn/state';
+import { modelViewSlice, type ModelViewState } from '../labs/model-view/state';
 import { softmaxSlice, stabilitySlice, type SoftmaxState, type StabilityState } from '../labs/softmax/state';
 import type { Field, Slice } from './params';
 
 export type AppState = SoftmaxState & AttentionState & MultiheadState & KvLookupState & PullState & SqrtDkState & CausalState
-  & AsymState & SpacesState & StabilityState & CostState & LearnState;
+  & AsymState & SpacesState & StabilityState & CostState & LearnState & ModelViewState;
 
 /** Every lab's slice, in the order the URL (and a state file) writes their parameters. */
 export const SLICES = [
   softmaxSlice, attentionSlice, multiheadSlice, kvLookupSlice, pullSlice, sqrtDkSlice, causalSlice, asymSlice, spacesSlice,
-  stabilitySlice, costSlice, learnSlice,
+  stabilitySlice, costSlice, learnSlice, modelViewSlice,
 ] as unknown as Slice<AppState>[];
 
 /** The parameter table, every lab's in turn; its order is the order parameters are written in. */

@@ -19,7 +19,8 @@ import {
   loadShippedModel, onRealModel, onRealModelStatus, onSelectedHead, realModel, realModelStatus, selectHead, selectedHead,
   type RealModel,
 } from '../../model/real-model';
-import { PATTERN_NAMES, headCaption, headName, queryCaption, rowMeans, showToken } from './read-heads';
+import { PATTERN_NAMES, headCaption, headName, queryCaption, ruleText, rowMeans, showToken } from './read-heads';
+import { MODEL_VIEW_TEXT } from './state';
 
 /** Tokens the view shows at most (the grid stays readable; the model's context is longer). */
 export const MAX_TOKENS = 64;
@@ -29,7 +30,7 @@ const GEN_TOKENS = 40;
 const TOP = 10;
 
 const PRESETS: { label: string; text: string; note: string }[] = [
-  { label: 'Houston', text: 'Houston we have a problem', note: 'From “Self-attention”: its grid of weights for this sentence, here from a model trained on English.' },
+  { label: 'Houston', text: MODEL_VIEW_TEXT, note: 'From “Self-attention”: its grid of weights for this sentence, here from a model trained on English.' },
   { label: 'the old man', text: 'the old man walked to the river', note: 'An ordinary sentence: every word is in the tokenizer’s vocabulary.' },
   { label: 'Genesis', text: 'In the beginning God created the heaven and the earth.', note: 'The first verse of the King James Bible, which the model was trained on.' },
   { label: 'banana + apple', text: 'I ate a banana and an apple', note: 'From the words-pulling-words article: “banana” pulls “apple” towards the fruits.' },
@@ -54,13 +55,13 @@ export const modelViewLab: Lab = {
     // The text and the tokens it becomes.
     const note = el('p', { class: 'preset-note', 'aria-live': 'polite' });
     const input = el('textarea', { rows: 2, 'data-control': 'model-text', spellcheck: 'false', maxlength: 2000 });
-    input.value = PRESETS[0].text;
+    input.value = store.state.modelText;
     const tokenStrip = el('ol', { class: 'model-tokens', 'data-role': 'model-tokens', 'aria-label': 'Tokens' });
     const tokenNote = el('p', { class: 'help', 'data-role': 'model-token-note' });
     section.append(
       buttonGroup('Example texts', PRESETS.map((p) => ({
         label: p.label, title: p.note, name: `model-preset-${p.label}`,
-        onClick: () => { input.value = p.text; note.textContent = p.note; render(); },
+        onClick: () => { input.value = p.text; note.textContent = p.note; store.update({ modelText: p.text }); render(); },
       }))),
       note,
       field('Your text', input),
@@ -196,7 +197,7 @@ export const modelViewLab: Lab = {
       grid.update(perLayer, c.heads, n, tags);
       const named = rm.headScores ? rm.headScores.names.filter((x) => x.patterns.length).length : 0;
       gridNote.textContent = rm.headScores
-        ? `${named} of ${c.layers * c.heads} heads are named: ${rm.headScores.rule}.`
+        ? `${named} of ${c.layers * c.heads} ${named === 1 ? 'head is' : 'heads are'} named, each for a pattern when ${ruleText(rm.headScores.rule)}.`
         : 'This model came without measured head scores, so no head is named.';
 
       // The selected head.
@@ -244,7 +245,7 @@ export const modelViewLab: Lab = {
           el('td', { text: named.includes(p) ? 'yes' : '' })));
       }
       scoresBox.append(disclosure('Its measured scores', el('div', { class: 'table-scroll' }, scoresTable,
-        el('p', { class: 'help', text: `A head is named when ${s.rule}.` })), 'model-head-scores'));
+        el('p', { class: 'help', text: `A head is named when ${ruleText(s.rule)}.` })), 'model-head-scores'));
     }
 
     function drawNext(rm: RealModel, v: View): void {
@@ -335,10 +336,12 @@ export const modelViewLab: Lab = {
     genBtn.addEventListener('click', () => { void generate(); });
     stopBtn.addEventListener('click', () => generating?.abort(new DOMException('stopped', 'AbortError')));
 
-    input.addEventListener('input', () => render());
+    input.addEventListener('input', () => { store.update({ modelText: input.value }); render(); });
     onSelectedHead(() => draw());
     onRealModel(() => { generating?.abort(); gen = undefined; render(); showStatus(); });
     store.subscribe((s, changed) => {
+      // A text from elsewhere (a state file, the browser's back button) replaces the box's.
+      if (changed.has('modelText' as never) && input.value !== s.modelText) { input.value = s.modelText; render(); }
       if (!changed.has('smTemp' as never)) return;
       temp.set(s.smTemp);
       const rm = realModel();

@@ -12,6 +12,13 @@ export const PATTERN_NAMES: Record<HeadPattern, string> = {
   induction: 'induction',
 };
 
+/** head-scores.json's naming rule in the page's words: the patterns' names spelt out, the page's apostrophes. */
+export function ruleText(rule: string): string {
+  let out = rule;
+  for (const [key, name] of Object.entries(PATTERN_NAMES)) out = out.replaceAll(key, `“${name}”`);
+  return out.replace(/^a head is named for a pattern when /i, '').replaceAll("'", '’');
+}
+
 /** A token as the tokenizer cut it, with its spaces visible: GPT-2's Ġ (a leading space) as ␣, a newline as ↵. */
 export function showToken(t: string): string {
   return t.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
