@@ -197,7 +197,7 @@ export class AttentionControls {
         ? ' The model never sees later tokens: turn the causal mask on to see its own weights.'
         : p.scale !== r.modelScale
           ? ' The scale is changed above: turn “divide by √d_k” on and τ back to 1 for the model’s own weights.'
-          : ` These are the model’s own weights: the engine’s run of the model gives the same to within ${worst === 0 ? '0 (identical)' : worst.toExponential(1)}.`;
+          : ` These are the model’s own weights: the engine’s run of the model ${worst === 0 ? 'gives exactly the same weights' : `gives the same to within ${worst.toExponential(1)}`}.`;
       this.realNote.textContent = `Layer ${r.layer + 1}, head ${r.head + 1} of the real model (${describeModel(r.model)}). From “${p.words[qi]}” (${qi + 1}) its largest weights: ${top}.${own}`;
     }
     if (m && p) {

@@ -58,14 +58,17 @@ export class AttentionSteps {
   private out = mt({ name: 'output', caption: 'output O = AV' });
   private cards: Record<string, Card>;
   private wRow = el('div', { class: 'matrix-row', 'data-real-hide': '' }, this.wq.root, this.wk.root, this.wv.root);
+  // The sentences about editing the page's own X and W, hidden on a real model's head (nothing there to edit).
+  private editX = el('span', { text: ' Edit any cell: every occurrence of that word moves (it is one embedding per word).' });
+  private editW = el('span', { text: ' Here you choose them: edit any cell.' });
 
   constructor(private ctx: LabContext, stepper: QueryStepper) {
     const learned = el('p', { class: 'step-explain' },
       'One matrix each, shared by every token. In a real model these numbers are ', el('strong', { text: 'learned' }),
       ': training nudges them, over a great deal of text, until the attention they produce helps predict the next word. ',
-      'There are three because each token plays three parts: W_Q turns it into a query (what it is looking for), W_K into a key (what it offers to the others’ queries), W_V into a value (what it hands on when it is picked). Here you choose them: edit any cell.');
+      'There are three because each token plays three parts: W_Q turns it into a query (what it is looking for), W_K into a key (what it offers to the others’ queries), W_V into a value (what it hands on when it is picked).', this.editW);
     this.cards = {
-      x: card('1', 'Embeddings X', 'One row per token. Edit any cell: every occurrence of that word moves (it is one embedding per word).', false, this.x.root),
+      x: card('1', 'Embeddings X', el('p', { class: 'step-explain' }, 'One row per token.', this.editX), false, this.x.root),
       w: card('2', 'Projections W_Q, W_K, W_V', learned, false, this.wRow),
       qkv: card('3', 'Queries, keys, values', 'Each token asks with its query, offers its key, and passes on its value.', true,
         el('div', { class: 'matrix-row' }, this.q.root, this.k.root, this.v.root)),
@@ -93,6 +96,7 @@ export class AttentionSteps {
     this.x.root.hidden = !!real;
     this.x.root.dataset.realHide = '';
     this.wRow.hidden = !!real;
+    this.editX.hidden = this.editW.hidden = !!real;
     if (real) {
       const cfg = real.model.config;
       const bias = cfg.modelType === 'gpt2' || cfg.modelType === 'qwen2';

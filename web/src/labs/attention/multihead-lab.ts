@@ -146,7 +146,7 @@ export const multiheadLab: Lab = {
         v.weights.update({ name: `mh-head${i + 1}-weights`, caption: `head ${i + 1} weights (${n} × ${n})`, rows: n, cols: n, values: w, rowLabels: tok, colLabels: tok, palette: 'seq', fixedMax: 1, showLegend: false, maskedCells });
         v.output.update({ name: `mh-head${i + 1}-output`, caption: `head ${i + 1} output (${n} × ${d})`, rows: n, cols: d, values: r.output, rowLabels: tok, colLabels: Array.from({ length: d }, (_, z) => `o${z + 1}`), palette: 'div', showLegend: false });
       }
-      weightsNote.textContent = `Layer ${layer + 1} of the real model (${describeModel(m)}), on the attention lab’s text cut into its ${n} tokens: every head’s weights, recomputed by the engine from the queries and keys the model made. ${s.mhCausal ? `With the causal mask on they are the model’s own: its run gives the same to within ${worst === 0 ? '0 (identical)' : worst.toExponential(1)}.` : 'The model never sees later tokens: turn the causal mask on to see its own weights.'}`;
+      weightsNote.textContent = `Layer ${layer + 1} of the real model (${describeModel(m)}), on the attention lab’s text cut into its ${n} tokens: every head’s weights, recomputed by the engine from the queries and keys the model made. ${s.mhCausal ? `With the causal mask on they are the model’s own: its run ${worst === 0 ? 'gives exactly the same weights' : `gives the same to within ${worst.toExponential(1)}`}.` : 'The model never sees later tokens: turn the causal mask on to see its own weights.'}`;
       shapeCheck.textContent = `Concat(head₁ … head${sub(h)}) is ${n} × ${h * d}; the model’s W_O (${h * d} × ${c.dModel}) maps it back to X’s shape, ${n} × ${c.dModel}. Both are too wide to draw here.`;
     };
 
