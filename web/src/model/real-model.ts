@@ -3,6 +3,7 @@
 // loaded through the engine's lab.loadModel like any other checkpoint, lazily, once, when a view first needs it;
 // a model the learner opens replaces it. Also the selected head (layer, head), shared by the model view, which
 // selects it, and the views that step through it.
+import { countParameters } from './open/files';
 import type { Model } from 'attnlab';
 import { loadEngine } from '../engine';
 // The shipped folder's files as URLs: hashed files beside the page, or data: URLs inside the offline copy
@@ -33,6 +34,8 @@ export interface RealModelInfo {
   repo?: string;
   /** Measured head scores, when the model comes with them (the shipped one does). */
   headScores?: HeadScores;
+  /** The number of parameters in its safetensors files, when counted. */
+  parameters?: number;
 }
 
 export interface RealModel extends RealModelInfo {
@@ -137,7 +140,8 @@ export function loadShippedModel(): Promise<RealModel> {
       setStatus({ state: 'ready', loaded: status.loaded, total: status.total });
       // A model the learner opened while this one loaded stays the page's model.
       if (current) { model.dispose(); return current; }
-      return setRealModel(model, { name: SHIPPED_NAME, source: 'shipped', headScores });
+      const parameters = await countParameters(new Blob([bytes[names.indexOf('model.safetensors')] as Uint8Array<ArrayBuffer>]), 'model.safetensors');
+      return setRealModel(model, { name: SHIPPED_NAME, source: 'shipped', headScores, parameters });
     } catch (err) {
       shippedLoad = undefined;
       setStatus({ state: 'error', loaded: 0, total: 0, message: err instanceof Error ? err.message : String(err) });

@@ -5,7 +5,7 @@ import '../../styles/model.css';
 import type { Model } from 'attnlab';
 import type { Lab, LabContext } from '../lab';
 import { el, clear, nextId } from '../../ui/dom';
-import { loadShippedModel, realModel, setRealModel, onRealModel, type RealModelInfo } from '../../model/real-model';
+import { loadShippedModel, onRealModelStatus, realModel, realModelStatus, setRealModel, onRealModel, type RealModelInfo } from '../../model/real-model';
 import { countParameters, missingFile, shardsOf } from '../../model/open/files';
 import { fromDrop, fromFileList, type DiskFiles } from '../../model/open/disk';
 import { tooLarge, sizeConfig, ENGINE_MEMORY_BYTES, neededBytes } from '../../model/open/fit';
@@ -48,12 +48,15 @@ export const modelLab: Lab = {
       clear(current);
       const now = realModel();
       if (!now) {
-        current.append(el('dt', { text: 'Open' }), el('dd', { text: 'no real model yet', 'data-fact': 'name' }));
+        const st = realModelStatus();
+        const why = st.state === 'loading' ? `loading the page’s own model${st.total ? ` (${Math.round((100 * st.loaded) / st.total)} %)` : ''}…`
+          : st.state === 'error' ? `the page’s own model did not load: ${st.message ?? 'unknown error'}` : 'no real model yet';
+        current.append(el('dt', { text: 'Open' }), el('dd', { text: why, 'data-fact': 'name' }));
         return;
       }
       const { model } = now, info = now;
       const c = model.config;
-      const p = params.get(model);
+      const p = params.get(model) ?? now.parameters;
       const where = info.source === 'hub' ? `the Hugging Face Hub (${info.repo})` : info.source === 'disk' ? 'your disk' : 'shipped with the page';
       const rows: [string, string, string][] = [
         ['Open', info.name, 'name'],
@@ -66,6 +69,7 @@ export const modelLab: Lab = {
       for (const [k, v, key] of rows) current.append(el('dt', { text: k }), el('dd', { text: v, 'data-fact': key }));
     }
     onRealModel(() => showCurrent());
+    onRealModelStatus(() => { if (!realModel()) showCurrent(); });
     // The page's own model, once the panel comes near the screen (the views below load it the same way).
     const near = new IntersectionObserver((entries) => {
       if (!entries.some((e) => e.isIntersecting)) return;
