@@ -7,8 +7,15 @@ let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
-/** Everything the view shows that state determines: every matrix cell, the probabilities and the controls. */
+/**
+ * Everything the view shows that state determines: every matrix cell, the probabilities and the controls. The model
+ * view's tables come from the real model, which loads when the section comes near: brought into view and waited for
+ * on every page, so both sides of a round trip show it.
+ */
 async function snapshot(page) {
+  await page.locator('#model').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#model[data-tokens]:not([data-tokens="0"])', { timeout: 60000 });
+  await settle(page);
   return page.evaluate(() => ({
     tables: [...document.querySelectorAll('table[data-matrix]')].map((t) => [t.dataset.matrix, [...t.querySelectorAll('td[data-value]')].map((td) => td.dataset.value)]),
     softmax: [...document.querySelectorAll('table[data-table="softmax"] td[data-value]')].map((td) => td.dataset.value),
