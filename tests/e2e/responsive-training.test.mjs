@@ -71,10 +71,12 @@ test('words task training: no main-thread task over 100 ms, every click answered
     + `each click's main-thread CPU time to its frame (trace, ms): ${clickWork.map((x) => x.toFixed(0)).join(', ')}`);
   assert.ok(s1 >= s0 + 8 * 40, 'it trained while the clicks were made');
   assert.ok(tasks.length === 0 || worstCpu <= LONG_TASK_MS, `no main-thread task does over ${LONG_TASK_MS} ms of work (most: ${worstCpu.toFixed(0)} ms of CPU)`);
-  assert.ok(handler <= LONG_TASK_MS, `click handlers run in under ${LONG_TASK_MS} ms (${handler.toFixed(0)} ms)`);
   assert.ok(clickWork.length >= 8, `the trace has every click (${clickWork.length}: the 8 on heads and Train)`);
   assert.ok(Math.max(...clickWork) <= CLICK_MS, `every click's own work, to its frame, under ${CLICK_MS} ms of CPU (most: ${Math.max(...clickWork).toFixed(0)} ms)`);
   if (quiet) {
+    // Event Timing's handler time is wall time: on a busy machine it includes waiting for a core (the CPU bounds
+    // above hold there).
+    assert.ok(handler <= LONG_TASK_MS, `click handlers run in under ${LONG_TASK_MS} ms (${handler.toFixed(0)} ms)`);
     assert.ok(worstWall <= LONG_TASK_MS, `no main-thread task over ${LONG_TASK_MS} ms (longest ${worstWall.toFixed(0)} ms)`);
     assert.ok(slowest <= CLICK_MS, `every click answered (next paint) within ${CLICK_MS} ms (slowest ${slowest.toFixed(0)} ms)`);
   }
