@@ -145,8 +145,9 @@ async function boot(): Promise<void> {
   explainTerms([document.querySelector<HTMLElement>('.site-header .wrap')!, main]);
   store.flushUrl();
   document.body.dataset.ready = 'true';
-  // Re-apply the anchor now that the sections exist.
-  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  // Re-apply the anchor now that the sections exist: at once, not smoothly (a smooth scroll passes the real-model
+  // sections, which then load and grow, and ends short of the anchor).
+  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView({ behavior: 'instant' as ScrollBehavior });
 }
 
 boot().catch((err) => {
