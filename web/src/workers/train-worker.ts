@@ -84,27 +84,15 @@ let textVocab: Int32Array | undefined;
 let samplePrompt: Int32Array | undefined;
 let lastSample = -1;
 
-const THREADS_START_MS = 45000;
-
 /** The engine, with `threads` workers of the package where they start (else this worker alone, and why). */
 async function startEngine(wasm: WasmFiles, threads: number): Promise<Lab> {
   if (threads >= 2) {
     // Shared memory exists only where the page is cross-origin isolated (its workers inherit that): the served page.
     exchange = self.crossOriginIsolated && typeof SharedArrayBuffer === 'function' ? 'shared' : 'message';
-    // A start that never finishes (a worker that never answers) must not leave the lab without an engine: past
-    // THREADS_START_MS it trains on this worker alone and says why; a late start is disposed.
-    const started = initFrom(wasm, { gpt: true, threads, exchange });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`its ${threads} workers did not start within ${THREADS_START_MS / 1000} s`)), THREADS_START_MS);
-    });
     try {
-      return await Promise.race([started, late]);
+      return await initFrom(wasm, { gpt: true, threads, exchange });
     } catch (err) {
       threadsError = err instanceof Error ? err.message : String(err);
-      started.then((l) => l.dispose(), () => {});
-    } finally {
-      clearTimeout(timer);
     }
   }
   exchange = 'none';
