@@ -6,24 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setup, openPage, openDisclosures } from './helpers.mjs';
+import { setup, openPage, openDisclosures, renderWhole } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let env;
 before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
-
-/** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted. */
-async function renderWhole(page, width) {
-  for (let i = 0, last = 0; i < 8; i++) {
-    const h = await page.evaluate(() => document.documentElement.scrollHeight);
-    if (h === last) break;
-    last = h;
-    await page.setViewportSize({ width, height: Math.min(h, 30000) });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  }
-}
 
 /** Runs axe on the whole document; returns its violations, each node tagged with the section it is in. */
 async function audit(page) {

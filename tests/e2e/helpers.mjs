@@ -1,7 +1,9 @@
 // Shared setup for the explorer's e2e tests: serve web/dist with scripts/serve.mjs on a free port and drive
 // Debian's Chromium through playwright-core (tests/chromium.mjs: `npm run test:e2e` shares one browser across the
 // files). Tests fail (not skip) when the build or the browser is missing.
-import { existsSync, mkdirSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
 import { launchChromium } from '../chromium.mjs';
@@ -113,4 +115,46 @@ export async function readAttentionLab(page) {
   });
   const scale = (sc === '0' ? 1 : 1 / Math.sqrt(Wq[0].length)) / (tau === null ? 1 : Number(tau));
   return { X, Wq, Wk, Wv, W, O, M, scale };
+}
+
+const AXE_SOURCE = () => readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe on `selector` (loaded into the page once): every violation printed, none serious or critical. */
+export async function axeOn(page, selector) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE());
+  const v = await page.evaluate(async (sel) => (await window.axe.run(sel, { resultTypes: ['violations'] })).violations
+    .map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })), selector);
+  for (const x of v) console.log(`axe ${selector}: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
+  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), []);
+}
+
+/**
+ * Screenshots of `section` at 1280 and 390 px (shotsDir/NAME-desktop.png, NAME-mobile.png), the page no wider than
+ * the viewport at each; then back to 1280. The sticky section nav would sit across an element screenshot taken
+ * scrolled down: hidden meanwhile (CSSOM, CSP-safe).
+ */
+export async function shootSection(page, section, name) {
+  ensureShotsDir();
+  await page.evaluate(() => { document.querySelector('nav').style.visibility = 'hidden'; });
+  for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
+    await (await page.$(`section${section}`)).screenshot({ path: `${shotsDir}/${name}-${label}.png` });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });
+}
+
+/** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted (as a
+ * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). */
+export async function renderWhole(page, width) {
+  for (let i = 0, last = 0; i < 8; i++) {
+    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    if (h === last) break;
+    last = h;
+    await page.setViewportSize({ width, height: Math.min(h, 30000) });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  }
 }

@@ -4,11 +4,8 @@
 // views are audited with axe and photographed at 1280 and 390 px. Every wait is on a condition, bounded by steps.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { setup, openPage, ensureShotsDir, shotsDir } from './helpers.mjs';
+import { setup, openPage, ensureShotsDir, axeOn, shootSection } from './helpers.mjs';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** The induction circuit forms at ≈ 450 steps for the page's default seed (same batches on every machine); budget 900. */
 const INDUCTION_BUDGET = 900;
 
@@ -21,27 +18,6 @@ const findings = (page) => page.$eval('[data-figure="learn-findings"]', (d) => (
 const waitStep0 = (page) => page.waitForFunction(() => document.querySelector('#learn [data-metric="step"]')?.textContent === '0'
   && document.querySelector('#learn [data-metric="held-out-loss"]')?.textContent !== '–', null, { timeout: 120000, polling: 100 });
 
-async function axeOn(page, selector) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const v = await page.evaluate(async (sel) => (await window.axe.run(sel, { resultTypes: ['violations'] })).violations
-    .map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })), selector);
-  for (const x of v) console.log(`axe ${selector}: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
-  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), []);
-}
-
-async function shoot(page, name) {
-  // The sticky section nav would sit across an element screenshot taken scrolled down; hide it (CSSOM, CSP-safe).
-  await page.evaluate(() => { document.querySelector('nav').style.visibility = 'hidden'; });
-  for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
-    await (await page.$('section#learn')).screenshot({ path: `${shotsDir}/${name}-${label}.png` });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });
-}
 
 test('induction: the repeat becomes predictable and a layer-2 induction head is named within the step budget; the page stays responsive', async () => {
   const { page, context, log } = await openPage(env, '#learn', { width: 1280, height: 900 });
@@ -77,7 +53,7 @@ test('induction: the repeat becomes predictable and a layer-2 induction head is 
   assert.ok(repeat < 0.8 * first, `the repeated half is predicted better than the first copy (${repeat} vs ${first})`);
   assert.ok(Number(await metric(page, 'loss')) > 0);
   await axeOn(page, '#learn');
-  await shoot(page, 'learn-induction');
+  await shootSection(page, '#learn', 'learn-induction');
   assert.deepEqual(log.errors, []);
   await context.close();
 });
@@ -103,7 +79,7 @@ test('words in context: the held-out loss falls; a typed sentence with unknown w
     && document.querySelector('[data-figure="learn-next"]').textContent.includes('<unk>'), null, { timeout: 30000, polling: 100 });
   await axeOn(page, '#learn');
   await page.fill('input[data-control="learn-sentence"]', 'I got a new phone from apple');
-  await shoot(page, 'learn-words');
+  await shootSection(page, '#learn', 'learn-words');
   assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -9,15 +9,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { setup, openPage, ensureShotsDir, shotsDir, distDir, repo } from './helpers.mjs';
+import { setup, openPage, ensureShotsDir, distDir, repo, axeOn, shootSection } from './helpers.mjs';
 import { init } from '../../dist/index.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const ulp = (x) => 2 ** (Math.floor(Math.log2(Math.abs(x))) - 23);
 
 let env, folder;
@@ -48,14 +46,6 @@ const readout = (page) => page.evaluate(() => {
   return { threads: { ...q('threads').dataset, text: q('threads').textContent }, step: { ...q('step-time').dataset, text: q('step-time').textContent }, loss: Number(q('loss').dataset.value), status: document.querySelector('#learn .learn-status').textContent };
 });
 const pageThreads = (page) => page.evaluate(() => Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1)));
-
-async function axeOn(page, selector) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const v = await page.evaluate(async (sel) => (await window.axe.run(sel, { resultTypes: ['violations'] })).violations
-    .map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })), selector);
-  for (const x of v) console.log(`axe ${selector}: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
-  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), []);
-}
 
 test('served page: every step on all threads through shared memory; the first losses are one thread’s within the reordered sum’s bound', async () => {
   const { page, context, log } = await openPage(env, '#learn', { width: 1280, height: 900 });
@@ -155,7 +145,7 @@ test('your own text: the sample trains, writes samples and draws its heads; a pa
   assert.ok(held < heldStart - 1, `the held-out loss fell (${heldStart} → ${held})`);
   await page.click('button[data-control="learn-pause"]');
   await axeOn(page, '#learn');
-  await shoot(page, 'learn-text');
+  await shootSection(page, '#learn', 'learn-text');
   // Bad text: a message, nothing sent, the model it had stays.
   const problem = '[data-figure="learn-text-problem"]';
   const stepBefore = await stepOf(page);
@@ -181,15 +171,3 @@ test('your own text: the sample trains, writes samples and draws its heads; a pa
   await context.close();
 });
 
-async function shoot(page, name) {
-  await page.evaluate(() => { document.querySelector('nav').style.visibility = 'hidden'; });
-  for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
-    await (await page.$('section#learn')).screenshot({ path: `${shotsDir}/${name}-${label}.png` });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });
-}

@@ -6,10 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { setup, openPage, settle, ensureShotsDir, shotsDir, repo } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, repo, axeOn, shootSection } from './helpers.mjs';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 let env, lab;
 before(async () => {
   env = await setup();
@@ -86,18 +84,8 @@ test('the context experiment: learned positions do worse past the trained positi
   assert.ok(lp > 1.5 * li, `learned positions: much worse past the trained positions (${li} → ${lp})`);
   const claim = await page.$eval('[data-figure="context-claim"]', (p) => p.textContent);
   assert.ok(claim.includes(`learned positions: mean loss ${li.toFixed(2)} at positions 2–12, ${lp.toFixed(2)} at 13–24 (much worse`), claim);
-  await page.evaluate(AXE);
-  const v = await page.evaluate(async () => (await window.axe.run('#position', { resultTypes: ['violations'] })).violations.map((x) => ({ id: x.id, impact: x.impact, nodes: x.nodes.map((n) => n.target.join(' ')).slice(0, 3) })));
-  for (const x of v) console.log(`axe #position: ${x.impact} ${x.id} ${x.nodes.join('; ')}`);
-  assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), []);
-  await page.evaluate(() => { document.querySelector('nav').style.visibility = 'hidden'; });
-  for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
-    await (await page.$('section#position')).screenshot({ path: `${shotsDir}/position-${label}.png` });
-  }
+  await axeOn(page, '#position');
+  await shootSection(page, '#position', 'position');
   assert.deepEqual(log.errors, []);
   await context.close();
 });

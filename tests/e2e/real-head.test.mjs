@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setup, openPage, settle, readMatrix, repo, shotsDir, ensureShotsDir, openDisclosures } from './helpers.mjs';
+import { setup, openPage, settle, readMatrix, repo, shotsDir, ensureShotsDir, openDisclosures, renderWhole } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const folder = `${repo}web/models/kjv-fortunes-gpt`;
@@ -192,15 +192,7 @@ test('axe and screenshots of the real-model views at 1280 and 390 px', async () 
       await (await page.$(sel)).screenshot({ path: `${shotsDir}/real-${name}-${width}.png` });
     }
     await openDisclosures(page);
-    // As a reader scrolling down would see it (accessibility.test.mjs does the same): a box that scrolls sideways
-    // becomes a focusable region when it comes into view, so the viewport grows to the page's height first.
-    for (let i = 0, last = 0; i < 8; i++) {
-      const h = await page.evaluate(() => document.documentElement.scrollHeight);
-      if (h === last) break;
-      last = h;
-      await page.setViewportSize({ width, height: Math.min(h, 30000) });
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    }
+    await renderWhole(page, width);  // as a reader scrolling down would see it
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
       const r = await window.axe.run({ include: [['#attention'], ['#causal'], ['#multihead']] }, { resultTypes: ['violations'] });
