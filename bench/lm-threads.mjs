@@ -1,6 +1,6 @@
 // The language-model engine on the lab's workers (loadModel with init({ threads })), GPT-2 small's shape (12 layers,
 // d 768, vocab 50257; random weights from tests/lm/checkpoints.py --small), in Node, by hand (not a test):
-// `node bench/lm-threads.mjs [--dtype F32] [--threads 1,2,N] [--tokens 32] [--rounds 3] [--exchange shared]`.
+// `node bench/lm-threads.mjs [--dtype F32] [--threads 1,2,N] [--tokens 32] [--rounds 3] [--exchange shared] [--dist DIR]`.
 // For each thread count (default 1, 2 and os.availableParallelism()), with the load average beside every number:
 //   stream read  every worker reads its share of the weights at once, the plainest way (1 thread: the calling
 //                thread reads them all): what a decode step must stream, in GB/s — the ceiling of decode;
@@ -20,7 +20,7 @@ import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { openAsBlob, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -36,7 +36,8 @@ const decodeTokens = Number(arg('tokens', '32'));
 const rounds = Number(arg('rounds', '3'));
 const exchange = arg('exchange', 'shared');
 const load = () => `load ${loadavg()[0].toFixed(2)}`;
-const { init } = await import(pathToFileURL(join(repo, 'dist/index.js')).href);
+const dist = resolve(arg('dist', join(repo, 'dist')));  // another build of the package, to compare on one machine
+const { init } = await import(pathToFileURL(join(dist, 'index.js')).href);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const cpuMs = (c0) => {
   const c = process.cpuUsage(c0);
@@ -51,7 +52,7 @@ console.log(`attnlab language models on workers: GPT-2 small shape, ${dtype}, ra
 // back (what the calling thread costs a token). Under load, the median includes waiting for a core; the best rounds
 // are the exchange's own cost.
 async function exchangeAlone(P, mode, R = 2000) {
-  const url = pathToFileURL(join(repo, 'dist/lm-exchange.js')).href;
+  const url = pathToFileURL(join(dist, 'lm-exchange.js')).href;
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     import(${JSON.stringify(url)}).then(async ({ SharedExchange, PortExchange }) => {
@@ -104,7 +105,7 @@ async function roundTrip(R = 2000) {
 const dir = mkdtempSync(join(tmpdir(), 'attnlab-lm-threads-'));
 const results = {};
 try {
-  const w = spawnSync('/usr/bin/python3', [join(repo, 'tests/lm/checkpoints.py'), dir, '--small', '--dtype', dtype], { encoding: 'utf8' });
+  const w = spawnSync(process.env.PYTHON || '/usr/bin/python3', [join(repo, 'tests/lm/checkpoints.py'), dir, '--small', '--dtype', dtype], { encoding: 'utf8' });
   if (w.status !== 0) throw new Error(w.stderr);
   const files = new Map(await Promise.all(readdirSync(dir).map(async (f) => [f, await openAsBlob(join(dir, f))])));
   const lab = await init({ gpt: true, threads: Math.max(...counts, 2) });
@@ -192,7 +193,7 @@ try {
   // The exchange and the round trip alone.
   const alone = {};
   console.log(`\n== the exchange alone (${exchange} memory): an all-reduce of 768 floats between threads that do nothing else, µs`);
-  for (const P of [2, 3, 4]) {
+  for (const P of [...new Set([2, 3, 4, ...counts.filter((c) => c > 1)])].sort((a, b) => a - b)) {
     alone[P] = await exchangeAlone(P, exchange);
     console.log(`  ${P} threads   median ${alone[P].median.toFixed(1)} µs, best 1 % ${alone[P].best.toFixed(1)} µs   (${load()})`);
   }

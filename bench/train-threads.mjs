@@ -3,9 +3,10 @@
 // d = 128, context 128, vocabulary 256: 842 496 parameters) at batch 16 × 128, trainStep on one thread against
 // trainStepAsync on init({ threads }) — shared memory, and messages (exchange: 'message') — on the same batches.
 //
-//   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false] [--dist=PATH]
+//   node bench/train-threads.mjs [--steps=N] [--threads=2,…] [--simd=false] [--dist=PATH] [--independent]
 //
 //   --dist=PATH  another build of the package (e.g. an earlier commit's dist/, to compare under the same load)
+//   --independent  also the machine's ceiling: n replicas training on 16/n rows each at once, exchanging nothing
 //
 // Prints ms per step (median) for each, the step's serial milliseconds (lab.trainTimes(): the step's wall time less
 // its slowest worker's gradient time — the rounds' messages, the weights brought up to date, the slices' sums and
@@ -15,7 +16,8 @@
 // The other load on the machine is printed beside every number: on a busy machine the workers wait for cores.
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { cpuSnapshot, otherLoad, machineInfo } from './lib/system.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -80,6 +82,54 @@ for (const n of THREADS) {
     console.log(`${''.padEnd(30)} ${(base.median / r.median).toFixed(2)}× one thread (median), ${(base.min / r.min).toFixed(2)}× (best); CPU per step ${(r.cpu / base.cpu).toFixed(2)}× one thread's`);
   }
 }
+// The machine's own ceiling for this split: n workers, each training its own replica on its 16/n rows of the batch
+// at the same time, with nothing exchanged — what n cores give this work when only the cores, caches and memory
+// bandwidth they share limit it. The step on n workers cannot beat the slowest replica here.
+async function independent(n) {
+  const url = pathToFileURL(path.resolve(value('dist', path.join(root, 'dist')), 'index.js')).href;
+  const code = `
+    const { parentPort, workerData: w } = require('node:worker_threads');
+    import(${JSON.stringify(url)}).then(async ({ init }) => {
+      const lab = await init({ simd: w.simd, gpt: true });
+      const model = lab.createGPT(w.config), times = [];
+      const go = new Int32Array(w.go);
+      const part = (b) => ({ x: b.x.subarray(w.from, w.to), y: b.y.subarray(w.from, w.to) });
+      model.trainStep(part(w.batches[0]).x, part(w.batches[0]).y, w.train);
+      Atomics.add(go, 1, 1), Atomics.notify(go, 1);
+      Atomics.wait(go, 0, 0);
+      for (let s = 1; s < w.batches.length; ++s) {
+        const { x, y } = part(w.batches[s]), t0 = performance.now();
+        model.trainStep(x, y, w.train);
+        times.push(performance.now() - t0);
+      }
+      parentPort.postMessage(times);
+    });`;
+  const go = new SharedArrayBuffer(8), flags = new Int32Array(go);
+  const batches = Array.from({ length: STEPS + 1 }, (_, s) => batch(s));
+  const rows = BATCH / n;
+  const workers = Array.from({ length: n }, (_, r) => new Worker(code, { eval: true, workerData: {
+    simd: SIMD, config: CONFIG, train: TRAIN, go, batches, from: Math.round(r * rows) * T, to: Math.round((r + 1) * rows) * T } }));
+  const done = workers.map((w) => new Promise((resolve, reject) => (w.once('message', resolve), w.once('error', reject))));
+  while (Atomics.load(flags, 1) < n) await new Promise((r) => setTimeout(r, 5));  // every replica warmed up
+  const before = cpuSnapshot(), t0 = performance.now();
+  Atomics.store(flags, 0, 1), Atomics.notify(flags, 0);
+  const times = await Promise.all(done);
+  const wall = (performance.now() - t0) / STEPS, load = otherLoad(before, cpuSnapshot(), 0);
+  await Promise.all(workers.map((w) => w.terminate()));
+  const step = Array.from({ length: STEPS }, (_, s) => Math.max(...times.map((t) => t[s]))).sort((p, q) => p - q);
+  return { wall, median: step[step.length >> 1], load: load ? load.otherCores : NaN };
+}
+
+if (args.includes('--independent')) {
+  console.log(`\nthe machine's ceiling: n replicas, each training on its 16/n rows, at once and exchanging nothing (median of the slowest replica's step; the one-thread step of the whole batch: ${base.median.toFixed(1)} ms)`);
+  for (const n of THREADS.filter((k) => k > 1 && BATCH % k === 0)) {
+    const c = await independent(n), at = results.find((r) => r.n === n && r.sharedMemory);
+    console.log(`  ${String(n).padStart(2)} replicas  ${c.median.toFixed(1).padStart(6)} ms/step = ${(base.median / c.median).toFixed(2)}× one thread` +
+      `${at ? `; the shared-memory step reaches ${(100 * c.median / at.median).toFixed(0)} % of it (${(base.median / at.median).toFixed(2)}×)` : ''}` +
+      `   (other load ${c.load.toFixed(2)} cores, load average ${os.loadavg()[0].toFixed(2)})`);
+  }
+}
+
 const at2 = results.find((r) => r.n === 2 && r.sharedMemory);
 if (at2?.work !== undefined) {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
