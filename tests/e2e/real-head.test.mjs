@@ -177,6 +177,37 @@ test('multi-head on a real layer: every head, each the package forward’s', asy
   await context.close();
 });
 
+test('switching the attention lab to the real model starts its step-through on the last token; switching back restores the word', async () => {
+  // Word 3 ("said,") of the page's own weights: on the real model the index counts tokens, and token 3 would be "␣said".
+  const { page, context, log } = await openPage(env, `?qi=2&t=${encodeURIComponent(TEXT)}#attention`);
+  await settle(page);
+  const state = () => page.evaluate(() => ({
+    qi: new URLSearchParams(location.search).get('qi'),
+    select: document.querySelector('#attention select[data-control="query"]').value,
+    title: document.querySelector('#attention .stepper-title').textContent,
+  }));
+  assert.deepEqual((await state()).qi, '2');
+  await page.click('#attention [data-control="preset-real"]');
+  await page.waitForFunction(() => /^Layer 1, head 1 of the real model/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
+  await settle(page);
+  const ref = reference(TEXT, 0);
+  const last = ref.n - 1;
+  let s = await state();
+  assert.equal(s.qi, String(last), 'the URL names the last token');
+  assert.equal(s.select, String(last), 'the menu shows it');
+  assert.ok(s.title.endsWith(`“${ref.tokens[last]}” (token ${ref.n})`), s.title);
+  assert.ok((await page.textContent('[data-figure="real-note"]')).includes(`From “${ref.tokens[last]}” (${ref.n}) its largest weights`));
+  // Back on the page's own weights: the word it followed before.
+  await page.click('#attention [data-control="preset-id"]');
+  await settle(page);
+  s = await state();
+  assert.equal(s.qi, '2');
+  assert.equal(s.select, '2');
+  assert.ok(s.title.endsWith('(token 3)'), s.title);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test('axe and screenshots of the real-model views at 1280 and 390 px', async () => {
   ensureShotsDir();
   for (const width of [1280, 390]) {
