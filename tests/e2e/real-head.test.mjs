@@ -208,6 +208,35 @@ test('switching the attention lab to the real model starts its step-through on t
   await context.close();
 });
 
+test('heatmap numbers on a phone: none drawn below 10 px; a tap on a cell reads its labels and value', async () => {
+  const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width: 390 });
+  await page.waitForFunction(() => /^Layer 2 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? '')
+    && /^Layer 2, head 2/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
+  await settle(page);
+  const maps = ['weights', 'head1', 'head2', 'head3', 'head4'];
+  for (const name of maps) {
+    const sel = `svg[data-heatmap="${name}"]`;
+    await page.$eval(sel, (e) => e.scrollIntoView());
+    await settle(page);
+    // The on-screen size of every number drawn in a cell: its font size times the SVG's scale on the page.
+    const sizes = await page.$$eval(`${sel} .cell text`, (ts) => ts.filter((t) => t.textContent && getComputedStyle(t).display !== 'none')
+      .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a));
+    assert.ok(sizes.every((px) => px >= 10), `${name}: numbers drawn at ${Math.min(...sizes).toFixed(1)} px`);
+    console.log(`${name} at 390 px: ${sizes.length} numbers drawn`);
+  }
+  // The attention lab's weights: tap a cell (a click, as a tap gives) and read it under the picture.
+  const W = (await readMatrix(page, 'weights')).values;
+  const ref = reference(TEXT, 1);
+  const [i, j] = [5, 2];
+  await page.click(`svg[data-heatmap="weights"] g.cell:nth-child(${i * ref.n + j + 1})`);
+  const readout = page.locator('#attention [data-step="6"] [data-role="heatmap-readout"]');
+  assert.equal(await readout.isVisible(), true, 'the readout is shown');
+  const fmt4 = (v) => v.toFixed(4).replace(/\.?0+$/, '');
+  assert.equal(await readout.textContent(), `${i + 1} ${ref.tokens[i]} → ${j + 1} ${ref.tokens[j]}: ${fmt4(W[i][j])}`);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test('axe and screenshots of the real-model views at 1280 and 390 px', async () => {
   ensureShotsDir();
   for (const width of [1280, 390]) {
