@@ -294,7 +294,7 @@ test('positions lab: the real model’s learned position vectors, their similari
   assert.ok(Math.abs(shown.near - near / nn) <= 1.5e-4, `near: page ${shown.near}, float64 ${near / nn}`);
   assert.ok(Math.abs(shown.far - far / nf) <= 1.5e-4, `far: page ${shown.far}, float64 ${far / nf}`);
   // The grid is a figure like the page's others: its title and its colour scale (cosines: −1 to 1).
-  assert.equal(await page.textContent('[data-figure="pos-cos-real"] figcaption'), `The real model’s position vectors 1–${T}: the cosine similarity of every pair (rows and columns: positions)`);
+  assert.equal(await page.textContent('[data-figure="pos-cos-real"] figcaption'), `The real model’s first ${T} position vectors: the cosine similarity of every pair (rows and columns: positions)`);
   assert.equal(await page.getAttribute('[data-figure="pos-cos-real"] .legend svg', 'aria-label'), 'Colour scale from -1.00 to 1.00');
   assert.equal(await page.textContent('[data-figure="pos-cos-real"] .legend-label'), 'cosine similarity');
   const claim = await page.$eval('[data-figure="learned-real-claim"]', (p) => p.textContent);
