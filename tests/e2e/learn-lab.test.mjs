@@ -48,6 +48,14 @@ test('induction: the repeat becomes predictable and a layer-2 induction head is 
   console.log(`induction head named at step ${f.step} (budget ${INDUCTION_BUDGET}); best induction score ${f.bestInduction}, previous-token ${f.bestPrevious}; ${rate ?? '?'} steps/s`);
   assert.ok(Number(f.inductionHeads) > 0 && Number(f.step) <= INDUCTION_BUDGET, `an induction head by step ${INDUCTION_BUDGET} (findings at step ${f.step}: ${f.text})`);
   assert.match(f.text, /Induction head: layer 2 head 1 \(0\.\d\d\)/);
+  // The previous-token finding says what its scores are, and does not say more than they do: a head named with
+  // half its weight or less on the predecessor carries it mixed with other tokens.
+  const prevText = await page.textContent('[data-finding="previous"]');
+  const prevScores = [...prevText.matchAll(/layer \d head \d \((\d\.\d+)\)/g)].map((m) => Number(m[1]));
+  if (prevScores.length) {
+    assert.match(prevText, /named at 0\.4 or more of the weight on the previous token, on average/);
+    assert.equal(prevText.includes('(where the score is 0.5 or under, mixed with the other tokens the head weighs)'), prevScores.some((x) => x <= 0.5), prevText);
+  }
   const first = await metric(page, 'first-loss'), repeat = await metric(page, 'repeat-loss');
   assert.ok(first > 0.8 * Math.log(64), `the first copy stays unpredictable (${first})`);
   assert.ok(repeat < 0.8 * first, `the repeated half is predicted better than the first copy (${repeat} vs ${first})`);

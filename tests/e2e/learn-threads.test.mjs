@@ -171,3 +171,24 @@ test('your own text: the sample trains, writes samples and draws its heads; a pa
   await context.close();
 });
 
+
+test('your own text: each sample is labelled with the step it was taken at, 0, 100, 200, … exactly', async () => {
+  // A small model (1 layer, 1 head, d_model 16) runs many steps in each of the worker's ~40 ms slices, so a sample
+  // taken when a slice ends would come a few steps past each hundred (and say so: “step 103”).
+  const { page, context, log } = await openPage(env, '?lt=text&ll=1&lh=1&ld=16#learn', { width: 1280, height: 900 });
+  await waitModel(page);
+  await page.waitForFunction(() => document.querySelector('[data-figure="learn-samples"] li')?.dataset.step === '0', null, { timeout: 60000, polling: 100 });
+  await page.click('button[data-control="learn-train"]');
+  await page.waitForFunction(() => Number(document.querySelector('[data-figure="learn-samples"] li')?.dataset.step) >= 300, null, { timeout: 300000, polling: 100 });
+  await page.click('button[data-control="learn-pause"]');
+  const samples = await page.$$eval('[data-figure="learn-samples"] li', (li) => li.map((x) => ({ step: Number(x.dataset.step), label: x.querySelector('.learn-sample-step').textContent })));
+  console.log(`samples at steps ${samples.map((s) => s.step).join(', ')}`);
+  assert.ok(samples.length >= 4);
+  for (const s of samples) {
+    assert.equal(s.step % 100, 0, `a sample at step ${s.step}`);
+    assert.equal(s.label, `step ${s.step}: `);
+  }
+  assert.deepEqual(samples.map((s) => s.step), samples.map((_, i) => samples[0].step - 100 * i), 'one every 100 steps, none skipped');
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});

@@ -32,6 +32,8 @@ after(async () => {
   await env?.close();
 });
 
+const showTokenName = (t) => t.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
+
 /** Opens the page at the model view and waits until the model has run on the text. */
 async function openModelView(query = '', opts = {}) {
   const o = await openPage(env, `${query}#model`, opts);
@@ -185,6 +187,41 @@ test('Generate appends tokens one by one, each with its attention row, and Stop 
   await page.click('[data-control="model-generate"]');
   await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000 });
   assert.match(await page.textContent('[data-role="model-gen-status"]'), /^Generated \d+ tokens? at T = 1, seed 1/);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('a long generation keeps its heatmap labels legible: thinned to what fits, the newest row named, the rest read by pointing', async () => {
+  const { page, context, log } = await openModelView();
+  const text = 'In the beginning God created the heaven and the earth. And the earth was without form, and void; and darkness was upon the face of the deep.';
+  await typeText(page, text);
+  await page.click('[data-control="model-generate"]');
+  await page.waitForFunction(() => document.getElementById('model').dataset.genResult === 'done', null, { timeout: 120000 });
+  const map = 'svg[data-heatmap="model-gen"]';
+  const rows = await page.$$eval(`${map} .row-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, selected: t.classList.contains('selected'), box: t.textContent ? (({ top, bottom }) => ({ top, bottom }))(t.getBoundingClientRect()) : null })));
+  const cols = await page.$$eval(`${map} .col-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, x: t.getScreenCTM().e, size: parseFloat(getComputedStyle(t).fontSize) })));
+  const made = rows.length;
+  assert.ok(made >= 20 && cols.length >= 60, `a long generation (${made} rows over ${cols.length} tokens)`);
+  // The labels drawn never overlap: row labels' boxes stack, column labels (turned 55°) are a line apart across.
+  const shownRows = rows.filter((r) => r.text);
+  for (let k = 1; k < shownRows.length; k++) assert.ok(shownRows[k].box.top >= shownRows[k - 1].box.bottom - 0.5, `row labels “${shownRows[k - 1].text}” and “${shownRows[k].text}” overlap`);
+  const shownCols = cols.filter((c) => c.text);
+  for (let k = 1; k < shownCols.length; k++) {
+    const across = (shownCols[k].x - shownCols[k - 1].x) * Math.sin((55 * Math.PI) / 180);
+    assert.ok(across >= shownCols[k].size, `column labels “${shownCols[k - 1].text}” and “${shownCols[k].text}” are ${across.toFixed(1)} px apart`);
+  }
+  // The newest token's row keeps its label, marked, and so does its column.
+  const ids = await page.$$eval('[data-role="model-gen-text"] .model-gen-new', (s) => s.map((x) => Number(x.dataset.id)));
+  const all = model.tokenizer.encode(text).length + ids.length;
+  const newest = `${all} ${showTokenName(model.tokenizer.tokens([ids.at(-1)])[0])}`;
+  assert.equal(rows.at(-1).text, newest);
+  assert.equal(rows.at(-1).selected, true, 'the newest row is marked');
+  assert.equal(cols.at(-1).text, newest);
+  // A row whose label was left out is named by pointing at one of its cells.
+  const hidden = rows.findIndex((r) => !r.text);
+  assert.ok(hidden >= 0, 'labels were thinned');
+  await page.hover(`${map} g.cell:nth-child(${hidden * all + 1})`);
+  assert.match(await page.textContent('[data-figure="model-next"] [data-role="heatmap-readout"]'), new RegExp(`^${all - made + hidden + 1} .* → 1 In: `));
   assert.deepEqual(log.errors, []);
   await context.close();
 });

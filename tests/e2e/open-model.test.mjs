@@ -1,7 +1,7 @@
 // The model panel opens real models: from the Hugging Face Hub by repository id, and from disk through the file
-// chooser. The Hub is played by two local HTTPS servers the test starts: one answers https://huggingface.co/{repo}/
-// resolve/main/{file} (the Hub's URL layout) and redirects the .safetensors files to the other, another origin, as the
-// Hub redirects its large files to its storage host (https://cas-bridge.xethub.hf.co). The browser context reaches
+// chooser or by dropping the files on it. The Hub is played by two local HTTPS servers the test starts: one answers
+// https://huggingface.co/{repo}/resolve/main/{file} (the Hub's URL layout) and redirects the .safetensors files to
+// the other, another origin, as the Hub redirects its large files to its storage host (https://cas-bridge.xethub.hf.co). The browser context reaches
 // them through a local proxy that sends exactly those two host names to them (a self-signed certificate, accepted by
 // this context only): the built page is the page as shipped, with its real URLs, under its own Content-Security-Policy
 // (which must allow both hosts, the redirect's target included), with no test-only switch in it. Every request the
@@ -339,6 +339,49 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
   assert.match(await text(page, 'model-error'), /^Could not open the model: loadModel: config\.json is not valid JSON .* The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
+  await context.close();
+});
+
+/**
+ * Drops `names` of checkpoint `folder` on the panel's drop area, as a browser does: dragover (the area lights up),
+ * then drop with a DataTransfer holding the files (built in the page from their bytes: a DataTransfer made by a
+ * script has no file-system entries, so the page reads its files list, as it does for files dragged from a
+ * desktop that offers no entries).
+ */
+async function dropFiles(page, folder, names) {
+  const payload = names.map((name) => ({ name, b64: readFileSync(join(ckpt.dir, folder, name)).toString('base64') }));
+  const area = await page.$('[data-figure="model-drop"]');
+  await area.scrollIntoViewIfNeeded();
+  const over = await area.evaluate((el) => {
+    el.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: new DataTransfer() }));
+    return el.classList.contains('over');
+  });
+  assert.equal(over, true, 'the drop area lights up under a drag');
+  const accepted = await area.evaluate((el, files) => {
+    const data = new DataTransfer();
+    for (const f of files) data.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+    const event = new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: data });
+    el.dispatchEvent(event);
+    return event.defaultPrevented && !el.classList.contains('over');
+  }, payload);
+  assert.equal(accepted, true, 'the page takes the drop (no browser navigation to the file) and the area goes back');
+}
+
+test('from disk by drag and drop: a folder\'s files dropped on the panel open, and a drop without tokenizer.json names it', async () => {
+  const { page, context, log } = await openPanel();
+  await dropFiles(page, 'gpt2-f16', files('gpt2-f16'));
+  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state));
+  assert.equal(await page.getAttribute('#open-model', 'data-state'), 'open', await text(page, 'model-error'));
+  assert.equal(await fact(page, 'source'), 'your disk');
+  assert.equal(await fact(page, 'architecture'), 'GPT2LMHeadModel');
+  await stillWorks(page, 'a model from disk');
+  // A drop that lacks a file gets the same message as the file chooser's, and the open model keeps working.
+  await dropFiles(page, 'llama-untied-sharded', files('llama-untied-sharded').filter((f) => f !== 'tokenizer.json'));
+  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state) && !document.querySelector('[data-figure="model-error"]').hidden);
+  assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing .* The page still runs on a model from disk\.$/);
+  await stillWorks(page, 'a model from disk');
+  assert.equal(await fact(page, 'architecture'), 'GPT2LMHeadModel', 'still the model dropped first');
+  assert.deepEqual(log.errors, []);
   await context.close();
 });
 

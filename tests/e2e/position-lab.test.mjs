@@ -31,6 +31,9 @@ test('permutation blindness and RoPE distance, as the page states them, hold num
   const rows = await page.$$eval('table[data-table="perm-outputs"] tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   assert.deepEqual(rows[0], rows[1], 'the page shows the same output row for "dog" in both sentences');
   const claim = await page.$eval('[data-figure="perm-claim"]', (p) => p.textContent);
+  // The learned positions' grid: a figure with its title and its colour scale (cosines: −1 to 1).
+  assert.match(await page.textContent('[data-figure="pos-cos"] figcaption'), /^The trained model’s \d+ position vectors: the cosine similarity of every pair/);
+  assert.equal(await page.getAttribute('[data-figure="pos-cos"] .legend svg', 'aria-label'), 'Colour scale from -1.00 to 1.00');
   assert.match(claim, /largest difference between matching weights is (exactly 0|\d\.\de-\d)/);
 
   // RoPE, d_k = 2: rotate q at m and k at n in Node with the package and compare with the page's readout.

@@ -177,6 +177,66 @@ test('multi-head on a real layer: every head, each the package forward’s', asy
   await context.close();
 });
 
+test('switching the attention lab to the real model starts its step-through on the last token; switching back restores the word', async () => {
+  // Word 3 ("said,") of the page's own weights: on the real model the index counts tokens, and token 3 would be "␣said".
+  const { page, context, log } = await openPage(env, `?qi=2&t=${encodeURIComponent(TEXT)}#attention`);
+  await settle(page);
+  const state = () => page.evaluate(() => ({
+    qi: new URLSearchParams(location.search).get('qi'),
+    select: document.querySelector('#attention select[data-control="query"]').value,
+    title: document.querySelector('#attention .stepper-title').textContent,
+  }));
+  assert.deepEqual((await state()).qi, '2');
+  await page.click('#attention [data-control="preset-real"]');
+  await page.waitForFunction(() => /^Layer 1, head 1 of the real model/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
+  await settle(page);
+  const ref = reference(TEXT, 0);
+  const last = ref.n - 1;
+  let s = await state();
+  assert.equal(s.qi, String(last), 'the URL names the last token');
+  assert.equal(s.select, String(last), 'the menu shows it');
+  assert.ok(s.title.endsWith(`“${ref.tokens[last]}” (token ${ref.n})`), s.title);
+  assert.ok((await page.textContent('[data-figure="real-note"]')).includes(`From “${ref.tokens[last]}” (${ref.n}) its largest weights`));
+  // Back on the page's own weights: the word it followed before.
+  await page.click('#attention [data-control="preset-id"]');
+  await settle(page);
+  s = await state();
+  assert.equal(s.qi, '2');
+  assert.equal(s.select, '2');
+  assert.ok(s.title.endsWith('(token 3)'), s.title);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
+test('heatmap numbers on a phone: none drawn below 10 px; a tap on a cell reads its labels and value', async () => {
+  const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width: 390 });
+  await page.waitForFunction(() => /^Layer 2 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? '')
+    && /^Layer 2, head 2/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
+  await settle(page);
+  const maps = ['weights', 'head1', 'head2', 'head3', 'head4'];
+  for (const name of maps) {
+    const sel = `svg[data-heatmap="${name}"]`;
+    await page.$eval(sel, (e) => e.scrollIntoView());
+    await settle(page);
+    // The on-screen size of every number drawn in a cell: its font size times the SVG's scale on the page.
+    const sizes = await page.$$eval(`${sel} .cell text`, (ts) => ts.filter((t) => t.textContent && getComputedStyle(t).display !== 'none')
+      .map((t) => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a));
+    assert.ok(sizes.every((px) => px >= 10), `${name}: numbers drawn at ${Math.min(...sizes).toFixed(1)} px`);
+    console.log(`${name} at 390 px: ${sizes.length} numbers drawn`);
+  }
+  // The attention lab's weights: tap a cell (a click, as a tap gives) and read it under the picture.
+  const W = (await readMatrix(page, 'weights')).values;
+  const ref = reference(TEXT, 1);
+  const [i, j] = [5, 2];
+  await page.click(`svg[data-heatmap="weights"] g.cell:nth-child(${i * ref.n + j + 1})`);
+  const readout = page.locator('#attention [data-step="6"] [data-role="heatmap-readout"]');
+  assert.equal(await readout.isVisible(), true, 'the readout is shown');
+  const fmt4 = (v) => v.toFixed(4).replace(/\.?0+$/, '');
+  assert.equal(await readout.textContent(), `${i + 1} ${ref.tokens[i]} → ${j + 1} ${ref.tokens[j]}: ${fmt4(W[i][j])}`);
+  assert.deepEqual(log.errors, []);
+  await context.close();
+});
+
 test('axe and screenshots of the real-model views at 1280 and 390 px', async () => {
   ensureShotsDir();
   for (const width of [1280, 390]) {
@@ -233,6 +293,10 @@ test('positions lab: the real model’s learned position vectors, their similari
   // vectors' entries are of one size), then a float32 division; its means are shown to 4 decimals: 5e-5, plus 1e-4.
   assert.ok(Math.abs(shown.near - near / nn) <= 1.5e-4, `near: page ${shown.near}, float64 ${near / nn}`);
   assert.ok(Math.abs(shown.far - far / nf) <= 1.5e-4, `far: page ${shown.far}, float64 ${far / nf}`);
+  // The grid is a figure like the page's others: its title and its colour scale (cosines: −1 to 1).
+  assert.equal(await page.textContent('[data-figure="pos-cos-real"] figcaption'), `The real model’s first ${T} position vectors: the cosine similarity of every pair (rows and columns: positions)`);
+  assert.equal(await page.getAttribute('[data-figure="pos-cos-real"] .legend svg', 'aria-label'), 'Colour scale from -1.00 to 1.00');
+  assert.equal(await page.textContent('[data-figure="pos-cos-real"] .legend-label'), 'cosine similarity');
   const claim = await page.$eval('[data-figure="learned-real-claim"]', (p) => p.textContent);
   assert.ok(claim.includes(`has ${P} learned position vectors of ${d} numbers; its first ${T} are drawn`), claim);
   assert.deepEqual(log.errors, []);

@@ -76,8 +76,10 @@ test('multi-head on trained weights: the heads differ, and each caption quotes i
   await context.close();
 });
 
-test('random weights: each multi-head caption states what the weights on screen show, or that there is no clear pattern', async () => {
-  const { page, context, log } = await openPage(env, '?mt=0&mc=1#multihead'); // the lab opens on trained weights
+// "Mostly" is said of more than half the weight only: under half, a head that clears the naming bar spreads its
+// attention. Seed 3 (the lab's default) has a head at 0.41 on itself; seed 4 one at 0.47; seed 1 none in 0.4 – 0.5.
+for (const seed of [3, 4, 1]) test(`random weights (seed ${seed}): each multi-head caption states what the weights on screen show, or that there is no clear pattern`, async () => {
+  const { page, context, log } = await openPage(env, `?mt=0&mc=1&ms=${seed}#multihead`); // the lab opens on trained weights
   await settle(page);
   await page.$$eval('[data-disclosure^="mh-head"]', (ds) => ds.forEach((d) => { d.open = true; }));
   const captions = await page.$$eval('[data-figure^="mh-head"][data-figure$="-pattern"]', (ps) => ps.map((p) => p.textContent));
@@ -91,7 +93,9 @@ test('random weights: each multi-head caption states what the weights on screen 
     const [what, v] = Object.entries(scores).reduce((a, b) => (b[1] > a[1] ? b : a));
     const strong = v >= Math.max(0.4, 1.5 * even);
     console.log(`random head ${h + 1}: ${captions[h]}`);
-    if (strong) assert.ok(captions[h].startsWith(`Mostly looks at ${what}: ${v.toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[h]);
+    if (v <= 0.5) assert.doesNotMatch(captions[h], /mostly/i, `${v.toFixed(3)} is not most of the weight`);
+    if (strong && v > 0.5) assert.ok(captions[h].startsWith(`Mostly looks at ${what}: ${v.toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[h]);
+    else if (strong) assert.ok(captions[h].startsWith(`Spreads its attention, most on ${what}: ${v.toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[h]);
     else if (v >= 1.5 * even) assert.ok(captions[h].startsWith(`A weak lean: at most ${v.toFixed(2)} on ${what} on average, above the ${even.toFixed(2)} of spreading evenly.`), captions[h]);
     else assert.ok(captions[h].startsWith(`No clear pattern: at most ${v.toFixed(2)} on ${what} on average, near the ${even.toFixed(2)} of spreading evenly, as expected from random weights.`), captions[h]);
   }

@@ -78,11 +78,10 @@ let generation = 0;
 let lastStep = { ms: NaN, threads: 0 };
 let threadsError: string | undefined;
 let exchange: 'shared' | 'message' | 'none' = 'none';
-/** The text task: its tokenizer (kept across resets), each local id's tokenizer id, the sample's prompt, the step last sampled at. */
+/** The text task: its tokenizer (kept across resets), each local id's tokenizer id, the sample's prompt. */
 let tokenizer: { url: string; t: Tokenizer } | undefined;
 let textVocab: Int32Array | undefined;
 let samplePrompt: Int32Array | undefined;
-let lastSample = -1;
 
 /** The engine, with `threads` workers of the package where they start (else this worker alone, and why). */
 async function startEngine(wasm: WasmFiles, threads: number): Promise<Lab> {
@@ -106,6 +105,9 @@ async function stepOnce(): Promise<void> {
   if (model !== gpt) return; // a reset came while the step ran
   lastLoss = loss;
   lastStep = { ms: performance.now() - t0, threads: lab!.threads > 1 ? lab!.threadStats().workerParts - parts0 : 1 };
+  // The text task's samples are taken right after steps 100, 200, …, so each is labelled with the model it came
+  // from (sampling at the end of a slice would take it a few steps later).
+  if (task === 'text' && model.steps % SAMPLE.every === 0) sample();
 }
 
 function stepsPerSecond(): number {
@@ -122,13 +124,11 @@ function progress(): void {
     type: 'progress', step: gpt!.steps, loss: lastLoss, stepsPerSecond: running ? stepsPerSecond() : 0, running,
     stepMs: lastStep.ms, stepThreads: lastStep.threads, workerSteps: lab!.trainTimes().steps, workerParts: lab!.threadStats().workerParts,
   });
-  if (task === 'text' && gpt!.steps >= lastSample + SAMPLE.every) sample();
 }
 
 /** The text task: the model continues the start of the text; its tokens decoded to text. */
 function sample(): void {
   const g = gpt!, vocab = textVocab!, prompt = samplePrompt!;
-  lastSample = g.steps;
   const out = g.generate(prompt, { maxTokens: SAMPLE.maxTokens, temperature: SAMPLE.temperature, topK: SAMPLE.topK, seed: 7 + g.steps });
   const text = (ids: Int32Array) => tokenizer!.t.decode(Array.from(ids, (l) => vocab[l]));
   post({ type: 'sample', step: g.steps, prompt: text(prompt), text: text(out) });
@@ -252,7 +252,6 @@ async function handle(m: TrainRequest): Promise<void> {
         next = batches.next;
         held = batches.heldOut;
         samplePrompt = text.slice(0, SAMPLE.promptTokens);
-        lastSample = -SAMPLE.every; // the first sample is the untrained model's, at step 0
       } else {
         next = batchMaker(task as Exclude<TaskName, 'text'>, 42 + m.model.seed);
         held = batchMaker(task as Exclude<TaskName, 'text'>, 99991, HELD_OUT_SEQUENCES)();
@@ -266,6 +265,7 @@ async function handle(m: TrainRequest): Promise<void> {
         threads: lab.threads, exchange, threadsError,
         textTokens: text?.length, tokenizerVocab: text ? tokenizer!.t.vocabSize : undefined,
       });
+      if (task === 'text') sample(); // the untrained model's, at step 0
       progress();
       evaluate();
       return;

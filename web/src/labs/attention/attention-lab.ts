@@ -46,11 +46,28 @@ export const attentionLab: Lab = {
       const top = stepper.root.getBoundingClientRect().top;
       if (top < 0 || top > window.innerHeight - 120) stepper.root.scrollIntoView({ block: 'start', behavior: reducedMotion() ? 'auto' : 'smooth' });
     };
+    // Switching to a real model changes what a query index counts (the page's words, the tokenizer's tokens): the
+    // step-through then starts on the last token, once the tokens are known (the model may still be loading), so it
+    // never points past the text or at an arbitrary token, and the URL says so. Switching back restores the word
+    // it followed before. (A change that sets the query too, a state file or the back button, keeps its query.)
+    let shownReal = ctx.store.state.preset === 'real';
+    let pendingQuery: 'last' | number | undefined;
+    let wordsQuery: number | undefined;
     const render = (changed?: Set<keyof AppState>) => {
       const t0 = performance.now();
       const s = ctx.store.state;
+      const isReal = s.preset === 'real';
+      if (changed?.has('preset') && isReal !== shownReal && !changed.has('query')) {
+        if (isReal) { wordsQuery = s.query; pendingQuery = 'last'; } else { pendingQuery = wordsQuery ?? 'last'; wordsQuery = undefined; }
+      }
+      shownReal = isReal;
       const real = s.preset === 'real' ? runReal(ctx.engine, s) : undefined;
       const p = real ? real.pipeline : runPipeline(ctx.engine, s);
+      if (p && p.n > 0 && pendingQuery !== undefined) {
+        const query = pendingQuery === 'last' ? p.n - 1 : Math.min(pendingQuery, p.n - 1);
+        pendingQuery = undefined;
+        if (s.query !== query) { ctx.store.update({ query }); return; }  // renders again with it
+      }
       last = p && { s, p };
       controls.sync(s, p);
       if (real && !real.pipeline) controls.realWaiting(real.message);

@@ -12,6 +12,9 @@ import { isContentWord } from '../../text/word-class';
  */
 export const PATTERN_THRESHOLD = 0.4;
 
+/** Above this share of its weight a head "mostly" looks somewhere (more than half); below, it spreads its attention. */
+export const MOSTLY = 0.5;
+
 export interface PatternScores { previous: number; self: number; first: number; even: number; link?: { i: number; j: number; w: number } }
 
 /** weights: n × n row-major (rows are queries). Averages over rows 1…n−1 (row 0 has nothing before it). */
@@ -104,8 +107,11 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
   const named: [string, number][] = [['the word just before', p.previous], ['itself', p.self], ['the first word', p.first]];
   const [what, score] = named.reduce((a, b) => (b[1] > a[1] ? b : a));
   const strong = score >= Math.max(PATTERN_THRESHOLD, 1.5 * p.even);
-  const parts = [strong
+  // "Mostly" only for more than half the weight: a named pattern under half leads with where the most goes.
+  const parts = [strong && score > MOSTLY
     ? `Mostly looks at ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
+    : strong
+      ? `Spreads its attention, most on ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
     : score >= 1.5 * p.even // above even, but under the threshold: a lean, not "near even"
       ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
       : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];

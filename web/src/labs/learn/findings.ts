@@ -6,7 +6,7 @@ import { el, clear } from '../../ui/dom';
 import { fmt } from '../../ui/format';
 import { INDUCTION, HELD_OUT_SEQUENCES, type TaskName } from '../../model/train-tasks';
 import type { TrainMessage } from '../../workers/train-worker';
-import { PATTERN_THRESHOLD } from '../attention/head-pattern';
+import { MOSTLY, PATTERN_THRESHOLD } from '../attention/head-pattern';
 import { score, type HeadTag } from './head-grid';
 
 export type Eval = Extract<TrainMessage, { type: 'eval' }>;
@@ -61,6 +61,10 @@ export function inductionFindings(findings: HTMLElement, e: Eval, firstStep: num
     if (previous[y][h] >= PATTERN_THRESHOLD) prevHeads.push(`layer ${y + 1} head ${h + 1} (${score(previous[y][h])})`);
     if (y > 0 && induction![y][h] >= PATTERN_THRESHOLD) indHeads.push(`layer ${y + 1} head ${h + 1} (${score(induction![y][h])})`);
   }
+  // Whether every named previous-token head puts more than half its weight there: only then is "carries its
+  // predecessor" the whole story.
+  let prevHalf = true;
+  for (let y = 0; y < layers; y++) for (let h = 0; h < heads; h++) if (previous[y][h] >= PATTERN_THRESHOLD && Number(score(previous[y][h])) <= MOSTLY) prevHalf = false;  // as shown
   if (indHeads.length && firstStep === undefined) firstStep = e.step;
   clear(findings);
   findings.dataset.previousHeads = prevHeads.length ? String(prevHeads.length) : '0';
@@ -71,7 +75,7 @@ export function inductionFindings(findings: HTMLElement, e: Eval, firstStep: num
   findings.append(el('p', { text: `Measured now, on ${HELD_OUT_SEQUENCES} held-out sequences at step ${e.step}: the average weight each head puts on the previous token, and on the token after the previous occurrence of the current token (for queries in the repeat).` }));
   const list = el('ul', {});
   list.appendChild(el('li', { 'data-finding': 'previous', text: prevHeads.length
-    ? `Previous-token head${prevHeads.length > 1 ? 's' : ''}: ${prevHeads.join(', ')}. It copies each token’s predecessor into its position.`
+    ? `Previous-token head${prevHeads.length > 1 ? 's' : ''} (named at ${PATTERN_THRESHOLD} or more of the weight on the previous token, on average): ${prevHeads.join(', ')}. ${prevHeads.length > 1 ? 'They carry' : 'It carries'} each token’s predecessor into its position${prevHalf ? '' : ` (where the score is ${MOSTLY} or under, mixed with the other tokens the head weighs)`}.`
     : `No previous-token head yet (the highest score is ${score(bestPrev.s)}, layer ${bestPrev.y + 1} head ${bestPrev.h + 1}; a head is named at ${PATTERN_THRESHOLD}).` }));
   list.appendChild(el('li', { 'data-finding': 'induction', text: layers < 2
     ? 'No induction head can form with one layer: it needs a previous-token head below it. Choose 2 layers.'

@@ -286,7 +286,7 @@ export const modelViewLab: Lab = {
       const values = w.subarray(p0 * all, all * all);
       const names = tok.tokens(gen.ids).map((t, i) => `${i + 1} ${showToken(t)}`);
       const masked = Array.from({ length: made * all }, (_, k) => k % all > p0 + Math.floor(k / all));
-      genMap.update({ name: 'model-gen', label: `Layer ${sel.layer + 1} head ${sel.head + 1}: each generated token’s attention`, n: made, m: all, values, rowLabels: names.slice(p0), colLabels: names, masked, maxCell: 22 });
+      genMap.update({ name: 'model-gen', label: `Layer ${sel.layer + 1} head ${sel.head + 1}: each generated token’s attention`, n: made, m: all, values, rowLabels: names.slice(p0), colLabels: names, masked, maxCell: 22, highlightRow: made - 1 });
       const last = all - 1;
       let best = 0;
       for (let j = 1; j <= last; j++) if (w[last * all + j] > w[last * all + best]) best = j;

@@ -11,6 +11,8 @@ import { wasmFiles } from '../../engine-files';
 import { tex } from '../../ui/katex';
 import { fmt } from '../../ui/format';
 import { Heatmap } from '../../ui/heatmap';
+import { legend } from '../../ui/legend';
+import { makeScale } from '../../ui/palette';
 import { LossChart } from '../../ui/loss-chart';
 import { trainedInput, trainedModel, onTrainedChange, type TrainedModel } from '../../model/trained';
 import { RopeFigure } from './rope-figure';
@@ -81,10 +83,25 @@ export const positionLab: Lab = {
     // --- 2. learned positions --------------------------------------------------------------------------------
     const posHeat = new Heatmap({ name: 'pos-cos', label: 'Cosine similarity of the learned position vectors', n: 0, m: 0, values: [], rowLabels: [], colLabels: [], maxCell: 18, palette: 'div' });
     const posClaim = el('p', { class: 'position-claim', 'data-figure': 'learned-claim' });
+    // Each grid of cosines as a figure: its title, its colour scale (the heatmap's own: cosines lie in [−1, 1]), the grid.
+    const cosFigure = (name: string, heat: Heatmap) => {
+      const title = el('figcaption', { 'data-role': `${name}-title` });
+      const scale = el('div', { 'data-role': `${name}-legend` });
+      const figure = el('figure', { class: 'panel cos-figure', 'data-figure': name }, title, scale, heat.root);
+      return {
+        figure,
+        show(text: string, cos: Float32Array) {
+          title.textContent = text;
+          clear(scale);
+          scale.appendChild(legend(makeScale('div', cos), 'cosine similarity'));
+        },
+      };
+    };
+    const posFig = cosFigure('pos-cos', posHeat);
     section.append(
       el('h3', { text: 'Learned positions: one trained vector per place' }),
       el('p', { text: 'GPT-2 and the model here add a learned vector to each token’s embedding: one for position 1, one for position 2, … up to the context length. Nothing says that positions 3 and 4 are neighbours; training has to find it. Below, the cosine similarity of every pair of the trained model’s position vectors (their dot products by the engine, divided by their lengths on the page).' }),
-      posHeat.root, posClaim,
+      posFig.figure, posClaim,
     );
     // The real model that ships with the page learned its own position vectors on English text: the same picture, on
     // request (its weights file is fetched then).
@@ -92,7 +109,8 @@ export const positionLab: Lab = {
     const realBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'pos-real', text: 'Show the real model’s position vectors' });
     const realHeat = new Heatmap({ name: 'pos-cos-real', label: 'Cosine similarity of the real model’s learned position vectors', n: 0, m: 0, values: [], rowLabels: [], colLabels: [], maxCell: 18, palette: 'div' });
     const realClaim = el('p', { class: 'position-claim', 'data-figure': 'learned-real-claim', 'aria-live': 'polite' });
-    realHeat.root.hidden = true;
+    const realFig = cosFigure('pos-cos-real', realHeat);
+    realFig.figure.hidden = true;
     realBtn.addEventListener('click', () => {
       realBtn.disabled = true;
       realClaim.textContent = 'Loading the model’s weights…';
@@ -100,7 +118,8 @@ export const positionLab: Lab = {
         const T = Math.min(REAL_SHOWN, positions);
         const cos = cosines(engine, wpe, T, dModel);
         const labels = Array.from({ length: T }, (_, i) => String(i + 1));
-        realHeat.root.hidden = false;
+        realFig.figure.hidden = false;
+        realFig.show(`The real model’s first ${T} position vectors: the cosine similarity of every pair (rows and columns: positions)`, cos);
         realHeat.update({ name: 'pos-cos-real', label: 'Cosine similarity of the real model’s learned position vectors', n: T, m: T, values: cos, rowLabels: labels, colLabels: labels, maxCell: 18, palette: 'div' });
         const { near, far } = nearFar(cos, T);
         section.dataset.realPosNear = near.toFixed(4);
@@ -108,7 +127,7 @@ export const positionLab: Lab = {
         realClaim.textContent = `The real model that ships with the page (GPT-2’s layout) has ${positions} learned position vectors of ${dModel} numbers; its first ${T} are drawn. Neighbouring positions there have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Trained on English, it too made neighbouring positions alike.' : 'Neighbours are not much more alike than distant positions here.'}`;
       }).catch((e: Error) => { realClaim.textContent = `The model’s weights did not load: ${e.message}`; realBtn.disabled = false; });
     });
-    section.append(realBtn, realHeat.root, realClaim);
+    section.append(realBtn, realFig.figure, realClaim);
 
     // --- 3. RoPE ---------------------------------------------------------------------------------------------
     const rope = new RopeFigure(engine);
@@ -235,6 +254,7 @@ export const positionLab: Lab = {
       const T = m.context, d = m.dModel;
       const cos = cosines(engine, m.wpe, T, d);
       const labels = Array.from({ length: T }, (_, i) => String(i + 1));
+      posFig.show(`The trained model’s ${T} position vectors: the cosine similarity of every pair (rows and columns: positions)`, cos);
       posHeat.update({ name: 'pos-cos', label: 'Cosine similarity of the learned position vectors', n: T, m: T, values: cos, rowLabels: labels, colLabels: labels, maxCell: 18, palette: 'div' });
       const { near, far } = nearFar(cos, T);
       section.dataset.posNear = near.toFixed(4);
