@@ -148,6 +148,17 @@ test('the next-token table is the engine’s softmax of the last logits at the s
   assert.deepEqual(rows.map((r) => r.id), want, 'the ten most likely ids');
   assert.deepEqual(rows.map((r) => r.p), want.map((i) => p[i]), 'their probabilities, bit for bit');
   assert.deepEqual(rows.map((r) => r.token), model.tokenizer.tokens(want).map((t) => t.replace(/ /g, '␣').replace(/\n/g, '↵') || '∅'));
+  // The caption's share of the probability is the table's: said as what is left once two digits would round it to 1.
+  const shareSaid = async (pv) => {
+    const caption = await page.textContent('[data-role="model-next-caption"]');
+    const order = Array.from(pv.keys()).sort((a, b) => pv[b] - pv[a] || a - b), top = new Set(order.slice(0, 10));
+    let rest = 0;
+    for (let i = 0; i < pv.length; ++i) if (!top.has(i)) rest += pv[i];
+    const held = caption.match(/these 10 tokens hold ([\d.]+) of the probability/), left = caption.match(/hold all but ([\d.e-]+) of the probability/);
+    if (rest >= 0.005) assert.ok(held && Math.abs(Number(held[1]) - (1 - rest)) <= 0.005 + 1e-12, caption);
+    else assert.ok(left && Math.abs(Number(left[1]) - rest) <= 5e-5 + rest * 5e-3, caption);
+  };
+  await shareSaid(p);
   // Moving the softmax section's temperature moves this table.
   await page.evaluate(() => {
     const s = document.querySelector('[data-control="sm-temp"]');
@@ -158,6 +169,17 @@ test('the next-token table is the engine’s softmax of the last logits at the s
   const p1 = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 1 });
   const top = Number(await page.getAttribute('[data-table="model-next"] tr[data-id]', 'data-p'));
   assert.equal(top, Math.max(...p1), 'the top probability at T = 1');
+  await shareSaid(p1);
+  // Cold enough that the ten hold all but a sliver: the caption says the sliver, not "1".
+  await page.evaluate(() => {
+    const s = document.querySelector('[data-control="sm-temp"]');
+    s.value = '-1.5';
+    s.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction(() => document.querySelector('[data-table="model-next"]').dataset.temperature === '0.0316');
+  const pc = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 0.0316 });
+  await shareSaid(pc);
+  assert.match(await page.textContent('[data-role="model-next-caption"]'), /hold all but/);
   assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -261,9 +261,15 @@ export const modelViewLab: Lab = {
         el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'token' }), el('th', { scope: 'col', text: 'probability' })));
       order.forEach((id, r) => nextTable.appendChild(el('tr', { 'data-id': id, 'data-p': exact(p[id]) },
         el('td', { text: String(r + 1) }), el('td', { class: 'model-token-cell', text: showToken(names[r]) }), el('td', { text: fmtProb(p[id]) }))));
-      let shown = 0;
-      for (const id of order) shown += p[id];
-      nextCap.textContent = `After “${showToken(v.tokens[n - 1])}” the model’s most likely next token is “${showToken(names[0])}”, at ${fmt(p[order[0]], 2)}; these ${TOP} tokens hold ${fmt(shown, 2)} of the probability, the other ${(V - TOP).toLocaleString('en')} the rest (T = ${fmt(T, 3)}).`;
+      // The others' share summed itself (1 − the ten's loses it to rounding): near 1, the caption says what is left.
+      let shown = 0, rest = 0;
+      const top = new Set(order);
+      for (let i = 0; i < V; ++i) if (top.has(i)) shown += p[i]; else rest += p[i];
+      const others = (V - TOP).toLocaleString('en');
+      const share = rest >= 0.005 ? `hold ${fmt(shown, 2)} of the probability, the other ${others} the rest`
+        : rest > 0 ? `hold all but ${fmtProb(rest)} of the probability, which the other ${others} share`
+          : `hold all of the probability, to float32 precision`;
+      nextCap.textContent = `After “${showToken(v.tokens[n - 1])}” the model’s most likely next token is “${showToken(names[0])}”, at ${fmt(p[order[0]], 2)}; these ${TOP} tokens ${share} (T = ${fmt(T, 3)}).`;
       nextTable.dataset.temperature = exact(T);
     }
 
