@@ -35,6 +35,7 @@ interface Cell { i: number; j: number }
 export const LEGIBLE_PX = 10;
 /** Font sizes of the cells' numbers and of the labels in SVG units (styles/labs.css), and a label's line pitch. */
 const NUMBER_FONT = 11;
+const LABEL_FONT = 12;
 const LABEL_PITCH = 14;
 /** A column label is rotated by −55°: neighbours are cell · sin 55° apart across their baselines. */
 const SIN55 = Math.sin((55 * Math.PI) / 180);
@@ -51,6 +52,7 @@ export class Heatmap {
   private rowStep = 1;
   private colStep = 1;
   private readout: HTMLElement;
+  private scroll: HTMLElement;
 
   constructor(spec: HeatmapSpec) {
     this.root = el('div', { class: 'heatmap' });
@@ -59,7 +61,10 @@ export class Heatmap {
     this.exportBar = heatmapExportBar(() => this.svg?.node() ?? undefined, () => this.spec.name, () => this.spec.label);
     // Not a live region: it changes as the pointer moves. Keyboards and screen readers have the table.
     this.readout = el('p', { class: 'heatmap-readout help', 'data-role': 'heatmap-readout' });
-    this.root.append(this.exportBar.root, this.readout);
+    // Its own box scrolls sideways where the page is too narrow to show the picture legibly (ui/scroll-focus.ts
+    // makes it a focusable, labelled region then).
+    this.scroll = el('div', { class: 'heatmap-scroll' });
+    this.root.append(this.exportBar.root, this.scroll, this.readout);
     // The picture shrinks with its box (max-width: 100%): whether its numbers stay legible is known once laid out.
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.fitNumbers()).observe(this.root);
     this.update(spec);
@@ -89,14 +94,16 @@ export class Heatmap {
     this.rowStep = Math.ceil(LABEL_PITCH / cell);
     this.colStep = Math.ceil(LABEL_PITCH / (cell * SIN55));
 
-    select(this.root).selectAll('svg').remove();
-    const svg = select(this.root).insert('svg', '.heatmap-readout')
+    select(this.scroll).selectAll('svg').remove();
+    const svg = select(this.scroll).append('svg')
       .attr('viewBox', `0 0 ${width} ${height}`)
       .attr('width', width)
       .attr('height', height)
       .attr('class', 'heatmap-svg')
       .attr('role', 'img')
-      .attr('data-heatmap', spec.name);
+      .attr('data-heatmap', spec.name)
+      // The picture shrinks with a narrow page only as far as its labels stay LEGIBLE_PX; past that its box scrolls.
+      .style('min-width', `${Math.min(width, Math.ceil((width * LEGIBLE_PX) / LABEL_FONT))}px`);
     this.svg = svg;
 
     const hatchId = `hatch-${spec.name}`;

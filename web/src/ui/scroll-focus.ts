@@ -2,11 +2,13 @@
 // while its content overflows it becomes a focusable, labelled region (arrow keys then scroll it), and the side
 // with more content past it fades out (data-more-left / data-more-right, styled in labs.css), so a reader sees
 // that the numbers go on. When everything fits it is a plain box again: wide screens get no extra tab stops.
-const SELECTOR = '.table-scroll, .katex-display, .learn-big';
+const SELECTOR = '.table-scroll, .katex-display, .learn-big, .heatmap-scroll';
 
 function label(box: Element): string {
   const caption = box.querySelector('caption')?.textContent?.trim();
   if (caption) return `Table, scrolls sideways: ${caption}`;
+  const picture = box.matches('.heatmap-scroll') ? box.querySelector('svg[role="img"]')?.getAttribute('aria-label')?.split(':')[0] : undefined;
+  if (picture) return `Heatmap, scrolls sideways: ${picture}`;
   const tex = box.querySelector('annotation')?.textContent?.trim();
   if (tex) return `Formula, scrolls sideways: ${tex.length > 80 ? `${tex.slice(0, 80)}…` : tex}`;
   return 'Scrolls sideways';
