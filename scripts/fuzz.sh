@@ -18,7 +18,7 @@ declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=
 mode=${1:-${FUZZ_SECONDS:-300}}
 
 t0=$SECONDS
-[[ -f build/native-asan/CMakeCache.txt ]] || cmake --preset native-asan >/dev/null
+bash scripts/configure-preset.sh native-asan
 cmake --build --preset native-asan -j "$(nproc)" --target attnlab_fuzzers >/dev/null
 echo "fuzz: harnesses built in $((SECONDS - t0)) s"
 bin=../native-asan/tests/fuzz   # from build/fuzz, where the harnesses run

@@ -14,7 +14,7 @@ what=${1:-all}
 for preset in $PRESETS; do
   if [[ $what != test ]]; then
     echo "== native: $preset: build"
-    cmake --preset "$preset" >/dev/null
+    bash scripts/configure-preset.sh "$preset"
     cmake --build --preset "$preset" -j "$JOBS" --target attnlab_tests \
       | { grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)' || true; }
   fi
