@@ -10,7 +10,7 @@ APT_PACKAGES=(
   libbenchmark-dev                # native benchmark
   emscripten                      # the wasm package
   chromium                        # the explorer and the package in a real browser
-  clang libclang-rt-14-dev        # libFuzzer harnesses (npm run fuzz; a short pass in npm test)
+  clang libclang-rt-14-dev        # the ASan + UBSan build and its libFuzzer harnesses (npm run fuzz; a short pass in npm test)
   python3-numpy                   # runs the explorer's "copy as NumPy code" output in the e2e tests
   python3-onnx                    # the LM bench's ONNX graph (bench/lm/gpt2_onnx.py; its self-check is a JS test)
   perl                            # the tokenizer: its Unicode tables' check (scripts/gen-unicode-tables.py)

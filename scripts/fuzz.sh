@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `npm run fuzz [seconds]`: builds the libFuzzer harnesses (clang, ASan + UBSan) and runs each for the given
 # time (default 300 s) from the seed corpora in tests/fuzz/corpus/; new inputs go to build/fuzz/corpus/ (not
-# committed), a crash leaves its input in build/fuzz/.
+# committed), a crash leaves its input in build/fuzz/. The harnesses are targets of the native-asan build (its core,
+# compiled once with libFuzzer's coverage instrumentation, serves them and the Catch2 tests): after
+# `scripts/test-native.sh` only the harnesses themselves are compiled here.
 # `scripts/fuzz.sh --ci` (npm test): a bounded, deterministic pass — fixed seed and run count, a fresh scratch
 # corpus plus the committed seeds — so CI repeats exactly the pass that was checked before committing.
 # Each harness is one single-threaded process, so FUZZ_JOBS of them (default: one per core) run at a time; each is
@@ -16,9 +18,11 @@ declare -A RUNS=([softmax]=1000000 [attention]=300000 [multihead]=200000 [rope]=
 mode=${1:-${FUZZ_SECONDS:-300}}
 
 t0=$SECONDS
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" >/dev/null
+bash scripts/configure-preset.sh native-asan
+cmake --build --preset native-asan -j "$(nproc)" --target attnlab_fuzzers >/dev/null
 echo "fuzz: harnesses built in $((SECONDS - t0)) s"
+bin=../native-asan/tests/fuzz   # from build/fuzz, where the harnesses run
+mkdir -p build/fuzz
 
 # run_one NAME: runs one harness; prints its line, or its log's tail and a non-zero status on a crash.
 run_one() {
@@ -33,7 +37,7 @@ run_one() {
     args=(-max_total_time="$mode")
     what="${mode} s"
   fi
-  (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1 "./tests/fuzz/fuzz_$name" "${args[@]}" -max_len=4096 \
+  (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1 "$bin/fuzz_$name" "${args[@]}" -max_len=4096 \
       -print_final_stats=1 "$corpus" "../../tests/fuzz/corpus/$name") >"$log" 2>&1 || {
     tail -40 "$log"; echo "fuzz_$name ($what) FAILED (log: $log)"; return 1; }
   [[ $mode == --ci ]] && rm -rf "$corpus"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the native Catch2 suite through CTest: a release build and an ASan + UBSan build, each holding
+# Builds and runs the native Catch2 suite through CTest: a release build (GCC) and an ASan + UBSan build (clang, whose
+# core also serves the libFuzzer harnesses: scripts/fuzz.sh), each holding
 # both kernel sets (SIMD through SIMDe, and the scalar reference); CTest runs every test case once per set from
 # the same binary ("simd/…", "scalar/…": tests/native/CMakeLists.txt).
 # `scripts/test-native.sh build` only builds, `scripts/test-native.sh test` only runs (npm test times them apart);
@@ -13,7 +14,7 @@ what=${1:-all}
 for preset in $PRESETS; do
   if [[ $what != test ]]; then
     echo "== native: $preset: build"
-    cmake --preset "$preset" >/dev/null
+    bash scripts/configure-preset.sh "$preset"
     cmake --build --preset "$preset" -j "$JOBS" --target attnlab_tests \
       | { grep -vE '^\[ *[0-9]+%\] (Built target|Building|Linking)' || true; }
   fi

@@ -7,6 +7,7 @@
 // The loss for 2 is L = Σ dy∘f(x) with a fixed random dy, so ∂L/∂x is exactly what the backward computes.
 #include <cmath>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include "attention_grad_reference.h"
@@ -206,7 +207,9 @@ TEST_CASE("layer: LayerNorm over rows, weight and bias gradients summed over row
 TEST_CASE("layer: Linear y = x·W + b and its three gradients, around the panel and block sizes", "[layers]") {
   std::vector<float> scratch(attnlab::kGemmScratch);
   unsigned seed = 40;
-  for (auto [rows, in, out] : {std::tuple{1u, 1u, 1u}, {3u, 5u, 7u}, {4u, 8u, 4u}, {9u, 6u, 13u}, {65u, 17u, 33u}, {5u, 257u, 3u}}) {
+  for (const auto& shape : {std::tuple{1u, 1u, 1u}, {3u, 5u, 7u}, {4u, 8u, 4u}, {9u, 6u, 13u}, {65u, 17u, 33u}, {5u, 257u, 3u}}) {
+    // Named copies, not structured bindings: the lambdas below capture them, which clang 14 (the ASan build) refuses.
+    const unsigned rows = std::get<0>(shape), in = std::get<1>(shape), out = std::get<2>(shape);
     auto x = testing::normal(rows * in, seed++), w = testing::normal(in * out, seed++), b = testing::normal(out, seed++),
          dy = testing::normal(rows * out, seed++);
     std::vector<float> y(rows * out), dx(rows * in, 2.0f), dw(in * out, 0.0f), db(out, 0.0f);
@@ -322,8 +325,11 @@ TEST_CASE("layer: MLP (c_fc → GELU → c_proj) forward and backward", "[layers
 }
 
 TEST_CASE("layer: causal multi-head attention on c_attn's output, with grouped K/V heads", "[layers]") {
-  for (auto [batch, seq, heads, kv, dh] : {std::tuple{1u, 5u, 1u, 1u, 3u}, {2u, 7u, 4u, 2u, 2u}, {2u, 6u, 3u, 1u, 4u},
-                                           {1u, 40u, 4u, 4u, 8u}, {2u, 70u, 2u, 1u, 16u}}) {
+  for (const auto& shape : {std::tuple{1u, 5u, 1u, 1u, 3u}, {2u, 7u, 4u, 2u, 2u}, {2u, 6u, 3u, 1u, 4u},
+                            {1u, 40u, 4u, 4u, 8u}, {2u, 70u, 2u, 1u, 16u}}) {
+    // Named copies, not structured bindings: the lambdas below capture them, which clang 14 (the ASan build) refuses.
+    const unsigned batch = std::get<0>(shape), seq = std::get<1>(shape), heads = std::get<2>(shape),
+                   kv = std::get<3>(shape), dh = std::get<4>(shape);
     const m::AttentionShape s{batch, seq, heads, kv, dh};
     const std::size_t n = batch * seq, w = s.width(), od = heads * dh;
     auto qkv = testing::normal(n * w, unsigned(seq * 10 + heads)), dout = testing::normal(n * od, unsigned(seq + 3));
