@@ -42,14 +42,15 @@ async function checkCausal(page) {
       }
     }
   }
-  // The written-out rows: O₁ = S₁₁V₁, O₂ = S₂₁V₁ + S₂₂V₂, …, with the engine's output row.
+  // The written-out rows: O₁ = S₁,₁V₁, O₂ = S₂,₁V₁ + S₂,₂V₂, …, with the engine's output row.
   const rows = await page.$$eval('table[data-table="causal-sums"] tbody tr', (trs) => trs.map((tr) => ({
     terms: tr.querySelector('td.sum-terms').textContent,
     out: tr.querySelector('td[data-col="output"]').dataset.value.split(',').map(Number),
   })));
   assert.equal(rows.length, n);
-  assert.equal(rows[0].terms, 'S₁₁V₁');
-  if (n > 1) assert.equal(rows[1].terms, 'S₂₁V₁ + S₂₂V₂');
+  // (The article's S_{i,j}: a comma between the indices, so that S₁₁,₁₀ reads one way.)
+  assert.equal(rows[0].terms, 'S₁,₁V₁');
+  if (n > 1) assert.equal(rows[1].terms, 'S₂,₁V₁ + S₂,₂V₂');
   rows.forEach((r, i) => r.out.forEach((v, k) => close(v, ref.output[i][k], outputTolerance(ref, X, Wv, i, k) + 1e-30, `O(${i},${k})`)));
   return { ref, X, W };
 }

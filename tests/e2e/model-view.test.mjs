@@ -180,6 +180,27 @@ test('the next-token table is the engine’s softmax of the last logits at the s
   const pc = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 0.0316 });
   await shareSaid(pc);
   assert.match(await page.textContent('[data-role="model-next-caption"]'), /hold all but/);
+  // The coldest temperature: only tokens above probability 0 are listed as likely (ties at 0 were listed before).
+  await page.evaluate(() => {
+    const s = document.querySelector('[data-control="sm-temp"]');
+    s.value = '-2';
+    s.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction(() => document.querySelector('[data-table="model-next"]').dataset.temperature === '0.01');
+  const p0 = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 0.01 });
+  const cold = await page.$$eval('[data-table="model-next"] tr[data-id]', (rs) => rs.map((r) => Number(r.dataset.p)));
+  assert.equal(cold.length, Math.min(10, p0.filter((x) => x > 0).length));
+  assert.ok(cold.every((x) => x > 0), `${cold}`);
+  // A text longer than the view reads keeps its end: the tokens shown are the last 64, and what comes next follows
+  // the text's last token (a 75-token text was cut to its first 64 and predicted after the middle of a word).
+  const long = `${'And God said, Let there be light: and there was light. '.repeat(6)}And the evening and the morning were the first day`;
+  const longIds = model.tokenizer.encode(long);
+  assert.ok(longIds.length > 64, `${longIds.length} tokens`);
+  await page.fill('[data-control="model-text"]', long);
+  await page.waitForFunction((n) => new RegExp(`^64 tokens: the last 64 of ${n},`).test(document.querySelector('[data-role="model-token-note"]')?.textContent ?? ''), longIds.length);
+  const shown = await page.$$eval('[data-role="model-tokens"] li', (ls) => ls.map((l) => Number(l.dataset.id)));
+  assert.deepEqual(shown, Array.from(longIds.slice(-64)), 'the last 64 tokens');
+  assert.match(await page.textContent('[data-role="model-next-caption"]'), /^After “␣day”/);
   assert.deepEqual(log.errors, []);
   await context.close();
 });

@@ -259,7 +259,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   assert.ok(await page.$eval('.model-progress', (p) => p.value > 0 && p.value < 1), 'the bar is part way');
   await page.click('[data-control="model-cancel"]');
   await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'cancelled');
-  assert.match(await text(page, 'model-error'), /^Download cancelled: .* The page still runs on tiny-gpt2\.$/);
+  assert.match(await text(page, 'model-error'), /^Download cancelled:.*[.!?…] The page still runs on tiny-gpt2\.$/);
   await stillWorks(page, 'tiny-gpt2');
 
   // A fetch that fails (the connection reset): a message naming the file, and the old model stays.
@@ -268,7 +268,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   await page.click('[data-control="model-download"]');
   await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
   hub.unfail('tokenizer.json');
-  assert.match(await text(page, 'model-error'), /^Could not download the model: tokenizer\.json: the download failed .* The page still runs on tiny-gpt2\.$/);
+  assert.match(await text(page, 'model-error'), /^Could not download the model: tokenizer\.json: the download failed.*[.!?…] The page still runs on tiny-gpt2\.$/);
   await stillWorks(page, 'tiny-gpt2');
 
   // Too large for the tab: refused from the sizes, before any download.
@@ -326,7 +326,7 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   // A folder without its tokenizer.
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').filter((f) => f !== 'tokenizer.json').map((f) => join(ckpt.dir, 'gpt2-f16', f)));
   await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
-  assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing .* The page still runs on a model from disk\.$/);
+  assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing.*[.!?…] The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
 
   // A malformed config.json: the engine's message names the file.
@@ -337,7 +337,7 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   await page.evaluate(() => { document.getElementById('open-model').dataset.state = 'idle'; });
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').map((f) => join(bad, f)));
   await page.waitForFunction(() => document.getElementById('open-model').dataset.state === 'error');
-  assert.match(await text(page, 'model-error'), /^Could not open the model: loadModel: config\.json is not valid JSON .* The page still runs on a model from disk\.$/);
+  assert.match(await text(page, 'model-error'), /^Could not open the model: loadModel: config\.json is not valid JSON.*[.!?…] The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
   await context.close();
 });
@@ -378,7 +378,7 @@ test('from disk by drag and drop: a folder\'s files dropped on the panel open, a
   // A drop that lacks a file gets the same message as the file chooser's, and the open model keeps working.
   await dropFiles(page, 'llama-untied-sharded', files('llama-untied-sharded').filter((f) => f !== 'tokenizer.json'));
   await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state) && !document.querySelector('[data-figure="model-error"]').hidden);
-  assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing .* The page still runs on a model from disk\.$/);
+  assert.match(await text(page, 'model-error'), /^Could not open the model: tokenizer\.json is missing.*[.!?…] The page still runs on a model from disk\.$/);
   await stillWorks(page, 'a model from disk');
   assert.equal(await fact(page, 'architecture'), 'GPT2LMHeadModel', 'still the model dropped first');
   assert.deepEqual(log.errors, []);

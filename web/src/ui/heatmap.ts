@@ -36,6 +36,8 @@ export const LEGIBLE_PX = 10;
 /** Font sizes of the cells' numbers and of the labels in SVG units (styles/labs.css), and a label's line pitch. */
 const NUMBER_FONT = 11;
 const LABEL_FONT = 12;
+/** Smallest on-screen size (px) of the labels: a short word or number, read once, not a column of figures. */
+export const LABEL_PX = 9;
 const LABEL_PITCH = 14;
 /** A column label is rotated by −55°: neighbours are cell · sin 55° apart across their baselines. */
 const SIN55 = Math.sin((55 * Math.PI) / 180);
@@ -102,8 +104,8 @@ export class Heatmap {
       .attr('class', 'heatmap-svg')
       .attr('role', 'img')
       .attr('data-heatmap', spec.name)
-      // The picture shrinks with a narrow page only as far as its labels stay LEGIBLE_PX; past that its box scrolls.
-      .style('min-width', `${Math.min(width, Math.ceil((width * LEGIBLE_PX) / LABEL_FONT))}px`);
+      // The picture shrinks with a narrow page only as far as its labels stay LABEL_PX; past that its box scrolls.
+      .style('min-width', `${Math.min(width, Math.ceil((width * LABEL_PX) / LABEL_FONT))}px`);
     this.svg = svg;
 
     const hatchId = `hatch-${spec.name}`;

@@ -74,7 +74,7 @@ export class AttentionSteps {
         el('div', { class: 'matrix-row' }, this.q.root, this.k.root, this.v.root)),
       raw: card('4', 'Scores QKᵀ', 'Row i, column j is the dot product qᵢ·kⱼ: how well token i’s query matches token j’s key.', false, this.raw.root),
       scores: card('5', 'Scaled and masked', 'Dividing by √d_k keeps the spread of the scores near 1 whatever d_k is, so softmax does not saturate. A causal mask puts −∞ where a token would look ahead; softmax turns −∞ into a weight of exactly 0.', false, this.scores.root),
-      weights: card('6', 'Weights A = softmax of each row', 'Each row is a probability distribution: how much token i attends to token j. Click a row of the heatmap to follow that query, step by step, in the panel beside it.', true,
+      weights: card('6', 'Weights A = softmax of each row', 'Each row is a probability distribution: how much token i attends to token j. Click a row of the heatmap to follow that query, step by step, in the panel beside it (below it on a narrow screen).', true,
         el('div', { class: 'heat-stepper' }, el('div', { class: 'heat-col' }, this.heat.root), stepper.root),
         disclosure('The weights as a table', this.weights.root, 'weights-table')),
       out: card('7', 'Output O = AV', 'Each output row is a weighted average of the value rows: the token’s context vector.', false, this.out.root),

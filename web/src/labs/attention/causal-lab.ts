@@ -30,7 +30,7 @@ export const causalLab: Lab = {
       ({ name, caption, rows: 0, cols: 0, values: [], rowLabels: [], colLabels: [], palette });
     const mask = new MatrixTable(base('causal-mask', 'mask M', 'none'));
     const scores = new MatrixTable(base('causal-scores', 'scores + M', 'div'));
-    const weights = new MatrixTable(base('causal-weights', 'weights S = softmax(scores + M): click a cell', 'seq'));
+    const weights = new MatrixTable(base('causal-weights', 'weights S = softmax(scores + M), the attention lab’s A: click a cell', 'seq'));
     const trace = new CellTrace(engine);
     const sums = el('table', { class: 'plain-table', 'data-table': 'causal-sums' });
     // Whose weights these are: the attention lab's choice, said here so the figure reads on its own.
@@ -79,20 +79,20 @@ export const causalLab: Lab = {
       mask.update(spec(base('causal-mask', 'mask M', 'none'), m, { showLegend: false }));
       scores.update(spec(base('causal-scores', 'scores + M', 'div'), p.scores));
       const i = Math.min(s.traceRow, n - 1), j = Math.min(s.traceCol, n - 1);
-      weights.update(spec(base('causal-weights', 'weights S = softmax(scores + M): click a cell', 'seq'), p.weights, { fixedMax: 1, maskedCells, highlightRow: i }));
+      weights.update(spec(base('causal-weights', 'weights S = softmax(scores + M), the attention lab’s A: click a cell', 'seq'), p.weights, { fixedMax: 1, maskedCells, highlightRow: i }));
       weights.root.querySelectorAll('td.traced').forEach((td) => td.classList.remove('traced'));
       weights.root.querySelector(`td[data-r="${i}"][data-c="${j}"]`)?.classList.add('traced');
       trace.update(p, i, j);
 
       clear(sums);
       sums.append(
-        el('caption', { text: 'Output rows O = SV, written out (Vⱼ is row j of V)' }),
+        el('caption', { text: 'Output rows O = SV, written out as “The Mechanics of Causal Self Attention” writes them (S is the weights, the attention lab’s A; Vⱼ is row j of V)' }),
         el('thead', {}, el('tr', {}, ...['row', 'lower-triangular sum', 'with the weights', '= output row'].map((h) => el('th', { scope: 'col', text: h })))),
       );
       const body = el('tbody');
       for (let r = 0; r < n; r++) {
         const R = sub(r + 1);
-        const terms = Array.from({ length: r + 1 }, (_, c) => `S${R}${sub(c + 1)}V${sub(c + 1)}`).join(' + ');
+        const terms = Array.from({ length: r + 1 }, (_, c) => `S${R},${sub(c + 1)}V${sub(c + 1)}`).join(' + ');  // (S₁₁,₁₀: the article's S_{i,j})
         const nums = Array.from({ length: r + 1 }, (_, c) => `${fmt(p.weights[r * n + c], 3)}·V${sub(c + 1)}`).join(' + ');
         const o = p.output.subarray(r * dv, (r + 1) * dv);
         body.appendChild(el('tr', { class: r === i ? 'chosen' : undefined }, el('th', { scope: 'row', text: `O${R} (${p.words[r]})` }),

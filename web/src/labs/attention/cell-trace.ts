@@ -33,7 +33,7 @@ export class CellTrace {
     const part = engine.matmul(new Float32Array([w]), p.v.subarray(j * dv, (j + 1) * dv), { m: 1, k: 1, n: dv });
 
     const wi = p.words[i], wj = p.words[j];
-    const I = sub(i + 1), J = sub(j + 1); // tokens counted from 1, like S₁₁V₁ in “The Mechanics of Causal Self Attention”
+    const I = sub(i + 1), J = sub(j + 1); // tokens counted from 1, like S_{1,1}V₁ in “The Mechanics of Causal Self Attention”
     const scaleText = p.scale === 1 ? '× 1' : `× ${fmt(p.scale, 4)}${p.real ? ' (the model’s scale)' : ''}`;
     const rows: [string, string, string, string, boolean][] = [
       ['terms', `q${I},ₜ · k${J},ₜ for t = 1…${dk}${dk > 8 ? ' (the largest 4 by size, then the rest)' : ''}`, termsText(terms), Array.from(terms, exact).join(','), false],
@@ -42,7 +42,7 @@ export class CellTrace {
       ['shifted', `− row max m${I} = ${fmt(mi, 4)}`, fmt(shifted, 4), exact(shifted), true],
       ['exp', `e^(s − m${I})`, fmt(e, 4), exact(e), true],
       ['rowsum', `row sum Σₗ e^(s${I}ₗ − m${I})`, fmt(sum, 4), exact(sum), true],
-      ['weight', `÷ row sum: weight a${I}${J}`, fmtProb(w), exact(w), false],
+      ['weight', `÷ row sum: weight a${I},${J}`, fmtProb(w), exact(w), false],
       ['part', `× v${J} = ${vecBrief(p.v.subarray(j * dv, (j + 1) * dv))}: share of output row ${i + 1}`, vecBrief(part), Array.from(part, exact).join(','), false],
     ];
     clear(this.root);

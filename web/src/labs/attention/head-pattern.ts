@@ -113,8 +113,8 @@ export function headPattern(weights: ArrayLike<number>, n: number, words: string
     : strong
       ? `Spreads its attention, most on ${what}: ${fmt(score, 2)} of its weight on average (spreading evenly would give ${fmt(p.even, 2)}).`
     : score >= 1.5 * p.even // above even, but under the threshold: a lean, not "near even"
-      ? `A weak lean: at most ${fmt(score, 2)} on ${what} on average, above the ${fmt(p.even, 2)} of spreading evenly.`
-      : `No clear pattern${random ? '' : ' by position'}: at most ${fmt(score, 2)} on ${what} on average, near the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
+      ? `A weak lean toward ${what}: ${fmt(score, 2)} of its weight on average, at least 1.5 times the ${fmt(p.even, 2)} of spreading evenly but short of the ${fmt(PATTERN_THRESHOLD, 2)} that would name it.`
+      : `No clear pattern${random ? '' : ' by position'}: its largest average, ${fmt(score, 2)} on ${what}, is under 1.5 times the ${fmt(p.even, 2)} of spreading evenly${random ? ', as expected from random weights' : ''}.`];
   const content = contentScores(weights, n, words, causal);
   const follows = contentPattern(content, words);
   const shown = [...follows.shown];

@@ -151,7 +151,15 @@ export const modelViewLab: Lab = {
       if (!tok) return undefined;
       const all = tok.encode(input.value, { addSpecialTokens: true });
       const limit = Math.min(MAX_TOKENS, rm.model.config.context);
-      const ids = all.length > limit ? all.slice(0, limit) : all;
+      // A long text keeps its end (what comes next, and generation, continue from there) and the special tokens the
+      // tokenizer puts before it (a Llama's <s>).
+      let ids = all;
+      if (all.length > limit) {
+        const plain = tok.encode(input.value, { addSpecialTokens: false });
+        const lead = all.length - plain.length;
+        const led = lead > 0 && lead < limit && plain.every((t, i) => t === all[lead + i]);
+        ids = led ? Int32Array.from([...all.subarray(0, lead), ...all.subarray(all.length - (limit - lead))]) : all.slice(all.length - limit);
+      }
       if (ids.length === 0) return { rm, ids, tokens: [], cut: all.length, attention: [], logits: new Float32Array(0) };
       const out = rm.model.forward(ids, { attention: true });
       return { rm, ids, tokens: tok.tokens(ids), cut: all.length, attention: out.attention, logits: out.logits };
@@ -177,7 +185,7 @@ export const modelViewLab: Lab = {
       if (!v) { tokenNote.textContent = 'This model came without a tokenizer: the view needs one to read text.'; return; }
       v.tokens.forEach((t, i) => tokenStrip.appendChild(el('li', { class: 'model-token', 'data-id': v.ids[i], 'data-text': t, title: `token ${i + 1}: id ${v.ids[i]}` }, showToken(t))));
       tokenNote.textContent = v.ids.length === 0 ? 'Type some text to see its tokens.'
-        : `${v.ids.length} token${v.ids.length === 1 ? '' : 's'}${v.cut > v.ids.length ? `: the first ${v.ids.length} of ${v.cut} are shown` : ''}. ␣ is a space: most tokens carry the space before a word.`;
+        : `${v.ids.length} token${v.ids.length === 1 ? '' : 's'}${v.cut > v.ids.length ? `: the last ${v.ids.length} of ${v.cut}, the most this view reads (the model’s context is ${rm.model.config.context})` : ''}. ␣ is a space: most tokens carry the space before a word.`;
       const n = v.ids.length;
       const c = rm.model.config;
       for (const f of figures) f.hidden = n === 0;
@@ -197,7 +205,7 @@ export const modelViewLab: Lab = {
       grid.update(perLayer, c.heads, n, tags);
       const named = rm.headScores ? rm.headScores.names.filter((x) => x.patterns.length).length : 0;
       gridNote.textContent = rm.headScores
-        ? `${named} of ${c.layers * c.heads} ${named === 1 ? 'head is' : 'heads are'} named, each for a pattern when ${ruleText(rm.headScores.rule)}.`
+        ? `${named} of ${c.layers * c.heads} heads ${named === 1 ? 'is' : 'are'} named, each for a pattern when ${ruleText(rm.headScores.rule)}.`
         : 'This model came without measured head scores, so no head is named.';
 
       // The selected head.
@@ -253,11 +261,13 @@ export const modelViewLab: Lab = {
       const V = rm.model.config.vocabSize;
       const T = store.state.smTemp;
       const p = engine.softmax(v.logits.subarray((n - 1) * V, n * V), { cols: V, temperature: T });
-      const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => p[b] - p[a] || a - b).slice(0, TOP);
+      // (Tokens at probability 0 are not "likely": a cold softmax leaves fewer than ten above it.)
+      const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => p[b] - p[a] || a - b).slice(0, TOP).filter((id) => p[id] > 0);
       const tok = rm.model.tokenizer!;
       const names = tok.tokens(order);
       clear(nextTable);
-      nextTable.append(el('caption', { text: `The ${TOP} most likely next tokens after “${showToken(v.tokens[n - 1])}”, at T = ${fmt(T, 3)}` }),
+      const k = order.length, ten = k === 1 ? 'The most likely next token' : `The ${k} most likely next tokens`;
+      nextTable.append(el('caption', { text: `${ten} after “${showToken(v.tokens[n - 1])}”, at T = ${fmt(T, 3)}${k < TOP ? ` (every other token is at probability 0 in float32)` : ''}` }),
         el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'token' }), el('th', { scope: 'col', text: 'probability' })));
       order.forEach((id, r) => nextTable.appendChild(el('tr', { 'data-id': id, 'data-p': exact(p[id]) },
         el('td', { text: String(r + 1) }), el('td', { class: 'model-token-cell', text: showToken(names[r]) }), el('td', { text: fmtProb(p[id]) }))));
@@ -265,11 +275,11 @@ export const modelViewLab: Lab = {
       let shown = 0, rest = 0;
       const top = new Set(order);
       for (let i = 0; i < V; ++i) if (top.has(i)) shown += p[i]; else rest += p[i];
-      const others = (V - TOP).toLocaleString('en');
-      const share = rest >= 0.005 ? `hold ${fmt(shown, 2)} of the probability, the other ${others} the rest`
-        : rest > 0 ? `hold all but ${fmtProb(rest)} of the probability, which the other ${others} share`
-          : `hold all of the probability, to float32 precision`;
-      nextCap.textContent = `After “${showToken(v.tokens[n - 1])}” the model’s most likely next token is “${showToken(names[0])}”, at ${fmt(p[order[0]], 2)}; these ${TOP} tokens ${share} (T = ${fmt(T, 3)}).`;
+      const others = (V - k).toLocaleString('en'), hold = k === 1 ? 'holds' : 'hold';
+      const share = rest >= 0.005 ? `${hold} ${fmt(shown, 2)} of the probability, the other ${others} the rest`
+        : rest > 0 ? `${hold} all but ${fmtProb(rest)} of the probability, which the other ${others} share`
+          : `${hold} all of the probability, to float32 precision`;
+      nextCap.textContent = `After “${showToken(v.tokens[n - 1])}” the model’s most likely next token is “${showToken(names[0])}”, at ${fmt(p[order[0]], 2)}; ${k === 1 ? 'it alone' : `these ${k} tokens`} ${share} (T = ${fmt(T, 3)}).`;
       nextTable.dataset.temperature = exact(T);
     }
 

@@ -119,7 +119,8 @@ export const modelLab: Lab = {
     }
     function fail(text: string, state = 'error'): void {
       const kept = realModel();
-      error.textContent = `${text}${kept ? ` The page still runs on ${kept.name}.` : ''}`;
+      const said = /[.!?…]$/.test(text) ? text : `${text}.`;  // (engine and fetch messages end without a full stop)
+      error.textContent = `${said}${kept ? ` The page still runs on ${kept.name}.` : ''}`;
       error.hidden = false;
       say('', state);
     }
