@@ -24,6 +24,7 @@ export async function setup() {
     url,
     origin,
     browser,
+    idle: [],   // tabs handed back by done() (openPage), for the next openPage with the same viewport and motion
     async close() {
       await browser.close();
       await new Promise((r) => server.close(r));
@@ -34,20 +35,50 @@ export async function setup() {
 /**
  * Opens the page and records console errors, page errors, dialogs and every request's URL.
  * Waits until the labs are mounted (body[data-ready="true"]).
+ *
+ * A test that is through with its page hands it back with done() instead of closing its context: the next openPage
+ * of the file with the same viewport and motion setting navigates that tab to its own URL — a new document, so
+ * nothing of the page's state carries over (it lives in the URL), with a fresh log — and saves starting a browser
+ * context and its renderer. Hand back only a tab with nothing of the test's own on it (listeners, routes, emulation,
+ * permissions); its viewport is set back here. A test that fails never reaches done(), so its tab is not reused.
  */
 export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce' } = {}) {
-  const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  const log = { errors: [], requests: [], dialogs: [] };
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') log.errors.push(`${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => log.errors.push(`pageerror: ${e.message}`));
-  page.on('request', (r) => log.requests.push(r.url()));
-  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
-  await page.goto(`${env.url}${query}`);
+  const key = `${width}x${height} ${reducedMotion}`;
+  const target = `${env.url}${query}`;
+  let tab = null;
+  for (let i = 0; i < (env.idle?.length ?? 0); i++) {
+    if (env.idle[i].key === key && !env.idle[i].page.isClosed()) { tab = env.idle.splice(i, 1)[0]; break; }
+  }
+  if (tab) {
+    const size = tab.page.viewportSize();
+    if (size.width !== width || size.height !== height) await tab.page.setViewportSize({ width, height });
+    // A URL that differs from the current one only after '#' would be a same-document navigation (no new page):
+    // give the old document another address first (no request; a navigation from it loads a new document).
+    const bare = (u) => u.split('#')[0];
+    if (target.includes('#') && bare(tab.page.url()) === bare(target)) await tab.page.evaluate(() => history.replaceState(null, '', '/favicon.svg'));
+    tab.log = { errors: [], requests: [], dialogs: [] };
+  } else {
+    const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    tab = { key, context, page, log: { errors: [], requests: [], dialogs: [] } };
+    const t = tab;
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') t.log.errors.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => t.log.errors.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => t.log.requests.push(r.url()));
+    page.on('dialog', (d) => { t.log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  }
+  const { page, context, log } = tab;
+  await page.goto(target);
   await page.waitForSelector('body[data-ready]', { timeout: 20000 });
   const ready = await page.getAttribute('body', 'data-ready');
   if (ready !== 'true') throw new Error(`page failed to start: ${log.errors.join('\n')}`);
-  return { page, context, log };
+  let handedBack = false;
+  const done = async () => {
+    if (handedBack || page.isClosed()) return;
+    handedBack = true;
+    env.idle?.push(tab);
+  };
+  return { page, context, log, done };
 }
 
 /** Reads a matrix table (data-matrix=name) as { rows, cols, values: number[][] } from its exact data-value attributes. */
