@@ -179,13 +179,17 @@ export async function shootSection(page, section, name) {
 }
 
 /** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted (as a
- * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). */
+ * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). The
+ * first step goes straight to the tallest viewport used (30000 px): the page grows as its lazy parts load, and each
+ * resize of a window this tall costs the browser a repaint of all of it; then down to the page where it is shorter. */
 export async function renderWhole(page, width) {
+  const tallest = 30000;
   for (let i = 0, last = 0; i < 8; i++) {
-    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    // The content's own height (scrollHeight would be the viewport's once that is the taller).
+    const h = i === 0 ? tallest : Math.min(Math.ceil(await page.evaluate(() => document.documentElement.getBoundingClientRect().height)), tallest);
     if (h === last) break;
     last = h;
-    await page.setViewportSize({ width, height: Math.min(h, 30000) });
+    await page.setViewportSize({ width, height: h });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   }
 }
