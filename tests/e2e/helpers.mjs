@@ -56,6 +56,7 @@ export async function openPage(env, query = '', { width = 1280, height = 900, re
     // give the old document another address first (no request; a navigation from it loads a new document).
     const bare = (u) => u.split('#')[0];
     if (target.includes('#') && bare(tab.page.url()) === bare(target)) await tab.page.evaluate(() => history.replaceState(null, '', '/favicon.svg'));
+    await tab.page.evaluate(() => { window.__handedBack = true; });  // checked below: gone with the old document
     tab.log = { errors: [], requests: [], dialogs: [] };
   } else {
     const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
@@ -72,6 +73,7 @@ export async function openPage(env, query = '', { width = 1280, height = 900, re
   await page.waitForSelector('body[data-ready]', { timeout: 20000 });
   const ready = await page.getAttribute('body', 'data-ready');
   if (ready !== 'true') throw new Error(`page failed to start: ${log.errors.join('\n')}`);
+  if (await page.evaluate(() => window.__handedBack === true)) throw new Error(`openPage: ${query} kept the last test's document`);
   let handedBack = false;
   const done = async () => {
     if (handedBack || page.isClosed()) return;

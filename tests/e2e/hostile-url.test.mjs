@@ -109,6 +109,7 @@ async function openRouted(query) {
   const t0 = Date.now();
   const target = `${env.url}${query}`;
   let tab = idleTab;
+  const idle = tab !== null;
   idleTab = null;
   if (!tab) {
     const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
@@ -140,6 +141,7 @@ async function openRouted(query) {
     // Else only the hash would change: no new document. Another address first (no request), as in helpers.openPage.
     await tab.page.evaluate(() => history.replaceState(null, '', '/favicon.svg'));
   }
+  if (idle) await tab.page.evaluate(() => { window.__handedBack = true; }); // checked below: gone with the old document
   tab.rec = { foreign: [], sameOrigin: [], log: { errors: [], dialogs: [], violations: [] } };
   const { page, context } = tab;
   const { log, foreign, sameOrigin } = tab.rec;
@@ -147,6 +149,7 @@ async function openRouted(query) {
   await page.goto(target, { timeout: 90_000 });
   await page.waitForSelector('body[data-ready]', { timeout: READY_MS });
   assert.equal(await page.getAttribute('body', 'data-ready'), 'true', `page failed to start: ${log.errors.join('\n')}`);
+  assert.notEqual(await page.evaluate(() => window.__handedBack), true, 'the handed-back tab kept its old document');
   const t = tab;
   return { page, context, log, foreign, sameOrigin, readyMs: Date.now() - t0, done: () => { idleTab = t; } };
 }
