@@ -35,7 +35,7 @@ function check(violations, what) {
 }
 
 test('axe at 1280 px: every section, default view and with every disclosure open', async () => {
-  const { page, context, log } = await openPage(env, '', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '', { width: 1280, height: 900 });
   await renderWhole(page, 1280);
   const sections = await page.$$eval('section.lab', (s) => s.map((e) => e.id));
   assert.ok(sections.length >= 12, `every section is on the page (${sections.join(', ')})`);
@@ -46,22 +46,22 @@ test('axe at 1280 px: every section, default view and with every disclosure open
   await renderWhole(page, 1280);
   check(await audit(page), '1280 px, disclosures open');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('axe at 390 px: causal masks on (hatched cells), every disclosure open', async () => {
-  const { page, context, log } = await openPage(env, '?c=1&mc=1', { width: 390, height: 800 });
+  const { page, log, done } = await openPage(env, '?c=1&mc=1', { width: 390, height: 800 });
   await openDisclosures(page);
   await renderWhole(page, 390);
   await page.evaluate(AXE);
   check(await audit(page), '390 px, causal, disclosures open');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('axe at 390 px after measuring: the cost curve’s and the speed lab’s threaded results, multi-head, learn lab from a link', async () => {
   // The results tables and sentences appear only after a run: a short one of each (n ≤ 256; the quick plan).
-  const { page, context, log } = await openPage(env, '?lt=words&ll=3&lh=2#cost', { width: 390, height: 800 });
+  const { page, log, done } = await openPage(env, '?lt=words&ll=3&lh=2#cost', { width: 390, height: 800 });
   await page.selectOption('select[data-control="cost-max-n"]', '256');
   await page.click('button[data-control="cost-measure"]');
   await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
@@ -80,5 +80,5 @@ test('axe at 390 px after measuring: the cost curve’s and the speed lab’s th
   check(violations, '390 px, after measuring');
   assert.equal(violations.length, 0, `no violation at all: ${violations.map((v) => v.id).join(', ')}`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

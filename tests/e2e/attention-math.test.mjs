@@ -46,7 +46,7 @@ async function checkAgainstReference(page, { causal }) {
 }
 
 test('default view matches the float64 reference, and a wrong reference is caught', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   const { ref, X, Wq, Wk, Wv, W } = await checkAgainstReference(page, { causal: false });
   // The check can fail: the same weights against a reference without the 1/√d_k factor do not match.
   const wrong = attentionReference({ X, Wq, Wk, Wv, scale: 1, causal: false });
@@ -54,11 +54,11 @@ test('default view matches the float64 reference, and a wrong reference is caugh
   assert.ok(mismatches.length > 0, 'an unscaled reference must disagree with the scaled page');
   assert.ok(ref.weights.length === 7, 'the default sentence has 7 tokens');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('causal toggle zeroes the upper triangle exactly; scaling toggle changes the scale', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   const before = (await readMatrix(page, 'weights')).values;
   await page.check('input[data-control="causal"]');
   await checkAgainstReference(page, { causal: true });
@@ -84,11 +84,11 @@ test('causal toggle zeroes the upper triangle exactly; scaling toggle changes th
     assert.ok(Math.abs(scores2[i][j] - r * s) <= 4 * U * Math.abs(r * s) + 1e-30, `scaled (${i},${j})`);
   }));
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('editing the text, an X cell, a W cell, the preset and d_k recompute correctly', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   await page.fill('input[data-control="text"]', 'Houston, we have a problem!');
   await settle(page);
   const x = await readMatrix(page, 'X');
@@ -135,11 +135,11 @@ test('editing the text, an X cell, a W cell, the preset and d_k recompute correc
   await page.check('input[data-control="causal"]');
   await checkAgainstReference(page, { causal: true });
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('the one-query step-through: a heatmap row click shows its steps beside the heatmap, summing into the output row', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   await page.selectOption('select[data-control="query"]', '3');
   await settle(page);
   const O = (await readMatrix(page, 'output')).values;
@@ -172,11 +172,11 @@ test('the one-query step-through: a heatmap row click shows its steps beside the
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.control), 'query');
   assert.match(await page.textContent('.stepper-title'), /“an” \(token 6\)/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('the step-through plays query → scores → ÷√d_k → softmax → weighted sum without reduced motion; on a phone the click scrolls it into view', async () => {
-  const { page, context, log } = await openPage(env, '', { width: 390, height: 800, reducedMotion: 'no-preference' });
+  const { page, log, done } = await openPage(env, '', { width: 390, height: 800, reducedMotion: 'no-preference' });
   await page.$eval('svg[data-heatmap="weights"]', (svg) => svg.scrollIntoView({ block: 'start' }));
   const seen = page.evaluate(() => new Promise((resolve) => {
     const root = document.querySelector('.stepper');
@@ -193,11 +193,11 @@ test('the step-through plays query → scores → ÷√d_k → softmax → weigh
   assert.ok(box.top >= 0 && box.bottom <= 800 + 1, `the step-through is on screen after the click (${JSON.stringify(box)})`);
   assert.match(await page.textContent('.stepper-title'), /“ate” \(token 2\)/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('an edit costs a handful of engine calls: three projections and one attention call, plus one product for the step-through', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   const calls = async (edit) => {
     await edit();
     await settle(page);
@@ -213,11 +213,11 @@ test('an edit costs a handful of engine calls: three projections and one attenti
   assert.equal(await calls(() => page.fill('input[data-control="text"]', 'Houston we have a problem')), 6);
   assert.match(await page.textContent('#build-info'), /last edit: 6 engine calls/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('where W_Q, W_K, W_V first appear the page says they are learned, and why three; identity weights make Q = K = V', async () => {
-  const { page, context } = await openPage(env, '');
+  const { page, done } = await openPage(env, '');
   const spaces = await page.textContent('#spaces .callout.learned');
   assert.match(spaces, /learned: training adjusts their numbers/);
   assert.match(spaces, /Why three\?/);
@@ -229,11 +229,11 @@ test('where W_Q, W_K, W_V first appear the page says they are learned, and why t
   await page.click('button[data-control="preset-rnd"]');
   await settle(page);
   assert.equal(await page.textContent('#attention [data-step="3"] .step-note'), '', 'the note goes once the weights differ');
-  await context.close();
+  await done();
 });
 
 test('matrix cells are reachable and movable with the keyboard', async () => {
-  const { page, context } = await openPage(env, '');
+  const { page, done } = await openPage(env, '');
   await page.focus('table[data-matrix="QKt"] td[tabindex="0"]');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowDown');
@@ -242,11 +242,11 @@ test('matrix cells are reachable and movable with the keyboard', async () => {
   // Exactly one tab stop per table.
   const stops = await page.$$eval('table[data-matrix="QKt"] [tabindex="0"]', (els) => els.length);
   assert.equal(stops, 1);
-  await context.close();
+  await done();
 });
 
 test('multi-head: per-head weights are distributions and the output has X’s shape', async () => {
-  const { page, context, log } = await openPage(env, '?mt=0&mc=0'); // random weights, no mask (the lab opens on trained, causal)
+  const { page, log, done } = await openPage(env, '?mt=0&mc=0'); // random weights, no mask (the lab opens on trained, causal)
   await page.selectOption('select[data-control="heads"]', '3');
   await page.selectOption('select[data-control="head-dim"]', '2');
   await settle(page);
@@ -280,11 +280,11 @@ test('multi-head: per-head weights are distributions and the output has X’s sh
   await settle(page);
   assert.notDeepEqual((await readMatrix(page, 'mh-output')).values, out.values);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('edge cases: no words, one word, more than 32 words', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   await page.fill('input[data-control="text"]', '  ,.!  ');
   await settle(page);
   assert.match(await page.textContent('.tokens'), /No words yet/);
@@ -298,5 +298,5 @@ test('edge cases: no words, one word, more than 32 words', async () => {
   assert.match(await page.textContent('#attention'), /Only the first 32 words are used/);
   await checkAgainstReference(page, { causal: false });
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

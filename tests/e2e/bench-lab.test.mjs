@@ -59,7 +59,7 @@ async function readRows(page) {
 }
 
 test('a quick run measures all four implementations (one of them on the threads), with sane numbers, while the page stays responsive', async () => {
-  const { page, context, log } = await openPage(env, '#speed');
+  const { page, log, done } = await openPage(env, '#speed');
   assert.equal(await state(page), 'idle');
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   // Count main-thread timer ticks during the run: a benchmark on the main thread would starve them.
@@ -150,11 +150,11 @@ test('a quick run measures all four implementations (one of them on the threads)
   assert.equal(await page.$$eval('[data-chart="speed-attention"] rect.bench-bar', (r) => r.length), 3 * live.length);
   assert.equal(await page.$$eval('[data-chart="speed-softmax"] rect.bench-bar', (r) => r.length), live.length);
   assert.deepEqual(log.errors, [], 'no console errors');
-  await context.close();
+  await done();
 });
 
 test('Cancel stops a run mid-way, keeps what finished, and a new run starts', async () => {
-  const { page, context, log } = await openPage(env, '#speed');
+  const { page, log, done } = await openPage(env, '#speed');
   // The full plan is long (28 measurements, several seconds): there is time to cancel part-way.
   const live = (await poolSize(page)) >= 2 ? 4 : 3;
   assert.equal(await page.inputValue('select[data-control="speed-sizes"]'), 'full', 'full sizes by default');
@@ -194,5 +194,5 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   assert.deepEqual(rows.map((r) => r.id), QUICK.map((t) => t.id));
   assert.ok(rows.every((r) => r.complete));
   assert.deepEqual(log.errors, [], 'no console errors');
-  await context.close();
+  await done();
 });

@@ -11,7 +11,7 @@ before(async () => { env = await setup(); });
 after(async () => { await env?.close(); });
 
 test('the trained preset opens with the causal mask on: its first weights are the model’s own', async () => {
-  const { page, context, log } = await openPage(env, '#attention');
+  const { page, log, done } = await openPage(env, '#attention');
   await settle(page);
   assert.equal(await page.isChecked('#attention input[data-control="causal"]'), false, 'the lab opens without the mask (identity preset)');
   await page.click('#attention [data-control="preset-trained"]');
@@ -22,7 +22,7 @@ test('the trained preset opens with the causal mask on: its first weights are th
   for (let i = 0; i < W.length; i++) for (let j = i + 1; j < W.length; j++) assert.equal(W[i][j], 0, `no weight on a later word (${i}, ${j})`);
   assert.match(await page.textContent('[data-figure="trained-note"]'), /With the causal mask on, these are the model’s own layer-1 weights\./);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 // What the head-pattern sentences call a dark cell: 0.8 or more, in a row that sees three words or more.
@@ -37,7 +37,7 @@ test('head captions lead with the main pattern: never “no clear pattern” or 
   ];
   let checked = 0, led = 0;
   for (const q of views) {
-    const { page, context, log } = await openPage(env, q);
+    const { page, log, done } = await openPage(env, q);
     await settle(page);
     await page.$$eval('[data-disclosure^="mh-head"]', (ds) => ds.forEach((d) => { d.open = true; }));
     const causal = await page.isChecked('#multihead input[data-control="mh-causal"]').catch(() => !q.includes('mc=0'));
@@ -62,14 +62,14 @@ test('head captions lead with the main pattern: never “no clear pattern” or 
       assert.ok(first.startsWith('Follows content words') || quoted.length > 0, `head ${h + 1}: the lead “${first}” quotes a cell of 0.8 or more`);
     }
     assert.deepEqual(log.errors, []);
-    await context.close();
+    await done();
   }
   console.log(`${checked} head captions read, ${led} with a dark cell and no rule by position`);
   assert.ok(led >= 1, 'at least one view has a head whose main pattern is a dark cell (so the rule is exercised)');
 });
 
 test('Pulling: the caption names the largest weight in the pulled word’s row first, its own when that is largest', async () => {
-  const { page, context, log } = await openPage(env, '#pull');
+  const { page, log, done } = await openPage(env, '#pull');
   await settle(page);
   const sentences = await page.$$eval('[data-control="pull-sentence"] option', (os) => os.map((o) => o.value));
   let own = 0, other = 0;
@@ -104,5 +104,5 @@ test('Pulling: the caption names the largest weight in the pulled word’s row f
   console.log(`Pulling captions: ${own} led by the word’s own weight, ${other} by another word`);
   assert.ok(own >= 1 && other >= 1, 'both cases occur on the page’s sentences');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

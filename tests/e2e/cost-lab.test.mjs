@@ -93,7 +93,7 @@ async function setInputs(page, { n, d, heads, layers, bytes }) {
 }
 
 test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, presets and bad input', async () => {
-  const { page, context, log } = await openPage(env, '#cost');
+  const { page, log, done } = await openPage(env, '#cost');
   await page.click('button[data-control="cost-preset-small"]'); // away and back: the preset really sets the inputs
   await page.click('button[data-control="cost-preset-ideal"]');
   assert.equal(await page.inputValue('input[data-control="cost-n"]'), '8192');
@@ -136,7 +136,7 @@ test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, prese
   await checkCalc(page, custom);
   assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 /**
@@ -173,7 +173,7 @@ const readCurve = (page) => page.$$eval('table[data-table="cost-curve"] tbody tr
 
 test('cost calculator state lives in the URL: a link restores it, edits and presets write it, bad values fall back', async () => {
   // The long-context preset from a link: numbers computed, its button pressed.
-  const { page, context, log } = await openPage(env, '?cn=131072&cd=4096&ch=32&cl=32&cb=2#cost');
+  const { page, log, done } = await openPage(env, '?cn=131072&cd=4096&ch=32&cl=32&cb=2#cost');
   await checkCalc(page, { n: 131072, d: 4096, heads: 32, layers: 32, bytes: 2 });
   assert.equal(await page.getAttribute('button[data-control="cost-preset-long"]', 'aria-pressed'), 'true');
   // A typed edit lands in the URL (after the store's debounce) and survives a reload.
@@ -191,18 +191,18 @@ test('cost calculator state lives in the URL: a link restores it, edits and pres
     return q.get('cn') === '1024' && q.get('cd') === '768' && q.get('ch') === '12' && q.get('cl') === '12' && (q.get('cb') ?? '4') === '4'; // defaults are left out of the URL
   });
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 
   // Out-of-range and malformed values: defaults, with the notice naming them.
   const bad = await openPage(env, '?cn=0&cb=3&ch=1e3&cd=4096#cost');
   const named = (await bad.page.textContent('#notice')).match(/defaults: ([^.]*)\./)?.[1].split(', ').sort();
   assert.deepEqual(named, ['cb', 'ch', 'cn'], 'the notice names exactly the bad parameters');
   await checkCalc(bad.page, { n: 8192, d: 4096, heads: 32, layers: 32, bytes: 4 });
-  await bad.context.close();
+  await bad.done();
 });
 
 test('measured curve: both paths, progress to the end, materialized memory above streaming, page responsive', async () => {
-  const { page, context, log } = await openPage(env, '#cost');
+  const { page, log, done } = await openPage(env, '#cost');
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'idle');
   await page.selectOption('select[data-control="cost-max-n"]', '512');
   const stop = await watchMainThread(page);
@@ -283,11 +283,11 @@ test('measured curve: both paths, progress to the end, materialized memory above
   // Reduced motion (openPage's default): no pop-in animation class on the points.
   assert.equal(await page.$$eval('#cost circle.is-new', (c) => c.length), 0);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('measured curve: Cancel stops the worker, keeps the points, and a new run works', async () => {
-  const { page, context, log } = await openPage(env, '#cost');
+  const { page, log, done } = await openPage(env, '#cost');
   await page.selectOption('select[data-control="cost-max-n"]', '4096');
   // From the keyboard: Measure disables itself, so focus moves to Cancel, and back to Measure after Cancel.
   const focused = () => page.evaluate(() => document.activeElement?.dataset.control);
@@ -319,5 +319,5 @@ test('measured curve: Cancel stops the worker, keeps the points, and a new run w
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done');
   assert.equal((await readCurve(page)).length, 6);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

@@ -226,7 +226,7 @@ async function checkMatrixExports(page, name, caption) {
 }
 
 test('matrices: CSV and JSON hold exactly the page’s float32 values', async () => {
-  const { page, context, log } = await openPage(env, '?c=1&wp=rnd&dm=4&dk=3');
+  const { page, log, done } = await openPage(env, '?c=1&wp=rnd&dm=4&dk=3');
   await checkMatrixExports(page, 'X', 'X (embeddings)');
   await checkMatrixExports(page, 'Wq', 'W_Q');
   await page.click('details[data-disclosure="weights-table"] summary'); // the table behind the heatmap
@@ -246,7 +246,7 @@ test('matrices: CSV and JSON hold exactly the page’s float32 values', async ()
   assert.deepEqual([bar.text, bar.label], ['CSV', 'Download W_Q as CSV']);
   assert.ok(bar.h >= 24 && bar.w >= 24, `target ${bar.w} × ${bar.h} px`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 // ---------------------------------------------------------------- whole state
@@ -255,7 +255,7 @@ const search = (page) => page.evaluate(() => location.search);
 
 test('state: export, change, import restores the same state', async () => {
   const query = '?t=the+cat+sat+on+the+mat&c=1&tau=2&wp=rnd&wq=1.0:0.75&sx=1,2,3,4&h=4&hd=1';
-  const { page, context, log } = await openPage(env, query);
+  const { page, log, done } = await openPage(env, query);
   await settle(page);
   const before = await search(page);
   const weightsBefore = (await readMatrix(page, 'weights')).values;
@@ -306,11 +306,11 @@ test('state: export, change, import restores the same state', async () => {
   await settle(page);
   assert.equal(await search(page), '?t=pasted+words+here&dk=1');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('state: hostile JSON is inert, rejected by name, and changes nothing it should not', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   await page.click('button[data-control="save-load"]');
   const load = async (obj, proto = false) => {
     let text = typeof obj === 'string' ? obj : JSON.stringify(obj);
@@ -355,7 +355,7 @@ test('state: hostile JSON is inert, rejected by name, and changes nothing it sho
   assert.equal(await search(page), '?st=3');
   assert.deepEqual(log.dialogs, []);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 // ---------------------------------------------------------------- copy as NumPy code
@@ -479,7 +479,7 @@ test('copy as NumPy code (attention lab): causal, other words, τ ≠ 1, random 
 
 test('copy as NumPy code (multi-head lab)', async () => {
   await waitForNumpy();
-  const { page, context, log } = await openPage(env, '?h=3&hd=2&mc=1&ms=5&t=a+banana+is+not+a+phone');
+  const { page, log, done } = await openPage(env, '?h=3&hd=2&mc=1&ms=5&t=a+banana+is+not+a+phone');
   const code = await generatedCode(page, 'multihead');
   const { out } = runPython(code);
   const X = (await readMatrix(page, 'mh-X')).values;
@@ -521,7 +521,7 @@ test('copy as NumPy code (multi-head lab)', async () => {
   }
   console.log(`multi-head numpy vs page: max |Δoutput| = ${maxDiff.toExponential(2)}`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('export controls fit a 390 px phone and keep the page from scrolling sideways', async () => {

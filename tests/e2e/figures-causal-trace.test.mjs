@@ -88,7 +88,7 @@ async function checkTrace(page, i, j) {
 }
 
 test('causal mask: −∞ above the diagonal, zero weights, rows written out, all against float64', async () => {
-  const { page, context, log } = await openPage(env, '#causal');
+  const { page, log, done } = await openPage(env, '#causal');
   await checkCausal(page);
   await checkTrace(page, 6, 3); // default: apple ← banana
   // Another sentence and scaling off: the figure follows the attention lab's state.
@@ -99,11 +99,11 @@ test('causal mask: −∞ above the diagonal, zero weights, rows written out, al
   assert.equal(W.length, 5);
   await checkTrace(page, 4, 3); // clamped to the last row
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('per-cell trace: click a weight, move with the arrow keys, masked cells, URL state', async () => {
-  const { page, context, log } = await openPage(env, '#causal');
+  const { page, log, done } = await openPage(env, '#causal');
   await page.click('table[data-matrix="causal-weights"] td[data-r="2"][data-c="1"]');
   await settle(page);
   await checkTrace(page, 2, 1);
@@ -115,7 +115,7 @@ test('per-cell trace: click a weight, move with the arrow keys, masked cells, UR
   assert.match(await page.textContent('table[data-table="cell-trace"]'), /−∞/);
   const again = await openPage(env, '?ci=5&cj=0#causal');
   await checkTrace(again.page, 5, 0);
-  await again.context.close();
+  await again.done();
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

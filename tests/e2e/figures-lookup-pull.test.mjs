@@ -45,7 +45,7 @@ async function checkKv(page, q, K, v) {
 }
 
 test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recompute, exact lookup contrasts', async () => {
-  const { page, context, log } = await openPage(env, '#kv-lookup');
+  const { page, log, done } = await openPage(env, '#kv-lookup');
   const K = [[1.2, 0.4], [0.9, 0.3], [-1, 0.5]];
   const { got } = await checkKv(page, [1, 0.2], K, [10, 5, 2]);
   // Fruit is a blend of apple and banana, and almost no chair, as in “An Intuition for Attention”.
@@ -67,14 +67,14 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   await settle(page);
   assert.match(await page.textContent('[data-output="kv-exact"]'), /d\["banana"\] = -3/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('soft lookup: state comes back from the URL', async () => {
-  const { page, context } = await openPage(env, '?kq=0,1&kk=1,0,0,1,1,1&kv=1,2,3&kw=chair#kv-lookup');
+  const { page, done } = await openPage(env, '?kq=0,1&kk=1,0,0,1,1,1&kv=1,2,3&kw=chair#kv-lookup');
   await checkKv(page, [0, 1], [[1, 0], [0, 1], [1, 1]], [1, 2, 3]);
   assert.match(await page.textContent('[data-output="kv-exact"]'), /d\["chair"\] = 3/);
-  await context.close();
+  await done();
 });
 
 /** Float64 self-attention with Q = K = V = X, scale 1. */
@@ -100,7 +100,7 @@ function checkPull(p, chosen, X = p.X) {
 }
 
 test('words pulling words: weights and the new apple match float64; line widths follow the weights', async () => {
-  const { page, context, log } = await openPage(env, '#pull');
+  const { page, log, done } = await openPage(env, '#pull');
   const p = await readPull(page);
   const words = await page.$$eval('table[data-table="pull"] tbody tr th', (ths) => ths.map((t) => t.textContent));
   const apple = words.indexOf('apple'), banana = words.indexOf('banana');
@@ -121,11 +121,11 @@ test('words pulling words: weights and the new apple match float64; line widths 
   checkPull(p2, 6);
   assert.ok(p2.updated[1] > p2.updated[0], 'apple moved towards techiness');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('words pulling words: keyboard nudging, applying attention again, URL state', async () => {
-  const { page, context, log } = await openPage(env, '#pull');
+  const { page, log, done } = await openPage(env, '#pull');
   const before = await readPull(page);
   const banana = await page.$('svg[data-plane="pull"] g.point[data-word="banana"]');
   await banana.focus();
@@ -159,13 +159,13 @@ test('words pulling words: keyboard nudging, applying attention again, URL state
   const again = await openPage(env, new URL(page.url()).search);
   const p3 = await readPull(again.page);
   assert.deepEqual(p3, it);
-  await again.context.close();
+  await again.done();
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('words pulling words: dragging a point with the pointer moves it', async () => {
-  const { page, context } = await openPage(env, '#pull');
+  const { page, done } = await openPage(env, '#pull');
   const before = await readPull(page);
   const pt = await page.$('svg[data-plane="pull"] g.point[data-word="phone"], svg[data-plane="pull"] g.point[data-word="banana"]');
   await pt.scrollIntoViewIfNeeded();
@@ -178,17 +178,17 @@ test('words pulling words: dragging a point with the pointer moves it', async ()
   const after = await readPull(page);
   assert.ok(after.X[3][0] < before.X[3][0] && after.X[3][1] > before.X[3][1], 'banana moved up and left');
   checkPull(after, 6);
-  await context.close();
+  await done();
 });
 
 test('invalid figure parameters fall back to their defaults with a notice', async () => {
   const q = '?kq=1&kk=1,2,3,4,5,x&kv=1e9,0,0&kw=%3Cscript%3E&ps=7&pe=apple.0:99&pi=-1&rk=513&nx=1&as=2&tq=1,0,0&ci=40';
-  const { page, context } = await openPage(env, q);
+  const { page, done } = await openPage(env, q);
   const notice = await page.textContent('#notice');
   for (const name of ['kq', 'kk', 'kv', 'kw', 'ps', 'pe', 'pi', 'rk', 'nx', 'as', 'tq', 'ci']) assert.match(notice, new RegExp(`\\b${name}\\b`), name);
   assert.equal(await page.$('#notice script'), null);
   await settle(page);
   assert.equal(new URL(page.url()).search, '', 'the address bar holds the cleaned (default) state');
   await checkKv(page, [1, 0.2], [[1.2, 0.4], [0.9, 0.3], [-1, 0.5]], [10, 5, 2]);
-  await context.close();
+  await done();
 });

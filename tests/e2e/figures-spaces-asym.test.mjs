@@ -48,7 +48,7 @@ async function checkAsym(page, Wq, Wk) {
 }
 
 test('asymmetric pull: separate W_Q/W_K make bride pull ring harder than ring pulls bride; shared space is symmetric', async () => {
-  const { page, context, log } = await openPage(env, '#asym');
+  const { page, log, done } = await openPage(env, '#asym');
   const sep = await checkAsym(page, [[1, 0], [0, 1]], [[0.5, 0.87], [-0.87, 0.5]]);
   assert.ok(sep.pull['score-br'] > sep.pull['score-rb'] + 3, 'bride pulls ring much harder');
   assert.ok(sep.pull['weight-br'] > 10 * sep.pull['weight-rb']);
@@ -68,7 +68,7 @@ test('asymmetric pull: separate W_Q/W_K make bride pull ring harder than ring pu
   await checkAsym(page, [[1, 0.5], [0, 1]], [[1, 0.5], [0, 1]]);
   assert.match(decodeURIComponent(page.url()), /aq=1,0\.5,0,1/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 async function readSpaces(page) {
@@ -100,7 +100,7 @@ async function checkSpaces(page, Wq, Wk, Wv, chosen) {
 }
 
 test('transformed spaces: weights from the query/key spaces, average in the value space, editable matrices', async () => {
-  const { page, context, log } = await openPage(env, '#spaces');
+  const { page, log, done } = await openPage(env, '#spaces');
   await checkSpaces(page, rows2([1, 0, 0, 1]), rows2([1, 0, 0, 1]), rows2([1.5, 0, 0, 0.6]), 6);
   // The basis vectors drawn are the rows of W_V: e₁ ↦ (1.5, 0).
   const label = await page.getAttribute('svg[data-space="sp-values"]', 'aria-label');
@@ -115,7 +115,7 @@ test('transformed spaces: weights from the query/key spaces, average in the valu
   // Reload from the URL.
   const again = await openPage(env, new URL(page.url()).search);
   await checkSpaces(again.page, rows2([1, 0, 0, 1]), rows2([0, 1, -1, 2]), rows2([1, 0, 0, 1]), 6);
-  await again.context.close();
+  await again.done();
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

@@ -87,7 +87,7 @@ async function checkSqrt(page, dk, seed) {
 }
 
 test('why √d_k: the engine’s q·k statistics match float64 and the predicted variance d_k', async () => {
-  const { page, context, log } = await openPage(env, '#sqrt-dk');
+  const { page, log, done } = await openPage(env, '#sqrt-dk');
   await checkSqrt(page, 64, 1);
   // Keyboard: the slider moves in powers of two.
   await page.focus('input[data-control="sqrt-dk"]');
@@ -105,18 +105,18 @@ test('why √d_k: the engine’s q·k statistics match float64 and the predicted
   assert.match(page.url(), /rs=2/);
   await checkSqrt(page, 1, 2);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('why √d_k: state from the URL', async () => {
-  const { page, context } = await openPage(env, '?rk=512&rs=7#sqrt-dk');
+  const { page, done } = await openPage(env, '?rk=512&rs=7#sqrt-dk');
   const { row } = await checkSqrt(page, 512, 7);
   assert.ok(Math.max(...row['p-raw']) > 0.99, 'at d_k = 512 the raw softmax is nearly one-hot');
-  await context.close();
+  await done();
 });
 
 test('stability: naive float32 overflows to NaN, the engine does not; fully masked rows give zeros', async () => {
-  const { page, context, log } = await openPage(env, '#stability');
+  const { page, log, done } = await openPage(env, '#stability');
   let c = await readCols(page, 'stability');
   // Naive contrast: e^100 and e^110 are Infinity in float32, Infinity / Infinity = NaN.
   assert.equal(c['naive-exp'][0], Math.fround(Math.exp(90)));
@@ -154,5 +154,5 @@ test('stability: naive float32 overflows to NaN, the engine does not; fully mask
   assert.deepEqual(mk.weights, [0, 0, 0]);
   assert.equal(mk.output[0], '0,0');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

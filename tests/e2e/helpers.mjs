@@ -24,6 +24,7 @@ export async function setup() {
     url,
     origin,
     browser,
+    idle: [],   // tabs handed back by done() (openPage), for the next openPage with the same viewport and motion
     async close() {
       await browser.close();
       await new Promise((r) => server.close(r));
@@ -34,20 +35,52 @@ export async function setup() {
 /**
  * Opens the page and records console errors, page errors, dialogs and every request's URL.
  * Waits until the labs are mounted (body[data-ready="true"]).
+ *
+ * A test that is through with its page hands it back with done() instead of closing its context: the next openPage
+ * of the file with the same viewport and motion setting navigates that tab to its own URL — a new document, so
+ * nothing of the page's state carries over (it lives in the URL), with a fresh log — and saves starting a browser
+ * context and its renderer. Hand back only a tab with nothing of the test's own on it (listeners, routes, emulation,
+ * permissions); its viewport is set back here. A test that fails never reaches done(), so its tab is not reused.
  */
 export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce' } = {}) {
-  const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  const log = { errors: [], requests: [], dialogs: [] };
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') log.errors.push(`${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => log.errors.push(`pageerror: ${e.message}`));
-  page.on('request', (r) => log.requests.push(r.url()));
-  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
-  await page.goto(`${env.url}${query}`);
+  const key = `${width}x${height} ${reducedMotion}`;
+  const target = `${env.url}${query}`;
+  let tab = null;
+  for (let i = 0; i < (env.idle?.length ?? 0); i++) {
+    if (env.idle[i].key === key && !env.idle[i].page.isClosed()) { tab = env.idle.splice(i, 1)[0]; break; }
+  }
+  if (tab) {
+    const size = tab.page.viewportSize();
+    if (size.width !== width || size.height !== height) await tab.page.setViewportSize({ width, height });
+    // A URL that differs from the current one only after '#' would be a same-document navigation (no new page):
+    // give the old document another address first (no request; a navigation from it loads a new document).
+    const bare = (u) => u.split('#')[0];
+    if (target.includes('#') && bare(tab.page.url()) === bare(target)) await tab.page.evaluate(() => history.replaceState(null, '', '/favicon.svg'));
+    await tab.page.evaluate(() => { window.__handedBack = true; });  // checked below: gone with the old document
+    tab.log = { errors: [], requests: [], dialogs: [] };
+  } else {
+    const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    tab = { key, context, page, log: { errors: [], requests: [], dialogs: [] } };
+    const t = tab;
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') t.log.errors.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => t.log.errors.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => t.log.requests.push(r.url()));
+    page.on('dialog', (d) => { t.log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  }
+  const { page, context, log } = tab;
+  await page.goto(target);
   await page.waitForSelector('body[data-ready]', { timeout: 20000 });
   const ready = await page.getAttribute('body', 'data-ready');
   if (ready !== 'true') throw new Error(`page failed to start: ${log.errors.join('\n')}`);
-  return { page, context, log };
+  if (await page.evaluate(() => window.__handedBack === true)) throw new Error(`openPage: ${query} kept the last test's document`);
+  let handedBack = false;
+  const done = async () => {
+    if (handedBack || page.isClosed()) return;
+    handedBack = true;
+    env.idle?.push(tab);
+  };
+  return { page, context, log, done };
 }
 
 /** Reads a matrix table (data-matrix=name) as { rows, cols, values: number[][] } from its exact data-value attributes. */
@@ -148,13 +181,17 @@ export async function shootSection(page, section, name) {
 }
 
 /** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted (as a
- * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). */
+ * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). The
+ * first step goes straight to the tallest viewport used (30000 px): the page grows as its lazy parts load, and each
+ * resize of a window this tall costs the browser a repaint of all of it; then down to the page where it is shorter. */
 export async function renderWhole(page, width) {
+  const tallest = 30000;
   for (let i = 0, last = 0; i < 8; i++) {
-    const h = await page.evaluate(() => document.documentElement.scrollHeight);
+    // The content's own height (scrollHeight would be the viewport's once that is the taller).
+    const h = i === 0 ? tallest : Math.min(Math.ceil(await page.evaluate(() => document.documentElement.getBoundingClientRect().height)), tallest);
     if (h === last) break;
     last = h;
-    await page.setViewportSize({ width, height: Math.min(h, 30000) });
+    await page.setViewportSize({ width, height: h });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   }
 }

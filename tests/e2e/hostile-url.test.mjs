@@ -101,39 +101,57 @@ function randomState(r) {
 
 /**
  * Like helpers.openPage, with every request routed before the first one is made (other origins are recorded and
- * aborted) and the page's CSP violations recorded.
+ * aborted) and the page's CSP violations recorded. Like there, a test through with its page hands it back (done()):
+ * the next page is that tab navigated to its own URL (a new document, fresh records), which saves a browser context.
  */
+let idleTab = null;
 async function openRouted(query) {
   const t0 = Date.now();
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
-  const foreign = [], sameOrigin = [];
-  await context.route('**/*', async (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${env.origin}/`) || url === env.origin) {
-      sameOrigin.push(url);
-      // scripts/serve.mjs, like many servers, answers 431 to a request line over 16 kB (Node's header limit);
-      // hosts that accept long URLs exist, so the page gets them: its document comes from the short URL.
-      if (url.length > 16_000 && route.request().isNavigationRequest()) return route.fulfill({ response: await route.fetch({ url: `${env.origin}/` }) });
-      return route.continue();
-    }
-    foreign.push(url);
-    return route.abort('blockedbyclient');
-  });
-  const page = await context.newPage();
-  const log = { errors: [], dialogs: [], violations: [] };
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') log.errors.push(`${m.type()}: ${m.text()}`); });
-  page.on('pageerror', (e) => log.errors.push(`pageerror: ${e.message}`));
-  page.on('response', (r) => { if (r.status() >= 400) log.errors.push(`HTTP ${r.status()}: ${r.url().slice(0, 200)}`); });
-  page.on('dialog', (d) => { log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
-  await page.exposeFunction('__cspViolation', (v) => log.violations.push(v));
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`));
-  });
+  const target = `${env.url}${query}`;
+  let tab = idleTab;
+  const idle = tab !== null;
+  idleTab = null;
+  if (!tab) {
+    const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
+    tab = { context };
+    const t = tab;
+    await context.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${env.origin}/`) || url === env.origin) {
+        t.rec.sameOrigin.push(url);
+        // scripts/serve.mjs, like many servers, answers 431 to a request line over 16 kB (Node's header limit);
+        // hosts that accept long URLs exist, so the page gets them: its document comes from the short URL.
+        if (url.length > 16_000 && route.request().isNavigationRequest()) return route.fulfill({ response: await route.fetch({ url: `${env.origin}/` }) });
+        return route.continue();
+      }
+      t.rec.foreign.push(url);
+      return route.abort('blockedbyclient');
+    });
+    const page = await context.newPage();
+    tab.page = page;
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') t.rec.log.errors.push(`${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => t.rec.log.errors.push(`pageerror: ${e.message}`));
+    page.on('response', (r) => { if (r.status() >= 400) t.rec.log.errors.push(`HTTP ${r.status()}: ${r.url().slice(0, 200)}`); });
+    page.on('dialog', (d) => { t.rec.log.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+    await page.exposeFunction('__cspViolation', (v) => t.rec.log.violations.push(v));
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+  } else if (target.split('#')[0] === tab.page.url().split('#')[0]) {
+    // Else only the hash would change: no new document. Another address first (no request), as in helpers.openPage.
+    await tab.page.evaluate(() => history.replaceState(null, '', '/favicon.svg'));
+  }
+  if (idle) await tab.page.evaluate(() => { window.__handedBack = true; }); // checked below: gone with the old document
+  tab.rec = { foreign: [], sameOrigin: [], log: { errors: [], dialogs: [], violations: [] } };
+  const { page, context } = tab;
+  const { log, foreign, sameOrigin } = tab.rec;
   // (Megabyte URLs are slow to drive through the DevTools protocol, hence the generous navigation timeout.)
-  await page.goto(`${env.url}${query}`, { timeout: 90_000 });
+  await page.goto(target, { timeout: 90_000 });
   await page.waitForSelector('body[data-ready]', { timeout: READY_MS });
   assert.equal(await page.getAttribute('body', 'data-ready'), 'true', `page failed to start: ${log.errors.join('\n')}`);
-  return { page, context, log, foreign, sameOrigin, readyMs: Date.now() - t0 };
+  assert.notEqual(await page.evaluate(() => window.__handedBack), true, 'the handed-back tab kept its old document');
+  const t = tab;
+  return { page, context, log, foreign, sameOrigin, readyMs: Date.now() - t0, done: () => { idleTab = t; } };
 }
 
 const softmaxValues = (page) => page.$$eval('table[data-table="softmax"] td[data-value]', (tds) => tds.map((td) => td.dataset.value).join());
@@ -189,7 +207,7 @@ test('every parameter carrying HTML/JS payloads, unicode and 100 kB values: iner
   for (const [label, entries] of pages) {
     const hash = entries[0][1].slice(0, 2000);
     const query = `?${entries.map(([n, v]) => `${n}=${encodeURIComponent(v)}`).join('&')}#${encodeURIComponent(hash)}`;
-    const { page, context, log, foreign } = await openRouted(query);
+    const { page, log, foreign, done } = await openRouted(query);
     await settle(page);
     await assertInert(page, log, label);
     const notice = await noticeText(page);
@@ -208,7 +226,7 @@ test('every parameter carrying HTML/JS payloads, unicode and 100 kB values: iner
     slowest = Math.max(slowest, await responsive(page, label));
     await assertInert(page, log, `${label}, after editing`);
     assert.deepEqual(foreign, [], `${label}: requests to other origins`);
-    await context.close();
+    done();
   }
   console.log(`# hostile values in every parameter: ${pages.length} pages, slowest edit answered in ${slowest} ms`);
 });
@@ -225,7 +243,7 @@ test('huge sizes: 10⁶ tokens, d_model 10⁹, every size 10⁹, 10⁵ logits, 1
     ['10⁴ unknown parameters', `?${Array.from({ length: 10_000 }, (_, i) => `p${i}=1`).join('&')}`, []],
   ];
   for (const [label, query, rejected] of cases) {
-    const { page, context, log, foreign, readyMs } = await openRouted(query);
+    const { page, log, foreign, readyMs, done } = await openRouted(query);
     await settle(page);
     const notice = await noticeText(page);
     for (const n of rejected) assert.match(notice, new RegExp(`[:,] ${n}[,.]`), `${label}: the notice does not name ${n}: ${notice.slice(0, 300)}`);
@@ -239,13 +257,13 @@ test('huge sizes: 10⁶ tokens, d_model 10⁹, every size 10⁹, 10⁵ logits, 1
     assert.deepEqual(foreign, [], `${label}: requests to other origins`);
     assert.ok(page.url().length < 4000, `${label}: the address bar still holds ${page.url().length} characters`);
     console.log(`# ${label}: ready in ${readyMs} ms, an edit answered in ${ms} ms`);
-    await context.close();
+    done();
   }
 });
 
 test('a valid text longer than 32 words is capped to 32 tokens with a message', async () => {
   const words = Array.from({ length: 120 }, (_, i) => String.fromCharCode(97 + (i % 26))); // 239 characters
-  const { page, context, log } = await openRouted(`?t=${words.join('+')}&dm=16&dk=16&dv=16&h=8&hd=8&c=1&wp=rnd`);
+  const { page, log, done } = await openRouted(`?t=${words.join('+')}&dm=16&dk=16&dv=16&h=8&hd=8&c=1&wp=rnd`);
   await settle(page);
   assert.equal(await noticeText(page), '', 'a valid URL raises no notice');
   assert.equal(await page.$$eval('.tokens .token', (b) => b.length), 32);
@@ -253,12 +271,12 @@ test('a valid text longer than 32 words is capped to 32 tokens with a message', 
   assert.match(await page.textContent('section#attention'), /Only the first 32 words are used\./);
   await responsive(page, 'the largest valid state');
   await assertInert(page, log, 'the largest valid state');
-  await context.close();
+  done();
 });
 
 test('words that name Object.prototype members ("constructor", "toString", "__proto__") are ordinary words', async () => {
   // From the URL and typed: every word gets a vector; a lookup table keyed by words must not see inherited keys.
-  const { page, context, log } = await openRouted('?t=the+constructor+ate+a+banana&dm=4');
+  const { page, log, done } = await openRouted('?t=the+constructor+ate+a+banana&dm=4');
   await settle(page);
   assert.deepEqual(await page.$$eval('.tokens .token span:last-child', (s) => s.map((x) => x.textContent)), ['the', 'constructor', 'ate', 'a', 'banana']);
   assert.ok((await page.$$eval('table[data-matrix="X"] td[data-value]', (tds) => tds.map((td) => Number(td.dataset.value)))).every(Number.isFinite));
@@ -266,7 +284,7 @@ test('words that name Object.prototype members ("constructor", "toString", "__pr
   await page.waitForFunction(() => document.querySelectorAll('.tokens .token').length === 7, null, { timeout: ANSWER_MS });
   assert.ok((await page.$$eval('table[data-matrix="X"] td[data-value]', (tds) => tds.map((td) => Number(td.dataset.value)))).every(Number.isFinite));
   await assertInert(page, log, 'Object.prototype words');
-  await context.close();
+  done();
 });
 
 test('random URL states (seeded): the notice names exactly the invalid parameters; inert and responsive', async () => {
@@ -276,7 +294,7 @@ test('random URL states (seeded): the notice names exactly the invalid parameter
   for (let i = 0; i < PAGES; ++i) {
     const { query, rejected, unknown } = randomState(r);
     const label = `seed 8300, state ${i}`;
-    const { page, context, log, foreign } = await openRouted(query);
+    const { page, log, foreign, done } = await openRouted(query);
     await settle(page);
     const notice = await noticeText(page);
     const named = (notice.match(/reset to their defaults: ([^.]*)\./)?.[1] ?? '').split(', ').filter(Boolean);
@@ -287,7 +305,7 @@ test('random URL states (seeded): the notice names exactly the invalid parameter
     slowest = Math.max(slowest, await responsive(page, label));
     await assertInert(page, log, `${label}, after editing`);
     assert.deepEqual(foreign, [], `${label}: requests to other origins`);
-    await context.close();
+    done();
   }
   console.log(`# ${PAGES} random URL states: slowest edit answered in ${slowest} ms`);
 });

@@ -20,7 +20,7 @@ const waitStep0 = (page) => page.waitForFunction(() => document.querySelector('#
 
 
 test('induction: the repeat becomes predictable and a layer-2 induction head is named within the step budget; the page stays responsive', async () => {
-  const { page, context, log } = await openPage(env, '#learn', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '#learn', { width: 1280, height: 900 });
   await waitStep0(page);
   const before = await findings(page);
   assert.equal(before.inductionHeads, '0', 'an untrained model has no induction head');
@@ -63,11 +63,11 @@ test('induction: the repeat becomes predictable and a layer-2 induction head is 
   await axeOn(page, '#learn');
   await shootSection(page, '#learn', 'learn-induction');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('words in context: the held-out loss falls; a typed sentence with unknown words shows them as <unk>', async () => {
-  const { page, context, log } = await openPage(env, '#learn', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '#learn', { width: 1280, height: 900 });
   await waitStep0(page);
   await page.click('button[data-control="task-words"]');
   await waitStep0(page);
@@ -89,5 +89,5 @@ test('words in context: the held-out loss falls; a typed sentence with unknown w
   await page.fill('input[data-control="learn-sentence"]', 'I got a new phone from apple');
   await shootSection(page, '#learn', 'learn-words');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

@@ -21,7 +21,7 @@ const data = (page) => page.$eval('section#position', (s) => ({ ...s.dataset }))
 const U = 2 ** -24;
 
 test('permutation blindness and RoPE distance, as the page states them, hold numerically', async () => {
-  const { page, context, log } = await openPage(env, '#position', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '#position', { width: 1280, height: 900 });
   await settle(page);
   const d = await data(page);
   // Matching weights and outputs: equal up to the order of a 5-term float32 sum (a few ulps of values ≤ 1-ish).
@@ -59,11 +59,11 @@ test('permutation blindness and RoPE distance, as the page states them, hold num
   const spread = await page.$eval('[data-figure="rope-claim"]', (p) => Number(p.dataset.spread));
   assert.ok(spread <= 16 * U, `every diagonal of the table is constant (spread ${spread})`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('the context experiment: learned positions do worse past the trained positions, and the sentence says what was measured', async () => {
-  const { page, context, log } = await openPage(env, '#position', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '#position', { width: 1280, height: 900 });
   await settle(page);
   // The copy promises what the run shows: each model's step, the time so far and the time left, then how long it took.
   const intro = await page.$eval('[data-control="context-run"]', (b) => b.closest('.button-group').previousElementSibling.textContent);
@@ -90,5 +90,5 @@ test('the context experiment: learned positions do worse past the trained positi
   await axeOn(page, '#position');
   await shootSection(page, '#position', 'position');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

@@ -87,7 +87,7 @@ const tokensOf = (page, sel) => page.$$eval(sel, (bs) => bs.map((b) => b.lastEle
 
 test('attention lab on a real head: its weights are the package forward’s, its step-through the engine’s q·k', async () => {
   const L = 1, H = 2, qi = 9;
-  const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=${L}&rh=${H}&qi=${qi}&t=${encodeURIComponent(TEXT)}#attention`);
+  const { page, log, done } = await openPage(env, `?wp=real&c=1&rl=${L}&rh=${H}&qi=${qi}&t=${encodeURIComponent(TEXT)}#attention`);
   await page.waitForFunction(() => /^Layer 2, head 3 of the real model/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
   await settle(page);
   const ref = reference(TEXT, L);
@@ -118,12 +118,12 @@ test('attention lab on a real head: its weights are the package forward’s, its
   const top = row.slice(0, 2).map((x) => `“${ref.tokens[x.j]}” (${x.j + 1}) ${x.w.toFixed(2).replace(/\.?0+$/, '')}`).join(', then ');
   assert.ok(note.includes(`its largest weights: ${top}.`), `${note} quotes ${top}`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('cell trace and causal figure on a real head: exact zeros, the model’s weights, q·k term by term', async () => {
   const L = 3, H = 0;
-  const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=${L}&rh=${H}&ci=7&cj=2&t=${encodeURIComponent(TEXT)}#causal`);
+  const { page, log, done } = await openPage(env, `?wp=real&c=1&rl=${L}&rh=${H}&ci=7&cj=2&t=${encodeURIComponent(TEXT)}#causal`);
   await page.waitForFunction(() => /^On the real model .*layer 4, head 1/.test(document.querySelector('[data-figure="causal-source"]')?.textContent ?? ''), null, { timeout: 60000 });
   await settle(page);
   const ref = reference(TEXT, L);
@@ -139,12 +139,12 @@ test('cell trace and causal figure on a real head: exact zeros, the model’s we
   assert.ok(Math.abs(terms.reduce((s, t) => s + t, 0) - sum) <= (ref.d * u) / (1 - ref.d * u) * abs);
   assert.match(await page.$eval('[data-table="cell-trace"] [data-step="terms"]', (td) => td.textContent), /\(t = \d+\) \+ .* the other 28 terms, -?[\d.]+(e-?\d+)? in all$/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('switching the causal figure to the real model and back restores the page’s own view', async () => {
   const text = 'I ate a banana and an apple';
-  const { page, context, log } = await openPage(env, `?t=${encodeURIComponent(text)}&wp=asym&sc=0#causal`);
+  const { page, log, done } = await openPage(env, `?t=${encodeURIComponent(text)}&wp=asym&sc=0#causal`);
   await settle(page);
   const read = async () => ({
     lab: (await readMatrix(page, 'weights')).values, causal: (await readMatrix(page, 'causal-weights')).values,
@@ -162,19 +162,19 @@ test('switching the causal figure to the real model and back restores the page�
   await settle(page);
   assert.deepEqual(await read(), beforeView);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('multi-head on a real layer: every head, each the package forward’s', async () => {
   const L = 2;
-  const { page, context, log } = await openPage(env, `?mr=1&rl=${L}&t=${encodeURIComponent(TEXT)}#multihead`);
+  const { page, log, done } = await openPage(env, `?mr=1&rl=${L}&t=${encodeURIComponent(TEXT)}#multihead`);
   await page.waitForFunction(() => /^Layer 3 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? ''), null, { timeout: 60000 });
   await settle(page);
   const ref = reference(TEXT, L);
   for (let h = 0; h < model.config.heads; h++) compareWeights((await readMatrix(page, `mh-head${h + 1}-weights`)).values, ref, h, `multi-head, layer 3 head ${h + 1}`);
   assert.equal(await page.$$eval('#multihead .head-card', (c) => c.length), model.config.heads);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('switching the attention lab to the real model starts its step-through on the last token; switching back restores the word', async () => {
@@ -245,7 +245,7 @@ test('heatmaps on a phone: no number drawn below 10 px nor label below 9 px (the
 test('axe and screenshots of the real-model views at 1280 and 390 px', async () => {
   ensureShotsDir();
   for (const width of [1280, 390]) {
-    const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&qi=6&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width });
+    const { page, log, done } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&qi=6&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width });
     await page.waitForFunction(() => /^Layer 2 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? '')
       && /^Layer 2, head 2/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
     await settle(page);
@@ -266,12 +266,12 @@ test('axe and screenshots of the real-model views at 1280 and 390 px', async () 
     for (const v of violations) console.log(`axe ${width}px: ${v.impact} ${v.id} ${v.nodes.slice(0, 3).join('; ')}`);
     assert.deepEqual(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${width} px: no serious or critical violation`);
     assert.deepEqual(log.errors, []);
-    await context.close();
+    await done();
   }
 });
 
 test('positions lab: the real model’s learned position vectors, their similarities as the page says', async () => {
-  const { page, context, log } = await openPage(env, '#position');
+  const { page, log, done } = await openPage(env, '#position');
   await page.click('[data-control="pos-real"]');
   await page.waitForFunction(() => /^The real model that ships/.test(document.querySelector('[data-figure="learned-real-claim"]')?.textContent ?? ''), null, { timeout: 60000 });
   // wpe read here from the same file: float16 bits to numbers, cosines in float64.
@@ -305,5 +305,5 @@ test('positions lab: the real model’s learned position vectors, their similari
   const claim = await page.$eval('[data-figure="learned-real-claim"]', (p) => p.textContent);
   assert.ok(claim.includes(`has ${P} learned position vectors of ${d} numbers; its first ${T} are drawn`), claim);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

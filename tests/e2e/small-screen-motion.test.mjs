@@ -32,7 +32,7 @@ function overflowing(page, width) {
 
 for (const motion of ['reduce', 'no-preference']) {
   test(`390 px wide, motion ${motion}: no section overflows, every section has its heading and controls`, async () => {
-    const { page, context, log } = await openPage(env, '', { width: 390, height: 844, reducedMotion: motion });
+    const { page, log, done } = await openPage(env, '', { width: 390, height: 844, reducedMotion: motion });
     await settle(page);
     // Render every section (content-visibility may skip off-screen ones) by growing the viewport to the page.
     for (let i = 0, last = 0; i < 6; i++) {
@@ -59,7 +59,7 @@ for (const motion of ['reduce', 'no-preference']) {
       }
     }
     assert.deepEqual(log.errors, []);
-    await context.close();
+    await done();
   });
 }
 
@@ -84,7 +84,7 @@ async function barWidthsAfterEdit(page) {
 }
 
 test('reduced motion: no CSS transition or animation runs, and charts jump straight to their new values', async () => {
-  const { page, context } = await openPage(env, '', { reducedMotion: 'reduce' });
+  const { page, done } = await openPage(env, '', { reducedMotion: 'reduce' });
   const moving = await page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => {
     const s = getComputedStyle(e);
     const dur = (v) => v.split(',').some((d) => parseFloat(d) > 0);
@@ -96,14 +96,14 @@ test('reduced motion: no CSS transition or animation runs, and charts jump strai
   const final = seen.at(-1);
   assert.notEqual(final, before, 'the edit changed the bar');
   assert.equal(seen[0], final, `the first frame already shows the final width (saw ${seen.slice(0, 4).join(', ')}…)`);
-  await context.close();
+  await done();
 });
 
 test('without the preference the same edit animates (so the switch above is what stops it)', async () => {
-  const { page, context } = await openPage(env, '', { reducedMotion: 'no-preference' });
+  const { page, done } = await openPage(env, '', { reducedMotion: 'no-preference' });
   const { before, seen } = await barWidthsAfterEdit(page);
   const final = seen.at(-1);
   const between = seen.filter((w) => w !== final && w !== before);
   assert.ok(between.length > 0, `intermediate widths while animating (saw ${seen.slice(0, 6).join(', ')}…)`);
-  await context.close();
+  await done();
 });

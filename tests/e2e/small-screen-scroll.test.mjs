@@ -42,7 +42,7 @@ function wideBoxes(page) {
 }
 
 test('390 px: every box that scrolls sideways fades on the side with more, and is a labelled, focusable region', async () => {
-  const { page, context, log } = await openPage(env, '', { width: W, height: 844 });
+  const { page, log, done } = await openPage(env, '', { width: W, height: 844 });
   await settle(page);
   await layOutAll(page);
   const closed = await wideBoxes(page);
@@ -72,11 +72,11 @@ test('390 px: every box that scrolls sideways fades on the side with more, and i
   }
   assert.deepEqual(bad, []);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('390 px: "Copy link" is shown and every slider is at least 24 px tall and wide', async () => {
-  const { page, context, log } = await openPage(env, '', { width: W, height: 844 });
+  const { page, log, done } = await openPage(env, '', { width: W, height: 844 });
   await settle(page);
   const share = await page.$eval('[data-control="share"]', (b) => { const r = b.getBoundingClientRect(); return { w: r.width, h: r.height, right: r.right }; });
   console.log(`Copy link at ${W} px: ${share.w.toFixed(0)} × ${share.h.toFixed(0)} px`);
@@ -92,5 +92,5 @@ test('390 px: "Copy link" is shown and every slider is at least 24 px tall and w
   const small = shown.filter((s) => s.h < 24 || s.w < 24).map((s) => `${s.name} ${s.w.toFixed(0)} × ${s.h.toFixed(0)}`);
   assert.deepEqual(small, [], 'sliders at least 24 × 24 px');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

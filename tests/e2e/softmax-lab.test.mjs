@@ -17,7 +17,7 @@ function softmax64(x, T = 1) {
 }
 
 test('presets reproduce the seeds’ numbers', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   const cases = [
     ['[1, 1.1]', [0.475, 0.525], 5e-4],
     ['[10, 11]', [0.269, 0.731], 5e-4],
@@ -39,11 +39,11 @@ test('presets reproduce the seeds’ numbers', async () => {
   await settle(page);
   assert.match(await page.textContent('.callout.warn'), /88\.72/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('typing, adding and removing logits and the temperature recompute', async () => {
-  const { page, context } = await openPage(env, '');
+  const { page, done } = await openPage(env, '');
   await page.fill('input[data-control="sm-logit-1"]', '3.5');
   await page.click('button[data-control="sm-add"]');
   await page.fill('input[data-control="sm-logit-3"]', '-2');
@@ -58,11 +58,11 @@ test('typing, adding and removing logits and the temperature recompute', async (
   await page.click('button[aria-label="remove logit 4"]');
   await settle(page);
   assert.equal((await probs(page)).length, 3);
-  await context.close();
+  await done();
 });
 
 test('dragging a logit bar changes the logit and the probabilities', async () => {
-  const { page, context, log } = await openPage(env, '');
+  const { page, log, done } = await openPage(env, '');
   const before = await probs(page);
   const bar = await page.$('#softmax .bars-svg g.bar rect.bar-rect'); // first logit bar (x₁ = 4)
   await bar.scrollIntoViewIfNeeded();
@@ -79,5 +79,5 @@ test('dragging a logit bar changes the logit and the probabilities', async () =>
   const ref = softmax64([x1, -1, 2.1]);
   after.forEach((v, i) => assert.ok(Math.abs(v - ref[i]) <= 1e-6 * ref[i] + 1e-9));
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

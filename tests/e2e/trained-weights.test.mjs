@@ -24,7 +24,7 @@ const TOL = 2e-4;
 
 test('trained preset: the attention lab shows the model’s own layer-1 weights, and its caption quotes them', async () => {
   const text = 'I got a new phone from apple';
-  const { page, context, log } = await openPage(env, `?wp=trained&c=1&th=1&qi=6&t=${encodeURIComponent(text)}#attention`);
+  const { page, log, done } = await openPage(env, `?wp=trained&c=1&th=1&qi=6&t=${encodeURIComponent(text)}#attention`);
   await settle(page);
   const W = (await readMatrix(page, 'weights')).values;
   const n = W.length;
@@ -50,12 +50,12 @@ test('trained preset: the attention lab shows the model’s own layer-1 weights,
   assert.ok(note.includes(`From “apple” (7) its largest weights: ${expect}.`), `${note} quotes ${expect}`);
   assert.match(note, /“phone” \(5\) 0\.\d\d/, 'from “apple”, this head looks at “phone” most');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('multi-head on trained weights: the heads differ, and each caption quotes its own weights', async () => {
   const text = 'the capital of spain is madrid';
-  const { page, context, log } = await openPage(env, `?mt=1&mc=1&t=${encodeURIComponent(text)}#multihead`);
+  const { page, log, done } = await openPage(env, `?mt=1&mc=1&t=${encodeURIComponent(text)}#multihead`);
   await settle(page);
   const n = 6;
   const heads = [];
@@ -73,13 +73,13 @@ test('multi-head on trained weights: the heads differ, and each caption quotes i
   const strong = p1 > p2 ? 0 : 1;
   assert.ok(captions[strong].includes(`Mostly looks at the word just before: ${heads[strong] && prev(heads[strong]).toFixed(2)} of its weight on average (spreading evenly would give ${even.toFixed(2)})`), captions[strong]);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 // "Mostly" is said of more than half the weight only: under half, a head that clears the naming bar spreads its
 // attention. Seed 3 (the lab's default) has a head at 0.41 on itself; seed 4 one at 0.47; seed 1 none in 0.4 – 0.5.
 for (const seed of [3, 4, 1]) test(`random weights (seed ${seed}): each multi-head caption states what the weights on screen show, or that there is no clear pattern`, async () => {
-  const { page, context, log } = await openPage(env, `?mt=0&mc=1&ms=${seed}#multihead`); // the lab opens on trained weights
+  const { page, log, done } = await openPage(env, `?mt=0&mc=1&ms=${seed}#multihead`); // the lab opens on trained weights
   await settle(page);
   await page.$$eval('[data-disclosure^="mh-head"]', (ds) => ds.forEach((d) => { d.open = true; }));
   const captions = await page.$$eval('[data-figure^="mh-head"][data-figure$="-pattern"]', (ps) => ps.map((p) => p.textContent));
@@ -100,12 +100,12 @@ for (const seed of [3, 4, 1]) test(`random weights (seed ${seed}): each multi-he
     else assert.ok(captions[h].startsWith(`No clear pattern: its largest average, ${v.toFixed(2)} on ${what}, is under 1.5 times the ${even.toFixed(2)} of spreading evenly, as expected from random weights.`), captions[h]);
   }
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('multi-head on trained weights: a head that follows content words is named with its count, computed here from the model', async () => {
   // The default view: "I ate a banana and an apple" on the trained weights with the causal mask.
-  const { page, context, log } = await openPage(env, '#multihead');
+  const { page, log, done } = await openPage(env, '#multihead');
   await settle(page);
   const words = ['i', 'ate', 'a', 'banana', 'and', 'an', 'apple'];
   const n = words.length;
@@ -155,5 +155,5 @@ test('multi-head on trained weights: a head that follows content words is named 
   assert.match(captions[1], /Follows content words: in 4 of the 5 rows/);
   assert.doesNotMatch(captions[0], /content/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

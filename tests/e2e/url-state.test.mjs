@@ -31,7 +31,7 @@ async function snapshot(page) {
 }
 
 test('a URL round trip restores the same view', async () => {
-  const { page, context } = await openPage(env, '');
+  const { page, done } = await openPage(env, '');
   await page.click('button[data-control="sm-preset-[10, 11]"]');
   await page.fill('input[data-control="sm-logit-0"]', '9.5');
   await page.fill('input[data-control="text"]', 'I got a new phone from apple');
@@ -58,12 +58,12 @@ test('a URL round trip restores the same view', async () => {
   assert.deepEqual(after, before);
   assert.equal(await again.page.isHidden('#notice'), true, 'a valid URL raises no notice');
   assert.equal(again.page.url(), url, 'the restored page writes the same URL');
-  await again.context.close();
-  await context.close();
+  await again.done();
+  await done();
 });
 
 test('the multi-head lab opens on trained weights; links from when it opened on random weights still restore them', async () => {
-  const { page, context } = await openPage(env, '');
+  const { page, done } = await openPage(env, '');
   await settle(page);
   assert.equal(await page.isChecked('input[data-control="mh-trained"]'), true, 'trained weights by default');
   assert.equal(await page.isChecked('input[data-control="mh-causal"]'), true, 'with the causal mask: the model’s own weights');
@@ -77,8 +77,8 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   const before = await snapshot(page);
   const again = await openPage(env, url.slice(env.url.length));
   assert.deepEqual(await snapshot(again.page), before, 'trained weights with an edited W_O restore');
-  await again.context.close();
-  await context.close();
+  await again.done();
+  await done();
   // An old link that sets the random weights (h, hd, ms or wo) without mt meant random weights and no mask
   // (unless it set mc), and gets them.
   const legacy = await openPage(env, '?h=3&ms=5&wo=0.0%3A2#multihead');
@@ -90,19 +90,19 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   assert.equal(old.mhSeed, '5');
   assert.deepEqual(old, await snapshot(explicit.page));
   assert.equal(await legacy.page.isHidden('#notice'), true, 'an old link raises no notice');
-  await legacy.context.close();
-  await explicit.context.close();
+  await legacy.done();
+  await explicit.done();
   const masked = await openPage(env, '?ms=5&mc=1#multihead');
   const m = await snapshot(masked.page);
   assert.deepEqual([m.mhTrained, m.mhCausal, m.mhSeed], [false, true, '5']);
-  await masked.context.close();
+  await masked.done();
 });
 
 test('a hostile URL renders inert and falls back to defaults with a notice', async () => {
   const payload = '<img src=x onerror="window.__pwned=1;alert(1)">';
   const names = ['sx', 'st', 't', 'dm', 'es', 'xe', 'wp', 'ws', 'wq', 'wk', 'wv', 'dk', 'dv', 'c', 'sc', 'tau', 'qi', 'h', 'hd', 'ms', 'mc', 'wo', payload];
   const query = `?${names.map((n) => `${encodeURIComponent(n)}=${encodeURIComponent(payload)}`).join('&')}#${encodeURIComponent(payload)}`;
-  const { page, context, log } = await openPage(env, query);
+  const { page, log, done } = await openPage(env, query);
   await settle(page);
   const result = await page.evaluate(() => ({
     imgs: document.querySelectorAll('img').length,
@@ -126,16 +126,16 @@ test('a hostile URL renders inert and falls back to defaults with a notice', asy
   const tokens = await page.$$eval('.tokens .token', (b) => b.map((x) => x.textContent));
   assert.ok(tokens.some((t) => t.endsWith('img')));
   assert.deepEqual(log.errors, [], 'no console errors (nothing was blocked by the CSP either)');
-  await context.close();
+  await done();
 });
 
 test('a malformed URL falls back without breaking the page', async () => {
-  const { page, context, log } = await openPage(env, '?sx=1,,2&st=0&dm=5&qi=-1&xe=apple.0:1e999&c=yes&h=9&%E0%A4%A=1');
+  const { page, log, done } = await openPage(env, '?sx=1,,2&st=0&dm=5&qi=-1&xe=apple.0:1e999&c=yes&h=9&%E0%A4%A=1');
   const notice = await page.textContent('#notice');
   for (const n of ['sx', 'st', 'dm', 'qi', 'xe', 'c', 'h']) assert.match(notice, new RegExp(`\\b${n}\\b`));
   assert.equal(await page.getAttribute('body', 'data-ready'), 'true');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 /** The learn lab's controls as the page shows them. */
@@ -149,7 +149,7 @@ const learnControls = (page) => page.evaluate(() => ({
 }));
 
 test('the learn lab’s task, model size, learning rate and sentence round-trip through the URL; bad values fall back', async () => {
-  const { page, context, log } = await openPage(env, '#learn');
+  const { page, log, done } = await openPage(env, '#learn');
   await page.click('button[data-control="task-words"]');
   await page.selectOption('select[data-control="learn-layers"]', '3');
   await page.selectOption('select[data-control="learn-heads"]', '2');
@@ -177,7 +177,7 @@ test('the learn lab’s task, model size, learning rate and sentence round-trip 
   await again.page.click('button[data-control="task-induction"]');
   await settle(again.page);
   assert.equal(new URL(again.page.url()).search, '', 'defaults write no parameter');
-  await again.context.close();
+  await again.done();
 
   // Each bad value falls back to its default, named in the notice; heads that do not divide d_model are bad too.
   const bad = await openPage(env, `?lt=chess&ll=9&ld=50&lr=1&ls=${encodeURIComponent('a\u0000b')}#learn`);
@@ -189,7 +189,7 @@ test('the learn lab’s task, model size, learning rate and sentence round-trip 
   const split = await openPage(env, '?lt=words&lh=5#learn'); // 48 / 5 is not whole
   assert.match(await split.page.textContent('#notice'), /defaults: lh\./);
   assert.deepEqual(await learnControls(split.page), { words: 'true', layers: '2', heads: '4', dModel: '48', lr: '0.0030', sentence: 'the capital of Spain is' });
-  for (const p of [bad, split]) { assert.deepEqual(p.log.errors, []); await p.context.close(); }
+  for (const p of [bad, split]) { assert.deepEqual(p.log.errors, []); await p.done(); }
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
