@@ -90,7 +90,7 @@ test('heatmap: PNG and SVG downloads look like the page', async () => {
   const { page, context, log } = await openPage(env, '?c=1');
   const label = 'Attention weights A';
   // The attention lab's heatmap (the asymmetry figure has one with the same title).
-  const bar = '.heatmap:has(> svg[data-heatmap="weights"]) > .export-bar';
+  const bar = '.heatmap:has(> .heatmap-scroll > svg[data-heatmap="weights"]) > .export-bar';
   assert.equal(await page.getAttribute(`${bar} button[data-export="png"]`, 'aria-label'), `Download ${label} as PNG`);
   assert.equal(await page.getAttribute(`${bar} button[data-export="svg"]`, 'aria-label'), `Download ${label} as SVG`);
   const png = await downloadOf(page, `${bar} button[data-export="png"]`);
@@ -529,7 +529,7 @@ test('export controls fit a 390 px phone and keep the page from scrolling sidewa
   await page.click('button[data-control="save-load"]');
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(scrollWidth <= 390, `page is ${scrollWidth} px wide`);
-  const sel = '.heatmap:has(> svg[data-heatmap="weights"]) > .export-bar button[data-export="png"]';
+  const sel = '.heatmap:has(> .heatmap-scroll > svg[data-heatmap="weights"]) > .export-bar button[data-export="png"]';
   const btn = await page.$eval(sel, (b) => {
     b.scrollIntoView({ block: 'center' });
     const r = b.getBoundingClientRect();
