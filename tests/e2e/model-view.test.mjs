@@ -96,6 +96,14 @@ test('a thumbnail selects its head by click and by keyboard; the selection is th
   await page.waitForFunction(() => document.getElementById('model').dataset.selected === '1,2');
   assert.equal(await page.getAttribute('#model .learn-head[data-layer="2"][data-head="3"]', 'aria-pressed'), 'true');
   assert.equal(await page.textContent('[data-role="model-head-title"]'), 'Layer 2, head 3');
+  assert.doesNotMatch(await page.textContent('[data-role="model-head-caption"]'), /Its name/, 'an unnamed head');
+  // A named head's caption says where its name comes from (the walk found "same word 0.55" with a caption about positions).
+  const named = headScores.names.find((x) => x.patterns.length);
+  const [nl, nh] = [named.layer, named.head];
+  await page.click(`#model .learn-head[data-layer="${nl + 1}"][data-head="${nh + 1}"]`);
+  await page.waitForFunction((k) => document.getElementById('model').dataset.selected === k, `${nl},${nh}`);
+  const score = headScores.patterns[named.patterns[0]].scores[nl][nh];
+  assert.match(await page.textContent('[data-role="model-head-caption"]'), new RegExp(`Its name, “[a-z ]+”, comes from its score of ${score.toFixed(2).replace(/\.?0+$/, '').replace('.', '\\.')} measured on held-out text`));
   await page.focus('#model .learn-head[data-layer="3"][data-head="1"]');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.getElementById('model').dataset.selected === '2,0');

@@ -213,7 +213,11 @@ export const modelViewLab: Lab = {
       const labels = v.tokens.map((t, i) => `${i + 1} ${showToken(t)}`);
       const masked = Array.from({ length: n * n }, (_, k) => k % n > Math.floor(k / n));
       headTitle.textContent = `Layer ${sel.layer + 1}, head ${sel.head + 1}`;
-      headCap.textContent = headCaption(sel.layer, sel.head, rowMeans(w, n));
+      // A name comes from a score measured on held-out text: say so, since this text need not show it.
+      const name = headName(rm.headScores, sel.layer, sel.head);
+      headCap.textContent = headCaption(sel.layer, sel.head, rowMeans(w, n)) + (name
+        ? ` Its name, “${PATTERN_NAMES[name.pattern]}”, comes from its score of ${fmt(name.score, 2)} measured on held-out text (its scores are below), not from this text.`
+        : '');
       const q = Math.min(query, n - 1);
       big.update({ name: 'model-head', label: `Layer ${sel.layer + 1} head ${sel.head + 1} attention weights`, n, m: n, values: w, rowLabels: labels, colLabels: labels, masked, highlightRow: q, onSelectRow: (r) => { query = r; draw(); } });
       table.update({ name: 'model-head', caption: `Layer ${sel.layer + 1} head ${sel.head + 1}: attention weights (rows: queries, columns: keys)`, rows: n, cols: n, values: w, rowLabels: labels, colLabels: labels, palette: 'seq', fixedMax: 1, maskedCells: masked, highlightRow: q });
