@@ -84,7 +84,8 @@ export class Heatmap {
   private build(spec: HeatmapSpec): void {
     const { n, m } = spec;
     const longest = Math.max(1, ...spec.rowLabels.map((s) => s.length), ...spec.colLabels.map((s) => s.length));
-    const labelW = Math.min(120, 10 + longest * 7);
+    // About 7 px a character of 12 px text, and room for the selected row's label in bold (about 8 % wider).
+    const labelW = Math.min(130, 12 + longest * 7.6);
     const cell = Math.max(12, Math.min(spec.maxCell ?? 46, Math.floor(520 / Math.max(n, m, 1))));
     this.cell = cell;
     // The last column's label, rotated by -55°, reaches cos(55°) ≈ 0.58 of its length past its cell's centre.
