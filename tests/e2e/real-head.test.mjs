@@ -274,6 +274,7 @@ test('positions lab: the real model’s learned position vectors, their similari
   const { page, log, done } = await openPage(env, '#position');
   await page.click('[data-control="pos-real"]');
   await page.waitForFunction(() => /^The real model that ships/.test(document.querySelector('[data-figure="learned-real-claim"]')?.textContent ?? ''), null, { timeout: 60000 });
+  assert.equal(await page.isVisible('[data-control="pos-real"]'), false, 'the button goes once its figure is shown');
   // wpe read here from the same file: float16 bits to numbers, cosines in float64.
   const bytes = readFileSync(`${folder}/model.safetensors`);
   const n = Number(bytes.readBigUInt64LE(0));

@@ -119,6 +119,7 @@ export const positionLab: Lab = {
         const cos = cosines(engine, wpe, T, dModel);
         const labels = Array.from({ length: T }, (_, i) => String(i + 1));
         realFig.figure.hidden = false;
+        realBtn.hidden = true;  // (done: the figure is there; a greyed "Show" read as if it had not worked)
         realFig.show(`The real model’s first ${T} position vectors: the cosine similarity of every pair (rows and columns: positions)`, cos);
         realHeat.update({ name: 'pos-cos-real', label: 'Cosine similarity of the real model’s learned position vectors', n: T, m: T, values: cos, rowLabels: labels, colLabels: labels, maxCell: 18, palette: 'div' });
         const { near, far } = nearFar(cos, T);
