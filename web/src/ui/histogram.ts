@@ -16,6 +16,8 @@ export interface HistogramSpec {
 const W = 520;
 const H = 150;
 const PAD = { l: 8, r: 8, t: 8, b: 22 };
+/** The text's size on screen (styles/labs.css: .histogram-svg). */
+const TEXT_PX = 11;
 
 export class Histogram {
   readonly root: HTMLElement;
@@ -25,6 +27,14 @@ export class Histogram {
     this.root = el('div', { class: 'histogram' });
     this.svg = select(this.root).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('class', 'histogram-svg')
       .attr('role', 'img').attr('data-histogram', name);
+    // The picture scales with its box; its text is set larger in its own units as the box narrows, so that on a
+    // phone it stays the 11 px it is at full width (it was drawn at 7 px at 390 px).
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(() => {
+        const shown = this.svg.node()?.getBoundingClientRect().width ?? 0;
+        if (shown > 0) this.svg.style('font-size', `${(TEXT_PX * Math.max(1, W / shown)).toFixed(2)}px`);
+      }).observe(this.root);
+    }
   }
 
   /** Draws the histogram; returns the bin counts (the same numbers the bars show). */
