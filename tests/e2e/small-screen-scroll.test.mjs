@@ -75,7 +75,7 @@ test('390 px: every box that scrolls sideways fades on the side with more, and i
   await done();
 });
 
-test('390 px: "Copy link" is shown and every slider is at least 24 px tall and wide', async () => {
+test('390 px: "Copy link" is shown, every slider is at least 24 px tall and wide, histograms keep their text', async () => {
   const { page, log, done } = await openPage(env, '', { width: W, height: 844 });
   await settle(page);
   const share = await page.$eval('[data-control="share"]', (b) => { const r = b.getBoundingClientRect(); return { w: r.width, h: r.height, right: r.right }; });
@@ -91,6 +91,10 @@ test('390 px: "Copy link" is shown and every slider is at least 24 px tall and w
   assert.ok(shown.length >= 4, `sliders on the page: ${shown.map((s) => s.name).join(', ')}`);
   const small = shown.filter((s) => s.h < 24 || s.w < 24).map((s) => `${s.name} ${s.w.toFixed(0)} × ${s.h.toFixed(0)}`);
   assert.deepEqual(small, [], 'sliders at least 24 × 24 px');
+  // The histograms' text keeps its size as the picture narrows (it was drawn at 6.5–7.2 px at 390 px).
+  const hist = await page.$$eval('svg[data-histogram] text', (ts) => ts.filter((t) => t.textContent && t.checkVisibility())
+    .map((t) => { const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }));
+  assert.ok(hist.length > 0 && hist.every((px) => px >= 10 - 1e-6), `histogram text at ${Math.min(...hist).toFixed(1)} px`);
   assert.deepEqual(log.errors, []);
   await done();
 });
