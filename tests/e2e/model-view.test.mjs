@@ -41,6 +41,13 @@ async function openModelView(query = '', opts = {}) {
   return o;
 }
 
+/** Moves the softmax section's temperature slider (its value is log10 T), as a learner's drag does. */
+const setTemperature = (page, log10) => page.evaluate((v) => {
+  const s = document.querySelector('[data-control="sm-temp"]');
+  s.value = v;
+  s.dispatchEvent(new Event('input', { bubbles: true }));
+}, log10);
+
 /** Types `text` into the view's field and waits for the tokens of exactly that text. */
 async function typeText(page, text) {
   await page.fill('[data-control="model-text"]', text);
@@ -168,32 +175,20 @@ test('the next-token table is the engine’s softmax of the last logits at the s
   };
   await shareSaid(p);
   // Moving the softmax section's temperature moves this table.
-  await page.evaluate(() => {
-    const s = document.querySelector('[data-control="sm-temp"]');
-    s.value = '0';  // log10(1)
-    s.dispatchEvent(new Event('input', { bubbles: true }));
-  });
+  await setTemperature(page, '0');  // log10(1)
   await page.waitForFunction(() => document.querySelector('[data-table="model-next"]').dataset.temperature === '1');
   const p1 = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 1 });
   const top = Number(await page.getAttribute('[data-table="model-next"] tr[data-id]', 'data-p'));
   assert.equal(top, Math.max(...p1), 'the top probability at T = 1');
   await shareSaid(p1);
   // Cold enough that the ten hold all but a sliver: the caption says the sliver, not "1".
-  await page.evaluate(() => {
-    const s = document.querySelector('[data-control="sm-temp"]');
-    s.value = '-1.5';
-    s.dispatchEvent(new Event('input', { bubbles: true }));
-  });
+  await setTemperature(page, '-1.5');
   await page.waitForFunction(() => document.querySelector('[data-table="model-next"]').dataset.temperature === '0.0316');
   const pc = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 0.0316 });
   await shareSaid(pc);
   assert.match(await page.textContent('[data-role="model-next-caption"]'), /hold all but/);
   // The coldest temperature: only tokens above probability 0 are listed as likely (ties at 0 were listed before).
-  await page.evaluate(() => {
-    const s = document.querySelector('[data-control="sm-temp"]');
-    s.value = '-2';
-    s.dispatchEvent(new Event('input', { bubbles: true }));
-  });
+  await setTemperature(page, '-2');
   await page.waitForFunction(() => document.querySelector('[data-table="model-next"]').dataset.temperature === '0.01');
   const p0 = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V, temperature: 0.01 });
   const cold = await page.$$eval('[data-table="model-next"] tr[data-id]', (rs) => rs.map((r) => Number(r.dataset.p)));
