@@ -2,13 +2,14 @@
 # `npm test`: installs what is missing, builds native and wasm, runs every suite; exits non-zero on any failure.
 #
 # After the bootstrap, two lanes run side by side, each stage after the one before it in its lane:
-#   native:  the native builds, CTest (both kernel sets in each build), the bounded fuzz pass, then the package's
-#            tests against the debug modules (linked from the wasm build's objects);
-#   package: the wasm build, the package's tests, the consumers, the explorer.
-# Most of their stages keep only one core busy, so two cores finish both in about the time of the longer; the debug
-# modules' tests sit in the native lane because that lane is the shorter one without them. The lanes share the
-# wasm build folders (build/wasm-simd, build/wasm-scalar): the package lane holds them, under a lock, until its
-# last stage that builds there (the consumers: npm pack builds the package), and the debug stage waits for that.
+#   native:  the native builds, CTest (both kernel sets in each build), the bounded fuzz pass, the package's tests
+#            against the debug modules (linked from the wasm build's objects), then explorer e2e files;
+#   package: the wasm build, the explorer build, the package's tests, the consumers, then explorer e2e files.
+# Most of their stages keep only one core busy, so two cores finish both in about the time of the longer. The e2e
+# files are one queue that both lanes take from (scripts/test-e2e-queue.sh), so the lanes end together. The lanes
+# share the wasm build folders (build/wasm-simd, build/wasm-scalar): the package lane holds them, under a lock, until
+# its last stage that builds there (the consumers: npm pack builds the package), and the debug stage waits for that;
+# the native lane's e2e runner waits, under a second lock, for the explorer build.
 # The native lane writes to build/test-logs/native.log, printed when it ends.
 # A failing stage stops its lane and the run (the package lane stops the native lane at once; the native lane stops
 # the package lane at its next stage). The run ends, also on failure, with a table
@@ -61,16 +62,19 @@ native_lane() {
   stage native "native: CTest, scalar and SIMD kernels in each build" bash scripts/test-native.sh test &&
   stage native "fuzz: build, bounded deterministic pass"              bash scripts/fuzz.sh --ci &&
   flock "$wasm_lock" true &&   # the package lane is done with the wasm build folders (it may have failed: stage checks)
-  stage native "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)" bash scripts/test-js-debug.sh
+  stage native "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)" bash scripts/test-js-debug.sh &&
+  flock "$web_lock" true &&    # the explorer is built (or its build failed: stage checks)
+  stage native "explorer tests (Chromium), files left in the queue"    bash scripts/test-e2e-queue.sh "$e2e_queue"
 }
 package_lane() {
   stage package "wasm package build"                                  npm run --silent build &&
+  stage package "explorer build"                                      npm run --silent build:web &&
+  release_web_build &&
   stage package "package tests (Node, Chromium)"                      npm run --silent test:js &&
   stage package "API reference (TypeDoc over index.d.ts)"             npm run --silent docs:api &&
   stage package "package consumers (npm pack; Node, TS, bundlers, Chromium)" node scripts/with-chromium.mjs npm run --silent test:consumers &&
   release_wasm_builds &&
-  stage package "explorer build"                                      npm run --silent build:web &&
-  stage package "explorer tests (Chromium)"                           npm run --silent test:e2e
+  stage package "explorer tests (Chromium), files left in the queue"   bash scripts/test-e2e-queue.sh "$e2e_queue"
 }
 
 table() {
@@ -93,6 +97,15 @@ wasm_lock=$logs/.wasm-builds.lock
 exec {wasm_fd}>"$wasm_lock"
 flock "$wasm_fd"
 release_wasm_builds() { flock -u "$wasm_fd"; }
+# The explorer's lock, the same way: held until web/dist/ is built, so that the native lane's e2e runner waits for it.
+web_lock=$logs/.web-build.lock
+exec {web_fd}>"$web_lock"
+flock "$web_fd"
+release_web_build() { flock -u "$web_fd"; }
+# The explorer's e2e files, shared by one runner in each lane (scripts/test-e2e-queue.sh): whichever lane is free
+# takes the next file, so the two lanes end together.
+e2e_queue=$logs/e2e-queue
+bash scripts/test-e2e-queue.sh --fill "$e2e_queue"
 
 if stage main "bootstrap (apt packages, npm ci)" bash scripts/bootstrap.sh; then
   set -m   # job control for this one job: the native lane gets its own process group, so that it can be stopped
@@ -104,10 +117,15 @@ if stage main "bootstrap (apt packages, npm ci)" bash scripts/bootstrap.sh; then
   # time joins this shell's children's times, which would charge it to the package stage running then.
   ( package_lane ) || stop_native   # a failure here ends the run now
   release_wasm_builds
+  release_web_build
   wait "$native_pid"; rc=$?
   native_pid=
   # A lane that ended without recording its failure (killed, or the shell itself failed) fails the run too.
   if ((rc)) && ! failed; then printf 'native\tthe native lane ended early\t0\t0\t0\t%d\n' "$rc" >>"$records"; fi
+  # Every e2e file ran (each runner empties the queue unless a file of its own failed).
+  if ! failed && [[ -n $(ls "$e2e_queue/todo") ]]; then
+    printf 'main\texplorer e2e files never run: %s\t0\t0\t0\t1\n' "$(ls "$e2e_queue/todo" | tr '\n' ' ')" >>"$records"
+  fi
   echo; echo "==== the native lane's output ($logs/native.log)"
   cat "$logs/native.log"
 fi
