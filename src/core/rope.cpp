@@ -254,7 +254,7 @@ Status rope(const RopeArgs& a, std::span<float> out) {
   if (!computed.ok_for(tables ? 0 : sat_mul(2 * half, table_rows))) return Status::no_memory("the RoPE angle tables");
   float* cos_t = computed.data();
   float* sin_t = tables ? nullptr : cos_t + half * table_rows;
-  if (!tables && !angle_tables(table_rows, [&](std::size_t r) { return pos(r / seq, r % seq); }, half, base, cos_t, sin_t))
+  if (!tables && !angle_tables(table_rows, [&](std::size_t row) { return pos(row / seq, row % seq); }, half, base, cos_t, sin_t))
     return Status::no_memory("the RoPE angle tables");
 
   const auto rotate = a.interleaved ? k::rotate_interleaved : k::rotate_half;
@@ -269,8 +269,8 @@ Status rope(const RopeArgs& a, std::span<float> out) {
       const std::size_t p = std::size_t(pos(b, s));
       c = a.cos.data() + p * half, sn = a.sin.data() + p * half;
     } else {
-      const std::size_t r = (pos.per_item ? b * seq : 0) + s;
-      c = cos_t + r * half, sn = sin_t + r * half;
+      const std::size_t row = (pos.per_item ? b * seq : 0) + s;
+      c = cos_t + row * half, sn = sin_t + row * half;
     }
     rotate(a.x.data() + at, out.data() + at, c, sn, half, a.inverse);
     if (copy_tail)
