@@ -111,13 +111,13 @@ async function independent(n) {
     simd: SIMD, config: CONFIG, train: TRAIN, go, batches, from: Math.round(r * rows) * T, to: Math.round((r + 1) * rows) * T } }));
   const done = workers.map((w) => new Promise((resolve, reject) => (w.once('message', resolve), w.once('error', reject))));
   while (Atomics.load(flags, 1) < n) await new Promise((r) => setTimeout(r, 5));  // every replica warmed up
-  const before = cpuSnapshot(), t0 = performance.now();
+  const before = cpuSnapshot();
   Atomics.store(flags, 0, 1), Atomics.notify(flags, 0);
   const times = await Promise.all(done);
-  const wall = (performance.now() - t0) / STEPS, load = otherLoad(before, cpuSnapshot(), 0);
+  const load = otherLoad(before, cpuSnapshot(), 0);
   await Promise.all(workers.map((w) => w.terminate()));
   const step = Array.from({ length: STEPS }, (_, s) => Math.max(...times.map((t) => t[s]))).sort((p, q) => p - q);
-  return { wall, median: step[step.length >> 1], load: load ? load.otherCores : NaN };
+  return { median: step[step.length >> 1], load: load ? load.otherCores : NaN };
 }
 
 if (args.includes('--independent')) {

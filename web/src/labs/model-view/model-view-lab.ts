@@ -270,12 +270,12 @@ export const modelViewLab: Lab = {
       const tok = rm.model.tokenizer!;
       const names = tok.tokens(order);
       clear(nextTable);
-      const k = order.length, ten = k === 1 ? 'The most likely next token' : `The ${k} most likely next tokens`;
-      nextTable.append(el('caption', { text: `${ten} after “${showToken(v.tokens[n - 1])}”, at T = ${fmt(T, 3)}${k < TOP ? ` (every other token is at probability 0 in float32)` : ''}` }),
+      const k = order.length, lead = k === 1 ? 'The most likely next token' : `The ${k} most likely next tokens`;
+      nextTable.append(el('caption', { text: `${lead} after “${showToken(v.tokens[n - 1])}”, at T = ${fmt(T, 3)}${k < TOP ? ` (every other token is at probability 0 in float32)` : ''}` }),
         el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'token' }), el('th', { scope: 'col', text: 'probability' })));
       order.forEach((id, r) => nextTable.appendChild(el('tr', { 'data-id': id, 'data-p': exact(p[id]) },
         el('td', { text: String(r + 1) }), el('td', { class: 'model-token-cell', text: showToken(names[r]) }), el('td', { text: fmtProb(p[id]) }))));
-      // The others' share summed itself (1 − the ten's loses it to rounding): near 1, the caption says what is left.
+      // The others' share summed itself (1 − the listed ones' loses it to rounding): near 1, the caption says what is left.
       let shown = 0, rest = 0;
       const top = new Set(order);
       for (let i = 0; i < V; ++i) if (top.has(i)) shown += p[i]; else rest += p[i];
