@@ -55,6 +55,14 @@ export class PullPlane {
     this.svg.append('g').attr('class', 'pulls');
     this.svg.append('g').attr('class', 'update');
     this.svg.append('g').attr('class', 'points');
+    // The plane scales with its box; the axes' text grows in the plane's own units as the box narrows, so that on a
+    // phone it stays the size it has at full width (ticks 11 px, titles 12 px: styles/labs.css), not 8 px at 390 px.
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(() => {
+        const shown = this.svg.node()?.getBoundingClientRect().width ?? 0;
+        if (shown > 0) this.svg.style('--text-scale', Math.max(1, W / shown).toFixed(3));
+      }).observe(this.root);
+    }
   }
 
   update(spec: PlaneSpec): void {
