@@ -19,19 +19,25 @@ struct GPTShape {
 
 using StateDict = std::map<std::string, std::vector<double>>;
 
-// Logits [batch·seq × vocab] of nanoGPT's forward over the state dict.
+// Logits [batch·seq × vocab] of nanoGPT's forward over the state dict. Each tensor is looked up by name once per
+// use, outside the loops over its elements: the finite-difference checks run this forward twice per parameter.
 inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, const std::vector<std::int32_t>& tokens,
                                       std::size_t seq) {
   const std::size_t n = tokens.size(), batch = n / seq, d = s.d, dh = d / s.heads, kvw = s.kv_heads * dh;
   auto W = [&](const std::string& name) -> const std::vector<double>& { return w.at(name); };
-  auto has = [&](const std::string& name) { return w.count(name) != 0; };
+  // The tensor, or null where the state dict has none (no biases, rotary positions).
+  auto find = [&](const std::string& name) -> const double* {
+    const auto it = w.find(name);
+    return it == w.end() ? nullptr : it->second.data();
+  };
   // y[r, o] = Σᵢ x[r, i]·W[o, i] + b[o]
   auto linear = [&](const std::vector<double>& x, std::size_t in, const std::string& name, std::size_t out) {
     std::vector<double> y(n * out);
     const auto& m = W(name + ".weight");
+    const double* bias = find(name + ".bias");
     for (std::size_t r = 0; r < n; ++r)
       for (std::size_t o = 0; o < out; ++o) {
-        double acc = has(name + ".bias") ? W(name + ".bias")[o] : 0.0;
+        double acc = bias ? bias[o] : 0.0;
         for (std::size_t i = 0; i < in; ++i) acc += x[r * in + i] * m[o * in + i];
         y[r * out + o] = acc;
       }
@@ -39,6 +45,8 @@ inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, con
   };
   auto layernorm = [&](const std::vector<double>& x, const std::string& name) {
     std::vector<double> y(n * d);
+    const auto& weight = W(name + ".weight");
+    const double* bias = find(name + ".bias");
     for (std::size_t r = 0; r < n; ++r) {
       double mean = 0, var = 0;
       for (std::size_t i = 0; i < d; ++i) mean += x[r * d + i];
@@ -46,16 +54,16 @@ inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, con
       for (std::size_t i = 0; i < d; ++i) var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
       var /= double(d);
       for (std::size_t i = 0; i < d; ++i)
-        y[r * d + i] = (x[r * d + i] - mean) / std::sqrt(var + 1e-5) * W(name + ".weight")[i] +
-                       (has(name + ".bias") ? W(name + ".bias")[i] : 0.0);
+        y[r * d + i] = (x[r * d + i] - mean) / std::sqrt(var + 1e-5) * weight[i] + (bias ? bias[i] : 0.0);
     }
     return y;
   };
   std::vector<double> x(n * d);
+  const auto& wte = W("transformer.wte.weight");
+  const double* wpe = find("transformer.wpe.weight");
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t i = 0; i < d; ++i)
-      x[r * d + i] = W("transformer.wte.weight")[std::size_t(tokens[r]) * d + i] +
-                     (has("transformer.wpe.weight") ? W("transformer.wpe.weight")[(r % seq) * d + i] : 0.0);
+      x[r * d + i] = wte[std::size_t(tokens[r]) * d + i] + (wpe ? wpe[(r % seq) * d + i] : 0.0);
   for (std::size_t l = 0; l < s.layers; ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
     auto qkv = linear(layernorm(x, p + "ln_1"), d, p + "attn.c_attn", d + 2 * kvw);
@@ -72,13 +80,13 @@ inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, con
           }
         }
     }
-    std::vector<double> y(n * d);
+    std::vector<double> y(n * d), scores(seq);
     const std::size_t ld = d + 2 * kvw;
     for (std::size_t b = 0; b < batch; ++b)
       for (std::size_t h = 0; h < s.heads; ++h) {
         const std::size_t g = h / (s.heads / s.kv_heads);
         for (std::size_t i = 0; i < seq; ++i) {
-          std::vector<double> att(i + 1);
+          double* att = scores.data();  // att[0…i]
           double mx = -INFINITY, z = 0;
           for (std::size_t j = 0; j <= i; ++j) {  // causal: key j ≤ query i
             double dot = 0;
@@ -87,7 +95,7 @@ inline std::vector<double> gpt_logits(const GPTShape& s, const StateDict& w, con
             att[j] = dot / std::sqrt(double(dh));
             mx = std::fmax(mx, att[j]);
           }
-          for (double& a : att) z += (a = std::exp(a - mx));
+          for (std::size_t j = 0; j <= i; ++j) z += (att[j] = std::exp(att[j] - mx));
           for (std::size_t c = 0; c < dh; ++c) {
             double o = 0;
             for (std::size_t j = 0; j <= i; ++j) o += att[j] / z * qkv[(b * seq + j) * ld + d + kvw + g * dh + c];

@@ -17,11 +17,16 @@ namespace testing {
 // The kernel set main.cpp was asked to test (--kernels), empty when none was named.
 inline std::string requested_kernels;
 
+// Seeded inputs. uniform: the very numbers std::uniform_real_distribution<float> draws from std::mt19937 in
+// libstdc++, bit for bit (one 32-bit draw over 2³², rounded to float; what rounds to 1 moves just below it), without
+// its generate_canonical, which takes a long-double logarithm per number (most of some tests' time under ASan).
 inline std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
+  for (auto& x : v) {
+    const float u = float(rng()) * 0x1p-32f;
+    x = (u < 1.0f ? u : std::nextafter(1.0f, 0.0f)) * (hi - lo) + lo;
+  }
   return v;
 }
 
