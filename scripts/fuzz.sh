@@ -4,10 +4,11 @@
 # committed), a crash leaves its input in build/fuzz/. The harnesses are targets of the native-asan build (its core,
 # compiled once with libFuzzer's coverage instrumentation, serves them and the Catch2 tests): after
 # `scripts/test-native.sh` only the harnesses themselves are compiled here.
-# `scripts/fuzz.sh --ci` (npm test): a bounded, deterministic pass — fixed seed and run count, a fresh scratch
-# corpus plus the committed seeds — so CI repeats exactly the pass that was checked before committing.
-# Each harness is one single-threaded process, so FUZZ_JOBS of them (default: one per core) run at a time; each is
-# as deterministic as alone. The build's time and each harness's are printed.
+# `scripts/fuzz.sh --ci` (npm test): a bounded pass — fixed seed and run count, a fresh scratch corpus plus the
+# committed seeds — so CI runs the same inputs' mutations as the pass that was checked before committing (not bit
+# for bit: two passes with the same seed end a few coverage features apart, as measured below).
+# Each harness is one single-threaded process, so FUZZ_JOBS of them (default: one per core) run at a time.
+# The build's time and each harness's are printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NAMES=(softmax attention multihead rope attention_backward safetensors matmul attention_full attention_backward_full

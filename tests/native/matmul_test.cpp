@@ -46,7 +46,10 @@ TEST_CASE("matmul: size sweep around 4, 8, 32 and the 128-column block, both lay
     for (std::size_t k : {1u, 3u, 4u, 5u, 8u, 17u, 32u})
       for (std::size_t n : {1u, 3u, 4u, 7u, 8u, 9u, 31u, 33u, 127u, 128u, 129u}) {
         INFO("m=" << m << " k=" << k << " n=" << n);
-        check_product(testing::uniform(m * k, seed++), testing::uniform(k * n, seed++), m, k, n);
+        // Two statements: two seed++ in one call's arguments are unsequenced, so GCC and clang would draw a and b
+        // from different seeds.
+        const auto a = testing::uniform(m * k, seed++);
+        check_product(a, testing::uniform(k * n, seed++), m, k, n);
       }
 }
 
@@ -55,7 +58,8 @@ TEST_CASE("matmul: the depth block (k around 256) and larger shapes", "[matmul]"
   for (auto [m, k, n] : {std::tuple{4u, 255u, 8u}, {5u, 256u, 9u}, {3u, 257u, 129u}, {128u, 128u, 128u},
                          {33u, 513u, 130u}, {129u, 64u, 257u}, {1u, 1024u, 1u}, {200u, 300u, 70u}}) {
     INFO("m=" << m << " k=" << k << " n=" << n);
-    check_product(testing::normal(m * k, seed++, 3.0f), testing::normal(k * n, seed++, 0.5f), m, k, n);
+    const auto a = testing::normal(m * k, seed++, 3.0f);
+    check_product(a, testing::normal(k * n, seed++, 0.5f), m, k, n);
   }
 }
 
