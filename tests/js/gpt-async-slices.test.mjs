@@ -119,18 +119,19 @@ describe('GPT.trainStepAsync by slices', async () => {
   }
 
   test('a step that fails on the workers (no memory for a part) leaves every replica as it was', async () => {
-    // 384 sequences over a 65 536-token vocabulary: each part's logits (128 or 192 sequences) need 2 GiB or more,
-    // past wasm32, so the gradients round fails on every worker after the replicas were brought up to date.
+    // 1536 sequences of 16 tokens over a 65 536-token vocabulary: each part's logits (512 or 768 sequences) need
+    // 2 GiB or more, past wasm32, so the gradients round fails on every worker after the replicas were brought up to
+    // date. (Short sequences: the steps around it, a sequence or two per worker, are small ones.)
     for (const lab of [labs['2 workers, shared memory'], labs['3 workers, messages']]) {
-      const config = { vocabSize: 65536, context: 64, dModel: 8, heads: 1, layers: 1, seed: 2 };
+      const config = { vocabSize: 65536, context: 16, dModel: 8, heads: 1, layers: 1, seed: 2 };
       const b = lab.createGPT(config), c = lab.createGPT(config);
       const small = (s) => {
-        const tokens = Int32Array.from({ length: 3 * 64 }, (_, i) => (i * 7 + s) % 29);
+        const tokens = Int32Array.from({ length: 3 * 16 }, (_, i) => (i * 7 + s) % 29);
         return [tokens, tokens.map((t) => t + 1), OPTS];
       };
       for (const m of [b, c]) await m.trainStepAsync(...small(0));
       const w = b.getWeights();
-      const tokens = Int32Array.from({ length: 384 * 64 }, (_, i) => i % 29);
+      const tokens = Int32Array.from({ length: 1536 * 16 }, (_, i) => i % 29);
       await assert.rejects(b.trainStepAsync(tokens, tokens.map((t) => t + 1)), /^Error: GPT\.trainStep: out of memory allocating scratch/);
       assert.ok(sameWeights(b.getWeights(), w));
       assert.equal(b.steps, 1);
