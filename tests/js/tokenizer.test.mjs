@@ -9,7 +9,8 @@
 // gpt-tokenizer. Where the two Hugging Face references disagree the Rust library decides, and each disagreement
 // must be listed in KNOWN_DIFFERENCES with its reason (one, on SmolLM's Digits).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 
@@ -68,10 +69,8 @@ const KNOWN_DIFFERENCES = new Map([
   [`smollm#${corpus.indexOf('٣٤٥ १२३ ๑๒๓ Ⅻ ½ ²')}`, 'Digits: numbers beyond Nd'],
 ]);
 
-// What the references give for every corpus string (computed once, compared with both backends).
-async function references(file) {
-  const tokenizerJson = file.tokenizer ? JSON.stringify(file.tokenizer()) : readFileSync(`${models(file.name)}tokenizer.json`, 'utf8');
-  const config = file.tokenizer ? {} : json(`${models(file.name)}tokenizer_config.json`);
+// The references' outputs for every corpus string: ids with and without special tokens, tokens, decodes.
+async function referenceOutputs(tokenizerJson, config) {
   const rust = RustTokenizer.fromString(tokenizerJson);
   const js = new JsTokenizer(JSON.parse(tokenizerJson), config);
   const out = [];
@@ -87,6 +86,33 @@ async function references(file) {
       jsDecode: ids.length ? js.decode(ids) : '', jsDecodeSkip: ids.length ? js.decode(ids, { skip_special_tokens: true }) : '',
     });
   }
+  return out;
+}
+
+// Those outputs depend on the file, the corpus, referenceOutputs and the two libraries, not on the build under test:
+// kept in build/tokenizer-references/ under a hash of all of those, so that the debug build's run of this file
+// (scripts/test-js-debug.sh) compares with what the release build's run computed instead of loading the references
+// again (Gemma's tokenizer.json alone takes them seconds). Written beside and renamed in: a run at the same time
+// never reads half a file.
+const CACHE = `${repo}build/tokenizer-references/`;
+const LIBRARIES = ['@anush008/tokenizers', '@huggingface/tokenizers'].map((p) => readFileSync(`${repo}node_modules/${p}/package.json`, 'utf8'));
+async function cachedOutputs(tokenizerJson, config) {
+  const hash = createHash('sha256');
+  for (const part of [tokenizerJson, JSON.stringify(config), JSON.stringify(corpus), referenceOutputs.toString(), ...LIBRARIES]) hash.update(part).update('\0');
+  const path = `${CACHE}${hash.digest('hex')}.json`;
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
+  const out = await referenceOutputs(tokenizerJson, config);
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(`${path}.${process.pid}`, JSON.stringify(out));
+  renameSync(`${path}.${process.pid}`, path);
+  return out;
+}
+
+// What the references give for every corpus string (computed once, compared with both backends).
+async function references(file) {
+  const tokenizerJson = file.tokenizer ? JSON.stringify(file.tokenizer()) : readFileSync(`${models(file.name)}tokenizer.json`, 'utf8');
+  const config = file.tokenizer ? {} : json(`${models(file.name)}tokenizer_config.json`);
+  const out = await cachedOutputs(tokenizerJson, config);
   const added = new Set(JSON.parse(tokenizerJson).added_tokens.map((t) => t.content));
   // tokenizers.js cleans up spaces unless the configuration says not to; the engine follows the configuration,
   // and without one does not.
