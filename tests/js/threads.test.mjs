@@ -85,7 +85,7 @@ function sync(lab, backend, name, ...args) {
   try {
     key = `${backend}.${name}(${JSON.stringify(args, (k, v) => {
       if (k === 'out' || typeof v === 'function') throw new Error('not plain data');
-      if (typeof v === 'number') return `${Object.is(v, -0) ? '-0' : v}`; // (NaN and ±Infinity apart)
+      if (typeof v === 'number') return `\0${Object.is(v, -0) ? '-0' : v}`; // (NaN, ±Infinity and '37' apart)
       if (ArrayBuffer.isView(v)) return `${v.constructor.name} ${v.length} ${createHash('sha1').update(Buffer.from(v.buffer, v.byteOffset, v.byteLength)).digest('hex')}`;
       if (v && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) !== Object.prototype) throw new Error('not plain data');
       return v;
