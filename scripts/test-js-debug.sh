@@ -21,8 +21,10 @@ ATTNLAB_SOAK_CALLS=20000 node --import ./tests/js/support/debug-globals.mjs --te
   tests/js/softmax-backward.test.mjs tests/js/gpt.test.mjs tests/js/attention-backward.test.mjs tests/js/threads.test.mjs \
   tests/js/gpt-async.test.mjs tests/js/gpt-async-slices.test.mjs
 # lab.loadModel: checkpoints streamed in (bytes, Blobs, URLs), their forwards and generation, every bad input, and
-# the same models cut across the workers (~2 min; the GPT-2-small-shaped checkpoint stays out: 124 M weights placed
-# one checked store at a time).
+# the same models cut across the workers (the GPT-2-small-shaped checkpoint stays out: 124 M weights placed one
+# checked store at a time). The checkpoints and their NumPy reference come from build/lm-checkpoints-js/ when an
+# earlier run wrote them (tests/js/support/lm-fixtures.mjs), as the tokenizers' references below come from
+# build/tokenizer-references/: neither depends on the build under test.
 node --import ./tests/js/support/debug-globals.mjs --test --test-concurrency=1 tests/js/lm.test.mjs tests/js/lm-errors.test.mjs \
   tests/js/lm-threads.test.mjs
 # lab.loadTokenizer: tokenizer.json and vocab.json + merges.txt parsed and run in the engine, every malformed file

@@ -37,34 +37,48 @@ describe('GPT.trainStepAsync by slices', async () => {
     assert.equal(one.createGPT(CONFIG).parameterCount, PARAMETERS);
   });
 
+  // Step 1 with β₁ = β₂ = 0 and eps = 1, which shows the gradient itself, then 50 AdamW steps with weight decay and
+  // clipping: trainStep's run on this thread, the same for every lab below (one model, config and batches), made once.
+  const FIRST = { lr: 0.05, beta1: 0, beta2: 0, eps: 1, weightDecay: 0 };
+  let curve;
+  const trainStepCurve = () => {
+    if (!curve) {
+      const a = one.createGPT(CONFIG);
+      const w0 = a.getWeights(), { tokens, targets } = batch(1);
+      const loss1 = a.trainStep(tokens, targets, FIRST), w1 = a.getWeights();
+      const losses = Array.from({ length: 50 }, (_, s) => a.trainStep(batch(100 + s).tokens, batch(100 + s).targets, OPTS));
+      a.dispose();
+      curve = { w0, loss1, w1, losses };
+    }
+    return curve;
+  };
+
   for (const [name, lab] of Object.entries(labs)) {
     test(`${name}: each step within the bound of a reordered float32 sum; the same curve over 50 steps`, async () => {
-      const a = one.createGPT(CONFIG), b = lab.createGPT(CONFIG);
-      const w0 = a.getWeights();
-      // Step 1 with β₁ = β₂ = 0 and eps = 1, which shows the gradient itself: the per-token losses are the same
-      // floats summed in double in two groupings (within an ulp of the float mean); the weights within the bound of
-      // a reordered float32 sum (support/gpt-step.mjs).
-      const first = { lr: 0.05, beta1: 0, beta2: 0, eps: 1, weightDecay: 0 };
+      const { w0, loss1: want, w1, losses } = trainStepCurve();
+      const b = lab.createGPT(CONFIG);
+      // Step 1: the per-token losses are the same floats summed in double in two groupings (within an ulp of the
+      // float mean); the weights within the bound of a reordered float32 sum (support/gpt-step.mjs).
       const { tokens, targets } = batch(1);
-      const want = a.trainStep(tokens, targets, first), got = await b.trainStepAsync(tokens, targets, first);
+      const got = await b.trainStepAsync(tokens, targets, FIRST);
       assert.ok(Math.abs(got - want) <= ulp(want), `loss ${got} vs ${want}`);
-      assertSameFirstStep(w0, a.getWeights(), b.getWeights());
-      // Then 50 AdamW steps with weight decay and clipping. Adam moves each weight by about lr per step whatever
-      // its gradient's size, so runs whose gradients agree to 2⁻¹³ part only on the few entries whose gradient is
-      // that near 0, and their losses differ by about ‖∇L‖·‖Δw‖, far below the loss's own rounding: each step's loss
-      // within 4 float32 ulps of trainStep's (measured: within one, at every step of all four runs). A step applied
-      // twice, skipped, or a slice updated wrongly moves the loss by far more (the curve falls ~0.01 per step).
-      const first50 = [], apart = [];
+      assertSameFirstStep(w0, w1, b.getWeights());
+      // Then the 50 AdamW steps. Adam moves each weight by about lr per step whatever its gradient's size, so runs
+      // whose gradients agree to 2⁻¹³ part only on the few entries whose gradient is that near 0, and their losses
+      // differ by about ‖∇L‖·‖Δw‖, far below the loss's own rounding: each step's loss within 4 float32 ulps of
+      // trainStep's (measured: within one, at every step of all four runs). A step applied twice, skipped, or a
+      // slice updated wrongly moves the loss by far more (the curve falls ~0.01 per step).
+      const apart = [];
       for (let s = 0; s < 50; ++s) {
         const { tokens, targets } = batch(100 + s);
-        const la = a.trainStep(tokens, targets, OPTS), lb = await b.trainStepAsync(tokens, targets, OPTS);
-        first50.push(la), apart.push(Math.abs(lb - la) / ulp(la));
+        const la = losses[s], lb = await b.trainStepAsync(tokens, targets, OPTS);
+        apart.push(Math.abs(lb - la) / ulp(la));
       }
-      assert.ok(first50[0] - first50[49] > 0.1, `the curve falls: ${first50[0]} → ${first50[49]}`);
+      assert.ok(losses[0] - losses[49] > 0.1, `the curve falls: ${losses[0]} → ${losses[49]}`);
       const worst = Math.max(...apart);
       assert.ok(worst <= 4, `losses apart by ${worst} ulps`);
       assert.equal(b.steps, 51);
-      a.dispose(), b.dispose();
+      b.dispose();
     });
 
     test(`${name}: one part is the whole gradient: bit for bit with trainStep, its state kept with the model's`, async () => {
@@ -119,18 +133,19 @@ describe('GPT.trainStepAsync by slices', async () => {
   }
 
   test('a step that fails on the workers (no memory for a part) leaves every replica as it was', async () => {
-    // 384 sequences over a 65 536-token vocabulary: each part's logits (128 or 192 sequences) need 2 GiB or more,
-    // past wasm32, so the gradients round fails on every worker after the replicas were brought up to date.
+    // 1536 sequences of 16 tokens over a 65 536-token vocabulary: each part's logits (512 or 768 sequences) need
+    // 2 GiB or more, past wasm32, so the gradients round fails on every worker after the replicas were brought up to
+    // date. (Short sequences: the steps around it, a sequence or two per worker, are small ones.)
     for (const lab of [labs['2 workers, shared memory'], labs['3 workers, messages']]) {
-      const config = { vocabSize: 65536, context: 64, dModel: 8, heads: 1, layers: 1, seed: 2 };
+      const config = { vocabSize: 65536, context: 16, dModel: 8, heads: 1, layers: 1, seed: 2 };
       const b = lab.createGPT(config), c = lab.createGPT(config);
       const small = (s) => {
-        const tokens = Int32Array.from({ length: 3 * 64 }, (_, i) => (i * 7 + s) % 29);
+        const tokens = Int32Array.from({ length: 3 * 16 }, (_, i) => (i * 7 + s) % 29);
         return [tokens, tokens.map((t) => t + 1), OPTS];
       };
       for (const m of [b, c]) await m.trainStepAsync(...small(0));
       const w = b.getWeights();
-      const tokens = Int32Array.from({ length: 384 * 64 }, (_, i) => i % 29);
+      const tokens = Int32Array.from({ length: 1536 * 16 }, (_, i) => i % 29);
       await assert.rejects(b.trainStepAsync(tokens, tokens.map((t) => t + 1)), /^Error: GPT\.trainStep: out of memory allocating scratch/);
       assert.ok(sameWeights(b.getWeights(), w));
       assert.equal(b.steps, 1);

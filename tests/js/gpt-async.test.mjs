@@ -162,14 +162,15 @@ for (const { name, simd } of backends) {
     });
 
     test('an error in a worker (no memory for its part\'s activations): rejected, nothing changed, the lab still works', async () => {
-      // 256 sequences over a 65 536-token vocabulary: each half's logits alone need 2 GiB, more than wasm32 has, so
-      // each worker's allocation fails at once (the message names the part's size: 128 × 64 tokens).
-      const model = two.createGPT({ vocabSize: 65536, context: 64, dModel: 8, heads: 1, layers: 1 }), w0 = model.getWeights();
-      const tokens = Int32Array.from({ length: 256 * 64 }, (_, i) => i % 29), targets = tokens.map((t) => t + 1);
-      await assert.rejects(model.trainStepAsync(tokens, targets), /^Error: GPT\.trainStep: out of memory allocating scratch for the model's activations \(128 × 64 tokens\)$/);
+      // 1024 sequences of 16 tokens over a 65 536-token vocabulary: each half's logits alone need 2 GiB, more than
+      // wasm32 has, so each worker's allocation fails at once (the message names the part's size: 512 × 16 tokens).
+      // (Short sequences: the step after, one sequence per worker, is then a small one.)
+      const model = two.createGPT({ vocabSize: 65536, context: 16, dModel: 8, heads: 1, layers: 1 }), w0 = model.getWeights();
+      const tokens = Int32Array.from({ length: 1024 * 16 }, (_, i) => i % 29), targets = tokens.map((t) => t + 1);
+      await assert.rejects(model.trainStepAsync(tokens, targets), /^Error: GPT\.trainStep: out of memory allocating scratch for the model's activations \(512 × 16 tokens\)$/);
       assert.ok(sameWeights(model.getWeights(), w0));
       assert.equal(model.steps, 0);
-      assert.equal(typeof (await model.trainStepAsync(tokens.subarray(0, 128), targets.subarray(0, 128))), 'number');
+      assert.equal(typeof (await model.trainStepAsync(tokens.subarray(0, 32), targets.subarray(0, 32))), 'number');
       assert.equal(model.steps, 1);
       model.dispose();
     });

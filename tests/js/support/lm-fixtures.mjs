@@ -1,9 +1,11 @@
-// Checkpoints for the language-model tests: written by tests/lm/checkpoints.py (Debian's python3 with NumPy) into a
-// temporary folder, with their float64 reference and its bounds (see the script), and read back here as the
-// sources loadModel takes: a Record of Uint8Arrays, a Map of Blobs, or a URL served by a local HTTP server.
+// Checkpoints for the language-model tests: written by tests/lm/checkpoints.py (Debian's python3 with NumPy) with
+// their float64 reference and its bounds (see the script), once per version of the script, copied into a temporary
+// folder for each test file, and read back here as the sources loadModel takes: a Record of Uint8Arrays, a Map of
+// Blobs, or a URL served by a local HTTP server.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { openAsBlob } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, openAsBlob, renameSync } from 'node:fs';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,12 +14,44 @@ import { join } from 'node:path';
 import { repo } from './load.mjs';
 
 const PYTHON = '/usr/bin/python3';
+const SCRIPT = join(repo, 'tests/lm/checkpoints.py');
+
+function run(out, args) {
+  const result = spawnSync(PYTHON, [SCRIPT, out, ...args], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `tests/lm/checkpoints.py failed (python3-numpy is installed by scripts/bootstrap.sh):\n${result.stderr}`);
+}
+
+// A named case's folder depends on the script alone (each case seeds itself by its place in the script's CASES,
+// whatever else is asked for), so each is written once per version of the script, into
+// build/lm-checkpoints-js/<script's hash>/, and copied from there for every test file that asks: the Python run
+// (NumPy's float64 forward and its bounds) was most of these files' time, repeated by each. Written beside the
+// cache and renamed into it, so that test files running at the same time never see half a folder.
+const CACHE = join(repo, 'build/lm-checkpoints-js', createHash('sha256').update(readFileSync(SCRIPT)).digest('hex').slice(0, 16));
 
 /** Writes the cases (all when none is named) into a new temporary folder; `cleanup()` removes it. */
 export function writeCheckpoints(cases = [], extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-lm-'));
-  const run = spawnSync(PYTHON, [join(repo, 'tests/lm/checkpoints.py'), dir, ...cases, ...extra], { encoding: 'utf8' });
-  assert.equal(run.status, 0, `tests/lm/checkpoints.py failed (python3-numpy is installed by scripts/bootstrap.sh):\n${run.stderr}`);
+  if (!cases.length || extra.length) run(dir, [...cases, ...extra]); // (all the cases, or GPT-2 small's shape: as asked)
+  else {
+    const missing = cases.filter((name) => !existsSync(join(CACHE, name)));
+    if (missing.length) {
+      mkdirSync(CACHE, { recursive: true });
+      const fresh = mkdtempSync(join(CACHE, '.writing-'));
+      try {
+        run(fresh, missing);
+        for (const name of missing) {
+          try {
+            renameSync(join(fresh, name), join(CACHE, name));
+          } catch (e) {
+            if (e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST') throw e; // (another file wrote it first: the same bytes)
+          }
+        }
+      } finally {
+        rmSync(fresh, { recursive: true, force: true });
+      }
+    }
+    for (const name of cases) cpSync(join(CACHE, name), join(dir, name), { recursive: true });
+  }
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

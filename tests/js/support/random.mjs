@@ -13,7 +13,13 @@ export function rng(seed) {
     int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)), // inclusive
     bool: (p = 0.5) => next() < p,
     pick: (list) => list[Math.floor(next() * list.length)],
-    array: (n, lo = -1, hi = 1) => Float32Array.from({ length: n }, () => lo + (hi - lo) * next()),
+    // (a plain loop: the same floats as Float32Array.from with a map function, five times faster on the large
+    // arrays of the memory tests)
+    array: (n, lo = -1, hi = 1) => {
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; ++i) out[i] = lo + (hi - lo) * next();
+      return out;
+    },
   };
 }
 
