@@ -89,7 +89,7 @@ test('opened from file:// it boots the engine and matches the served page number
   const elsewhere = log.requests.filter((u) => !(u === fileUrl || u.startsWith(`${fileUrl}?`) || u.startsWith('data:') || u.startsWith('blob:')));
   assert.deepEqual(elsewhere, [], 'nothing loaded but the file itself, data: and blob: URLs');
   assert.deepEqual(log.errors, [], 'no console errors (CSP violations would show here)');
-  await served.context.close();
+  await served.done();
   await offline.context.close();
 });
 
