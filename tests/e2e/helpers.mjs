@@ -180,6 +180,30 @@ export async function shootSection(page, section, name) {
   await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });
 }
 
+/**
+ * Lays the whole page out at `width` before a test grows the viewport to the page's height, so that growing takes
+ * one step instead of one per round of lazy parts (each step of a viewport that tall repaints all of it): the
+ * layout viewport is made taller than the page (Chromium's Emulation.setDeviceMetricsOverride with
+ * dontSetVisibleSize: what is on screen keeps its size, so nothing is painted off it) until the page's height
+ * holds for three checks two frames apart; then a viewport of `width` × 900 applies, and the test grows it as
+ * before until the page stops growing (that loop decides what is laid out; this only saves it steps).
+ */
+export async function layOutWhole(page, width) {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    for (let i = 0, last = 0, same = 0; i < 60 && same < 3; i++) {
+      const h = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(Math.ceil(document.documentElement.getBoundingClientRect().height))))));
+      if (h === last) { same++; continue; }
+      same = 0;
+      last = h;
+      await cdp.send('Emulation.setDeviceMetricsOverride', { width, height: h + 2000, deviceScaleFactor: 1, mobile: false, dontSetVisibleSize: true });
+    }
+  } finally {
+    await cdp.detach();
+  }
+  await page.setViewportSize({ width, height: 900 });  // a viewport the test set (no emulation of this session's left)
+}
+
 /** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted (as a
  * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). The
  * first step goes straight to the tallest viewport used (30000 px): the page grows as its lazy parts load, and each

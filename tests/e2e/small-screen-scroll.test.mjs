@@ -3,7 +3,7 @@
 // 24 px tall (WCAG 2.2, 2.5.8 target size minimum). Sizes are read from Chromium's layout, not from the CSS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, openDisclosures } from './helpers.mjs';
+import { setup, openPage, settle, openDisclosures, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -15,6 +15,7 @@ const NAMED = ['kv-lookup', 'spaces', 'asym', 'attention', 'causal'];
 
 /** Grows the viewport to the page's height so that every section is laid out (content-visibility skips the rest). */
 async function layOutAll(page) {
+  await layOutWhole(page, W);
   for (let i = 0, last = 0; i < 6; i++) {
     const h = await page.evaluate(() => document.documentElement.scrollHeight);
     if (h === last) break;
