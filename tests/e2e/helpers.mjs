@@ -186,11 +186,14 @@ export async function shootSection(page, section, name) {
  * one step instead of one per round of lazy parts (each step of a viewport that tall repaints all of it): the
  * layout viewport is made taller than the page (Chromium's Emulation.setDeviceMetricsOverride with
  * dontSetVisibleSize: what is on screen keeps its size, so nothing is painted off it) until the page's height
- * holds for three checks two frames apart; then a viewport of `width` × 900 applies, and the test grows it as
- * before until the page stops growing (that loop decides what is laid out; this only saves it steps).
+ * holds for three checks two frames apart; then the tab's own viewport applies again, and the test grows it as
+ * before until the page stops growing (that loop decides what is laid out; this only saves it steps). With
+ * keep: true the tall layout viewport stays, as renderWhole's does, for checks of layout alone (no screenshot),
+ * until endRenderWhole(page) or done().
  */
-export async function layOutWhole(page, width) {
-  const cdp = await page.context().newCDPSession(page);
+export async function layOutWhole(page, width, { keep = false } = {}) {
+  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
+  const cdp = tallSessions.get(page);
   try {
     for (let i = 0, last = 0, same = 0; i < 60 && same < 3; i++) {
       const h = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(Math.ceil(document.documentElement.getBoundingClientRect().height))))));
@@ -200,9 +203,8 @@ export async function layOutWhole(page, width) {
       await cdp.send('Emulation.setDeviceMetricsOverride', { width, height: h + 2000, deviceScaleFactor: 1, mobile: false, dontSetVisibleSize: true });
     }
   } finally {
-    await cdp.detach();
+    if (!keep) await endRenderWhole(page);
   }
-  await forceViewport(page, { width, height: 900 });  // the viewport the test sets (this session's emulation is gone)
 }
 
 /**

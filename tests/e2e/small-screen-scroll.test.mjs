@@ -13,17 +13,11 @@ const W = 390;
 // The sections where a learner found formulas and tables cut at the right edge with no sign that they scroll.
 const NAMED = ['kv-lookup', 'spaces', 'asym', 'attention', 'causal'];
 
-/** Grows the viewport to the page's height so that every section is laid out (content-visibility skips the rest). */
-async function layOutAll(page) {
-  await layOutWhole(page, W);
-  for (let i = 0, last = 0; i < 6; i++) {
-    const h = await page.evaluate(() => document.documentElement.scrollHeight);
-    if (h === last) break;
-    last = h;
-    await page.setViewportSize({ width: W, height: h });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  }
-}
+/**
+ * A layout viewport as tall as the page, so that every section is laid out (content-visibility skips the rest):
+ * helpers.layOutWhole, kept until done(). The checks here read layout alone, so nothing off screen is painted.
+ */
+const layOutAll = (page) => layOutWhole(page, W, { keep: true });
 
 /** Every element in main that is shown, scrolls sideways and has more content than it shows. */
 function wideBoxes(page) {
