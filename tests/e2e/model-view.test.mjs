@@ -231,7 +231,7 @@ test('Generate appends tokens one by one, each with its attention row, and Stop 
   assert.deepEqual(gen, ids, `the package’s tokens after a ${prompt}-token prompt`);
   // Run to the end: the status says how many.
   await page.click('[data-control="model-generate"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000, polling: 100 });
   assert.match(await page.textContent('[data-role="model-gen-status"]'), /^Generated \d+ tokens? at T = 1, seed 1/);
   assert.deepEqual(log.errors, []);
   await done();
@@ -242,7 +242,7 @@ test('a long generation keeps its heatmap labels legible: thinned to what fits, 
   const text = 'In the beginning God created the heaven and the earth. And the earth was without form, and void; and darkness was upon the face of the deep.';
   await typeText(page, text);
   await page.click('[data-control="model-generate"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.genResult === 'done', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('model').dataset.genResult === 'done', null, { timeout: 120000, polling: 100 });
   const map = 'svg[data-heatmap="model-gen"]';
   const rows = await page.$$eval(`${map} .row-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, selected: t.classList.contains('selected'), box: t.textContent ? (({ top, bottom }) => ({ top, bottom }))(t.getBoundingClientRect()) : null })));
   const cols = await page.$$eval(`${map} .col-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, x: t.getScreenCTM().e, size: parseFloat(getComputedStyle(t).fontSize) })));
@@ -277,7 +277,7 @@ for (const width of [1280, 390]) {
   test(`axe finds no serious violation and the section fits at ${width} px (screenshot)`, async () => {
     const { page, done } = await openModelView('', { width });
     await page.click('[data-control="model-generate"]');
-    await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false', null, { timeout: 60000 });
+    await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false', null, { timeout: 60000, polling: 100 });
     await page.$$eval('#model details', (ds) => ds.forEach((d) => { d.open = true; }));
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
