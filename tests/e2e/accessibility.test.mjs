@@ -64,10 +64,10 @@ test('axe at 390 px after measuring: the cost curve’s and the speed lab’s th
   const { page, log, done } = await openPage(env, '?lt=words&ll=3&lh=2#cost', { width: 390, height: 800 });
   await page.selectOption('select[data-control="cost-max-n"]', '256');
   await page.click('button[data-control="cost-measure"]');
-  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000, polling: 100 });
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   await page.click('button[data-control="speed-run"]');
-  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000, polling: 100 });
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done');
   assert.equal(await page.getAttribute('section#speed', 'data-state'), 'done');
   await openDisclosures(page);

@@ -71,7 +71,7 @@ test('a quick run measures all four implementations (one of them on the threads)
   await page.click('button[data-control="speed-run"]');
   assert.equal(await state(page), 'running');
   assert.equal(await page.isDisabled('button[data-control="speed-run"]'), true, 'Run is disabled while running');
-  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000 });
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000, polling: 100 });
   const t1 = await page.evaluate(() => performance.now());
   const ticks = await page.evaluate(() => { clearInterval(window.__tickTimer); return window.__ticks; });
   assert.equal(await state(page), 'done', `run ended in state done (${await page.textContent('.bench-progress-text')})`);
@@ -163,7 +163,7 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.focus('button[data-control="speed-run"]');
   await page.keyboard.press('Enter');
   assert.equal(await focused(), 'speed-cancel', 'focus moved to Cancel');
-  await page.waitForFunction(() => document.querySelector('progress[data-progress="speed"]').value >= 2, null, { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector('progress[data-progress="speed"]').value >= 2, null, { timeout: 60000, polling: 100 });
   assert.match(await page.textContent('.bench-progress-text'), new RegExp(`^\\S+ n=\\d+( causal)? · (plain JS|wasm scalar|wasm SIMD|wasm SIMD, \\d+ threads) \\(\\d+/${7 * live}\\)$`));
   await page.keyboard.press('Enter');
   assert.equal(await state(page), 'cancelled');
@@ -185,7 +185,7 @@ test('Cancel stops a run mid-way, keeps what finished, and a new run starts', as
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   await page.click('button[data-control="speed-run"]');
   assert.equal(await state(page), 'running');
-  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000 });
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 90000, polling: 100 });
   assert.equal(await state(page), 'done');
   const p = await progress(page);
   assert.equal(p.value, QUICK.length * live);

@@ -216,7 +216,7 @@ test('measured curve: both paths, progress to the end, materialized memory above
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'running');
   assert.equal(await page.isDisabled('button[data-control="cost-measure"]'), true);
   assert.equal(await page.isDisabled('button[data-control="cost-cancel"]'), false);
-  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 180000 });
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 180000, polling: 100 });
   const main = await stop();
   // The progress text named each point as it was measured: "n = 128, streaming (4/8)", 1/8 to 8/8.
   const said = await page.evaluate(() => window.__costStatus);
@@ -294,7 +294,7 @@ test('measured curve: Cancel stops the worker, keeps the points, and a new run w
   await page.focus('button[data-control="cost-measure"]');
   await page.keyboard.press('Enter');
   assert.equal(await focused(), 'cost-cancel', 'focus moved to Cancel');
-  await page.waitForFunction(() => document.querySelectorAll('table[data-table="cost-curve"] tbody tr').length >= 2, null, { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelectorAll('table[data-table="cost-curve"] tbody tr').length >= 2, null, { timeout: 60000, polling: 100 });
   await page.keyboard.press('Enter');
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'cancelled');
   assert.equal(await focused(), 'cost-measure', 'focus back on Measure');
@@ -315,7 +315,7 @@ test('measured curve: Cancel stops the worker, keeps the points, and a new run w
   // The buttons are usable again: a small run goes to the end.
   await page.selectOption('select[data-control="cost-max-n"]', '256');
   await page.click('button[data-control="cost-measure"]');
-  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000, polling: 100 });
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done');
   assert.equal((await readCurve(page)).length, 6);
   assert.deepEqual(log.errors, []);

@@ -87,7 +87,7 @@ function heatmapCells(page, name) {
 }
 
 test('heatmap: PNG and SVG downloads look like the page', async () => {
-  const { page, context, log } = await openPage(env, '?c=1');
+  const { page, context, log, done } = await openPage(env, '?c=1');
   const label = 'Attention weights A';
   // The attention lab's heatmap (the asymmetry figure has one with the same title).
   const bar = '.heatmap:has(> .heatmap-scroll > svg[data-heatmap="weights"]) > .export-bar';
@@ -162,7 +162,7 @@ test('heatmap: PNG and SVG downloads look like the page', async () => {
   const heads = await page.$$eval('button[aria-label^="Download Head "][aria-label$=" as PNG"]', (b) => b.length);
   assert.equal(heads, 2);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 // ---------------------------------------------------------------- matrices

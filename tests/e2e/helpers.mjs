@@ -78,6 +78,7 @@ export async function openPage(env, query = '', { width = 1280, height = 900, re
   const done = async () => {
     if (handedBack || page.isClosed()) return;
     handedBack = true;
+    await endRenderWhole(page);
     env.idle?.push(tab);
   };
   return { page, context, log, done };
@@ -180,18 +181,70 @@ export async function shootSection(page, section, name) {
   await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });
 }
 
-/** Grows the viewport to the page's height until it stops growing, so every section is laid out and painted (as a
- * reader scrolling down would see it: a box that scrolls sideways becomes a focusable region once in view). The
- * first step goes straight to the tallest viewport used (30000 px): the page grows as its lazy parts load, and each
- * resize of a window this tall costs the browser a repaint of all of it; then down to the page where it is shorter. */
+/**
+ * Lays the whole page out at `width` before a test grows the viewport to the page's height, so that growing takes
+ * one step instead of one per round of lazy parts (each step of a viewport that tall repaints all of it): the
+ * layout viewport is made taller than the page (Chromium's Emulation.setDeviceMetricsOverride with
+ * dontSetVisibleSize: what is on screen keeps its size, so nothing is painted off it) until the page's height
+ * holds for three checks two frames apart; then the tab's own viewport applies again, and the test grows it as
+ * before until the page stops growing (that loop decides what is laid out; this only saves it steps). With
+ * keep: true the tall layout viewport stays, as renderWhole's does, for checks of layout alone (no screenshot),
+ * until endRenderWhole(page) or done().
+ */
+export async function layOutWhole(page, width, { keep = false } = {}) {
+  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
+  const cdp = tallSessions.get(page);
+  try {
+    for (let i = 0, last = 0, same = 0; i < 60 && same < 3; i++) {
+      const h = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(Math.ceil(document.documentElement.getBoundingClientRect().height))))));
+      if (h === last) { same++; continue; }
+      same = 0;
+      last = h;
+      await cdp.send('Emulation.setDeviceMetricsOverride', { width, height: h + 2000, deviceScaleFactor: 1, mobile: false, dontSetVisibleSize: true });
+    }
+  } finally {
+    if (!keep) await endRenderWhole(page);
+  }
+}
+
+/**
+ * Makes the layout viewport as tall as the page (up to the tallest used, 30000 px), until the page stops growing,
+ * so every section is laid out (as a reader scrolling down would meet it: a box that scrolls sideways becomes a
+ * focusable region once in view, a lazy figure draws itself). The first step goes straight to 30000 px: the page
+ * grows as its lazy parts load; then down to the page where it is shorter. Through Chromium's
+ * Emulation.setDeviceMetricsOverride with dontSetVisibleSize: the page, its layout and its hit tests see a window
+ * that tall, but the screen keeps its size, so the browser does not raster tens of thousands of pixel rows that
+ * nothing looks at (a real viewport that tall cost ~3-7 CPU-s a step; axe finds the same passes, violations and
+ * incompletes either way). Not for screenshots (they need the pixels: grow the real viewport). It lasts until
+ * endRenderWhole(page) (done() calls it), which gives the tab the viewport it had.
+ */
 export async function renderWhole(page, width) {
+  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
+  const cdp = tallSessions.get(page);
   const tallest = 30000;
   for (let i = 0, last = 0; i < 8; i++) {
     // The content's own height (scrollHeight would be the viewport's once that is the taller).
     const h = i === 0 ? tallest : Math.min(Math.ceil(await page.evaluate(() => document.documentElement.getBoundingClientRect().height)), tallest);
     if (h === last) break;
     last = h;
-    await page.setViewportSize({ width, height: h });
+    await cdp.send('Emulation.setDeviceMetricsOverride', { width, height: h, deviceScaleFactor: 1, mobile: false, dontSetVisibleSize: true });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   }
+}
+
+const tallSessions = new WeakMap();
+
+/** Ends renderWhole's tall layout viewport: the tab's own viewport again. */
+export async function endRenderWhole(page) {
+  const cdp = tallSessions.get(page);
+  if (!cdp) return;
+  tallSessions.delete(page);
+  await cdp.detach();  // ends this session's emulation: the window's own size shows until the viewport is set again
+  await forceViewport(page, page.viewportSize());
+}
+
+/** Sets the viewport even where Playwright thinks it is set already (it skips an override equal to its last). */
+async function forceViewport(page, { width, height }) {
+  await page.setViewportSize({ width, height: height + 1 });
+  await page.setViewportSize({ width, height });
 }

@@ -48,7 +48,7 @@ const readout = (page) => page.evaluate(() => {
 const pageThreads = (page) => page.evaluate(() => Math.max(1, Math.min(8, navigator.hardwareConcurrency || 1)));
 
 test('served page: every step on all threads through shared memory; the first losses are one thread’s within the reordered sum’s bound', async () => {
-  const { page, context, log } = await openPage(env, '#learn', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '#learn', { width: 1280, height: 900 });
   assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'the served page is cross-origin isolated');
   await waitModel(page);
   const threads = await pageThreads(page);
@@ -86,7 +86,7 @@ test('served page: every step on all threads through shared memory; the first lo
   assert.match(r.status, threads >= 2 ? new RegExp(`Each step runs on ${threads} threads.*through memory they share`) : /one thread/);
   await page.click('button[data-control="learn-pause"]');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('offline copy from disk: all threads, exchanging by messages', async () => {
@@ -116,7 +116,7 @@ test('offline copy from disk: all threads, exchanging by messages', async () => 
 });
 
 test('your own text: the sample trains, writes samples and draws its heads; a pasted text trains; bad text gets a message', async () => {
-  const { page, context, log } = await openPage(env, '?lt=text#learn', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '?lt=text#learn', { width: 1280, height: 900 });
   const info = '[data-figure="learn-text-info"]';
   await page.waitForFunction((sel) => /became [\d,]+ tokens/.test(document.querySelector(sel).textContent), info, { timeout: 120000, polling: 100 });
   await waitModel(page);
@@ -168,14 +168,14 @@ test('your own text: the sample trains, writes samples and draws its heads; a pa
   console.log(`own text: ${await page.textContent(info)} sample: ${await page.textContent('[data-figure="learn-samples"] li')}`);
   await page.click('button[data-control="learn-pause"]');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 
 test('your own text: each sample is labelled with the step it was taken at, 0, 100, 200, … exactly', async () => {
   // A small model (1 layer, 1 head, d_model 16) runs many steps in each of the worker's ~40 ms slices, so a sample
   // taken when a slice ends would come a few steps past each hundred (and say so: “step 103”).
-  const { page, context, log } = await openPage(env, '?lt=text&ll=1&lh=1&ld=16#learn', { width: 1280, height: 900 });
+  const { page, log, done } = await openPage(env, '?lt=text&ll=1&lh=1&ld=16#learn', { width: 1280, height: 900 });
   await waitModel(page);
   await page.waitForFunction(() => document.querySelector('[data-figure="learn-samples"] li')?.dataset.step === '0', null, { timeout: 60000, polling: 100 });
   await page.click('button[data-control="learn-train"]');
@@ -190,5 +190,5 @@ test('your own text: each sample is labelled with the step it was taken at, 0, 1
   }
   assert.deepEqual(samples.map((s) => s.step), samples.map((_, i) => samples[0].step - 100 * i), 'one every 100 steps, none skipped');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });

@@ -56,7 +56,7 @@ async function typeText(page, text) {
 }
 
 test('tokens are the tokenizer’s, spaces shown; every head’s weights are the package’s forward', async () => {
-  const { page, context, log } = await openModelView();
+  const { page, log, done } = await openModelView();
   const text = 'Houston we have a problem';
   assert.equal(await page.inputValue('[data-control="model-text"]'), text, 'the default text');
   const ids = model.tokenizer.encode(text);
@@ -94,11 +94,11 @@ test('tokens are the tokenizer’s, spaces shown; every head’s weights are the
   assert.match(cap, /^Layer 4 head 4: /);
   assert.ok(cap.includes((prev / (n - 2)).toFixed(2).replace(/\.?0+$/, '')), `${cap} carries the mean previous-token weight ${prev / (n - 2)}`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('a thumbnail selects its head by click and by keyboard; the selection is the page’s store', async () => {
-  const { page, context, log } = await openModelView();
+  const { page, log, done } = await openModelView();
   await page.click('#model .learn-head[data-layer="2"][data-head="3"]');
   await page.waitForFunction(() => document.getElementById('model').dataset.selected === '1,2');
   assert.equal(await page.getAttribute('#model .learn-head[data-layer="2"][data-head="3"]', 'aria-pressed'), 'true');
@@ -128,7 +128,7 @@ test('a thumbnail selects its head by click and by keyboard; the selection is th
   await typeText(page, 'Houston we have a problem');
   assert.equal(await page.isVisible('[data-figure="model-head"]'), true);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('the text is in the URL: a link opens the view on it, its line break kept', async () => {
@@ -138,18 +138,18 @@ test('the text is in the URL: a link opens the view on it, its line break kept',
   await first.page.waitForFunction((t) => new URL(location.href).searchParams.get('mx') === t, text);
   const search = new URL(first.page.url()).search;
   assert.deepEqual(first.log.errors, []);
-  await first.context.close();
-  const { page, context, log } = await openModelView(search);
+  await first.done();
+  const { page, log, done } = await openModelView(search);
   assert.equal(await page.inputValue('[data-control="model-text"]'), text);
   const n = model.tokenizer.encode(text).length;
   await page.waitForFunction((k) => document.querySelectorAll('[data-role="model-tokens"] li').length === k, n);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('the next-token table is the engine’s softmax of the last logits at the softmax lab’s temperature', async () => {
   const T = 0.5;
-  const { page, context, log } = await openModelView(`?st=${T}`);
+  const { page, log, done } = await openModelView(`?st=${T}`);
   const text = 'In the beginning God created the';
   await typeText(page, text);
   const ids = model.tokenizer.encode(text);
@@ -205,11 +205,11 @@ test('the next-token table is the engine’s softmax of the last logits at the s
   assert.deepEqual(shown, Array.from(longIds.slice(-64)), 'the last 64 tokens');
   assert.match(await page.textContent('[data-role="model-next-caption"]'), /^After “␣day”/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('Generate appends tokens one by one, each with its attention row, and Stop ends it', async () => {
-  const { page, context, log } = await openModelView();
+  const { page, log, done } = await openModelView();
   await typeText(page, 'And God said');
   const prompt = model.tokenizer.encode('And God said').length;
   await page.click('[data-control="model-generate"]');
@@ -231,18 +231,18 @@ test('Generate appends tokens one by one, each with its attention row, and Stop 
   assert.deepEqual(gen, ids, `the package’s tokens after a ${prompt}-token prompt`);
   // Run to the end: the status says how many.
   await page.click('[data-control="model-generate"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000, polling: 100 });
   assert.match(await page.textContent('[data-role="model-gen-status"]'), /^Generated \d+ tokens? at T = 1, seed 1/);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('a long generation keeps its heatmap labels legible: thinned to what fits, the newest row named, the rest read by pointing', async () => {
-  const { page, context, log } = await openModelView();
+  const { page, log, done } = await openModelView();
   const text = 'In the beginning God created the heaven and the earth. And the earth was without form, and void; and darkness was upon the face of the deep.';
   await typeText(page, text);
   await page.click('[data-control="model-generate"]');
-  await page.waitForFunction(() => document.getElementById('model').dataset.genResult === 'done', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('model').dataset.genResult === 'done', null, { timeout: 120000, polling: 100 });
   const map = 'svg[data-heatmap="model-gen"]';
   const rows = await page.$$eval(`${map} .row-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, selected: t.classList.contains('selected'), box: t.textContent ? (({ top, bottom }) => ({ top, bottom }))(t.getBoundingClientRect()) : null })));
   const cols = await page.$$eval(`${map} .col-labels text`, (ts) => ts.map((t) => ({ text: t.textContent, x: t.getScreenCTM().e, size: parseFloat(getComputedStyle(t).fontSize) })));
@@ -269,14 +269,15 @@ test('a long generation keeps its heatmap labels legible: thinned to what fits, 
   await page.hover(`${map} g.cell:nth-child(${hidden * all + 1})`);
   assert.match(await page.textContent('[data-figure="model-next"] [data-role="heatmap-readout"]'), new RegExp(`^${all - made + hidden + 1} .* → 1 In: `));
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await page.mouse.move(0, 0);  // the next test's page in this tab: nothing under the pointer
+  await done();
 });
 
 for (const width of [1280, 390]) {
   test(`axe finds no serious violation and the section fits at ${width} px (screenshot)`, async () => {
-    const { page, context } = await openModelView('', { width });
+    const { page, done } = await openModelView('', { width });
     await page.click('[data-control="model-generate"]');
-    await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false', null, { timeout: 60000 });
+    await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false', null, { timeout: 60000, polling: 100 });
     await page.$$eval('#model details', (ds) => ds.forEach((d) => { d.open = true; }));
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
@@ -301,7 +302,7 @@ for (const width of [1280, 390]) {
     assert.deepEqual(over, [], 'nothing overflows the page');
     ensureShotsDir();
     await page.locator('#model').screenshot({ path: `${shotsDir}/model-view-${width}.png` });
-    await context.close();
+    await done();
   });
 }
 

@@ -89,7 +89,7 @@ test('opened from file:// it boots the engine and matches the served page number
   const elsewhere = log.requests.filter((u) => !(u === fileUrl || u.startsWith(`${fileUrl}?`) || u.startsWith('data:') || u.startsWith('blob:')));
   assert.deepEqual(elsewhere, [], 'nothing loaded but the file itself, data: and blob: URLs');
   assert.deepEqual(log.errors, [], 'no console errors (CSP violations would show here)');
-  await served.context.close();
+  await served.done();
   await offline.context.close();
 });
 
@@ -97,7 +97,7 @@ test('from file:// the labs’ workers run too (inline, started from blob: URLs)
   const { page, context, log } = await openFile('');
   await page.selectOption('select[data-control="cost-max-n"]', '256');
   await page.click('button[data-control="cost-measure"]');
-  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.getElementById('cost').dataset.curveState !== 'running', null, { timeout: 120000, polling: 100 });
   assert.equal(await page.getAttribute('#cost', 'data-curve-state'), 'done', await page.textContent('[data-status="cost-curve"]'));
   const points = await page.$$eval('table[data-table="cost-curve"] tbody tr', (trs) => trs.length);
   assert.equal(points, 6, 'n = 64, 128, 256 on both paths, measured offline');
@@ -110,7 +110,7 @@ test('from file:// the labs’ workers run too (inline, started from blob: URLs)
 
   await page.selectOption('select[data-control="speed-sizes"]', 'quick');
   await page.click('button[data-control="speed-run"]');
-  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000 });
+  await page.waitForFunction(() => document.querySelector('section#speed')?.dataset.state !== 'running', null, { timeout: 120000, polling: 100 });
   assert.equal(await page.getAttribute('section#speed', 'data-state'), 'done', await page.textContent('.bench-progress-text'));
   const simdCells = await page.$$eval('table[data-table="speed"] [data-simd="true"]', (c) => c.length);
   assert.ok(simdCells > 0, 'the worker ran the SIMD engine offline');

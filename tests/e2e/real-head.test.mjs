@@ -179,7 +179,7 @@ test('multi-head on a real layer: every head, each the package forward’s', asy
 
 test('switching the attention lab to the real model starts its step-through on the last token; switching back restores the word', async () => {
   // Word 3 ("said,") of the page's own weights: on the real model the index counts tokens, and token 3 would be "␣said".
-  const { page, context, log } = await openPage(env, `?qi=2&t=${encodeURIComponent(TEXT)}#attention`);
+  const { page, log, done } = await openPage(env, `?qi=2&t=${encodeURIComponent(TEXT)}#attention`);
   await settle(page);
   const state = () => page.evaluate(() => ({
     qi: new URLSearchParams(location.search).get('qi'),
@@ -205,11 +205,11 @@ test('switching the attention lab to the real model starts its step-through on t
   assert.equal(s.select, '2');
   assert.ok(s.title.endsWith('(token 3)'), s.title);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('heatmaps on a phone: no number drawn below 10 px nor label below 9 px (the picture scrolls in its box instead); a tap on a cell reads its labels and value', async () => {
-  const { page, context, log } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width: 390 });
+  const { page, log, done } = await openPage(env, `?wp=real&c=1&rl=1&rh=1&mr=1&t=${encodeURIComponent(TEXT)}#attention`, { width: 390 });
   await page.waitForFunction(() => /^Layer 2 of the real model/.test(document.querySelector('[data-figure="mh-weights-note"]')?.textContent ?? '')
     && /^Layer 2, head 2/.test(document.querySelector('[data-figure="real-note"]')?.textContent ?? ''), null, { timeout: 60000 });
   await settle(page);
@@ -239,7 +239,8 @@ test('heatmaps on a phone: no number drawn below 10 px nor label below 9 px (the
   const fmt4 = (v) => v.toFixed(4).replace(/\.?0+$/, '');
   assert.equal(await readout.textContent(), `${i + 1} ${ref.tokens[i]} → ${j + 1} ${ref.tokens[j]}: ${fmt4(W[i][j])}`);
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await page.mouse.move(0, 0);  // the next page in this tab (the 390 px screenshots): nothing under the pointer
+  await done();
 });
 
 test('axe and screenshots of the real-model views at 1280 and 390 px', async () => {

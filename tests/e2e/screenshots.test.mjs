@@ -2,7 +2,7 @@
 // (git-ignored), plus the layout check that matters at 390 px: nothing makes the page scroll sideways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, ensureShotsDir, shotsDir } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); ensureShotsDir(); });
@@ -22,6 +22,7 @@ for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
     // A viewport as tall as the page: every step is on screen, so the off-screen-skipped ones
     // (content-visibility: auto) are rendered, and the sticky nav stays at the top of the capture.
     // Rendering the skipped steps changes their height, so grow the viewport until the page stops growing.
+    await layOutWhole(page, width);
     for (let i = 0, last = 0; i < 6; i++) {
       const h = await page.evaluate(() => document.documentElement.scrollHeight);
       if (h === last) break;

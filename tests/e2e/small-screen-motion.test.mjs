@@ -3,7 +3,7 @@
 // without it, the charts do animate (so the switch is real, not motion that is simply absent).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, ensureShotsDir, shotsDir } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); ensureShotsDir(); });
@@ -37,6 +37,7 @@ for (const motion of ['reduce', 'no-preference']) {
     const { page, log, done } = await openPage(env, '', { width: 390, height: 844, reducedMotion: motion });
     await settle(page);
     // Render every section (content-visibility may skip off-screen ones) by growing the viewport to the page.
+    await layOutWhole(page, 390);
     for (let i = 0, last = 0; i < 6; i++) {
       const h = await page.evaluate(() => document.documentElement.scrollHeight);
       if (h === last) break;

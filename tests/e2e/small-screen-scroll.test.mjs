@@ -3,7 +3,7 @@
 // 24 px tall (WCAG 2.2, 2.5.8 target size minimum). Sizes are read from Chromium's layout, not from the CSS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, openDisclosures } from './helpers.mjs';
+import { setup, openPage, settle, openDisclosures, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); });
@@ -13,18 +13,11 @@ const W = 390;
 // The sections where a learner found formulas and tables cut at the right edge with no sign that they scroll.
 const NAMED = ['kv-lookup', 'spaces', 'asym', 'attention', 'causal'];
 
-/** Grows the viewport to the page's height so that every section is laid out (content-visibility skips the rest). */
-async function layOutAll(page) {
-  for (let i = 0, last = 0; i < 6; i++) {
-    const h = await page.evaluate(() => document.documentElement.scrollHeight);
-    if (h === last) break;
-    last = h;
-    await page.setViewportSize({ width: W, height: h });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  }
-}
-
-const frames = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+/**
+ * A layout viewport as tall as the page, so that every section is laid out (content-visibility skips the rest):
+ * helpers.layOutWhole, kept until done(). The checks here read layout alone, so nothing off screen is painted.
+ */
+const layOutAll = (page) => layOutWhole(page, W, { keep: true });
 
 /** Every element in main that is shown, scrolls sideways and has more content than it shows. */
 function wideBoxes(page) {
@@ -53,23 +46,28 @@ test('390 px: every box that scrolls sideways fades on the side with more, and i
   const sections = new Set(boxes.map((b) => b.section));
   console.log(`${closed.length} boxes scroll sideways at ${W} px, ${boxes.length} with every <details> open, in ${[...sections].join(', ')}`);
   for (const id of NAMED) assert.ok(sections.has(id), `${id} has a box wider than the screen (so this test checks it)`);
-  const bad = [];
-  for (const b of boxes) {
-    const sel = `[data-test-box="${b.k}"]`;
-    const mask = () => page.$eval(sel, (e) => { const s = getComputedStyle(e); return `${s.maskImage} ${s.webkitMaskImage}`; });
-    const a11y = await page.$eval(sel, (e) => ({ tab: e.tabIndex, role: e.getAttribute('role'), label: e.getAttribute('aria-label') ?? '' }));
-    const where = `${b.section}: <${b.cls}>`;
-    if (a11y.tab !== 0 || a11y.role !== 'region' || a11y.label.length < 10) bad.push(`${where} is not a focusable, labelled region (${JSON.stringify(a11y)})`);
-    // At the start: more to the right, and the right edge fades.
-    if (!/gradient/.test(await mask())) bad.push(`${where}: no sign that it scrolls (no fade at the right edge)`);
-    // Scrolled to the end: the left fades, the right edge is whole.
-    await page.$eval(sel, (e) => { e.scrollLeft = e.scrollWidth; });
-    await frames(page);
-    const end = await page.$eval(sel, (e) => ({ left: e.hasAttribute('data-more-left'), right: e.hasAttribute('data-more-right') }));
-    if (!end.left || end.right) bad.push(`${where}: scrolled to the end, the fade does not move to the left (${JSON.stringify(end)})`);
-    // Focused from the keyboard, the fade steps aside so the focus ring shows whole.
-    await page.$eval(sel, (e) => { e.scrollLeft = 0; });
-  }
+  // Each box in turn, in the page (one round trip for all of them, not a handful per box).
+  const bad = await page.evaluate(async (list) => {
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const out = [];
+    for (const b of list) {
+      const e = document.querySelector(`[data-test-box="${b.k}"]`);
+      const mask = () => { const s = getComputedStyle(e); return `${s.maskImage} ${s.webkitMaskImage}`; };
+      const a11y = { tab: e.tabIndex, role: e.getAttribute('role'), label: e.getAttribute('aria-label') ?? '' };
+      const where = `${b.section}: <${b.cls}>`;
+      if (a11y.tab !== 0 || a11y.role !== 'region' || a11y.label.length < 10) out.push(`${where} is not a focusable, labelled region (${JSON.stringify(a11y)})`);
+      // At the start: more to the right, and the right edge fades.
+      if (!/gradient/.test(mask())) out.push(`${where}: no sign that it scrolls (no fade at the right edge)`);
+      // Scrolled to the end: the left fades, the right edge is whole.
+      e.scrollLeft = e.scrollWidth;
+      await frames();
+      const end = { left: e.hasAttribute('data-more-left'), right: e.hasAttribute('data-more-right') };
+      if (!end.left || end.right) out.push(`${where}: scrolled to the end, the fade does not move to the left (${JSON.stringify(end)})`);
+      // Focused from the keyboard, the fade steps aside so the focus ring shows whole.
+      e.scrollLeft = 0;
+    }
+    return out;
+  }, boxes);
   assert.deepEqual(bad, []);
   assert.deepEqual(log.errors, []);
   await done();

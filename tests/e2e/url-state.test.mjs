@@ -52,6 +52,7 @@ test('a URL round trip restores the same view', async () => {
   const before = await snapshot(page);
   assert.match(url, /[?&]t=/);
   assert.match(url, /[?&]xe=phone\.1%3A3\.25/);
+  await done();  // the link opens in this tab: a new document from the URL alone
 
   const again = await openPage(env, url.slice(env.url.length));
   const after = await snapshot(again.page);
@@ -59,7 +60,6 @@ test('a URL round trip restores the same view', async () => {
   assert.equal(await again.page.isHidden('#notice'), true, 'a valid URL raises no notice');
   assert.equal(again.page.url(), url, 'the restored page writes the same URL');
   await again.done();
-  await done();
 });
 
 test('the multi-head lab opens on trained weights; links from when it opened on random weights still restore them', async () => {
@@ -75,22 +75,22 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   assert.match(url, /[?&]wo=0\.0%3A2/);
   assert.match(url, /[?&]mt=1/);
   const before = await snapshot(page);
+  await done();  // each link below opens in this tab, one after another: a new document from the URL alone
   const again = await openPage(env, url.slice(env.url.length));
   assert.deepEqual(await snapshot(again.page), before, 'trained weights with an edited W_O restore');
   await again.done();
-  await done();
   // An old link that sets the random weights (h, hd, ms or wo) without mt meant random weights and no mask
   // (unless it set mc), and gets them.
   const legacy = await openPage(env, '?h=3&ms=5&wo=0.0%3A2#multihead');
-  const explicit = await openPage(env, '?h=3&ms=5&wo=0.0%3A2&mt=0&mc=0#multihead');
   const old = await snapshot(legacy.page);
   assert.equal(old.mhTrained, false);
   assert.equal(old.mhCausal, false);
   assert.equal(old.heads, '3');
   assert.equal(old.mhSeed, '5');
-  assert.deepEqual(old, await snapshot(explicit.page));
   assert.equal(await legacy.page.isHidden('#notice'), true, 'an old link raises no notice');
   await legacy.done();
+  const explicit = await openPage(env, '?h=3&ms=5&wo=0.0%3A2&mt=0&mc=0#multihead');
+  assert.deepEqual(old, await snapshot(explicit.page));
   await explicit.done();
   const masked = await openPage(env, '?ms=5&mc=1#multihead');
   const m = await snapshot(masked.page);
