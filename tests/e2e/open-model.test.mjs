@@ -36,6 +36,16 @@ let proxy;
 
 // A tokenizer.json of `n` one-character tokens ("0", "1", …) and no merges: its ids are the embeddings' rows.
 const letters = (n) => JSON.stringify({ model: { type: 'BPE', vocab: Object.fromEntries(Array.from({ length: n }, (_, i) => [String.fromCodePoint(48 + i), i])), merges: [] } });
+// The same letters with a Llama's <s> as the last id, put before every text (TemplateProcessing, as Llama 2's file does).
+const lettersWithBos = (n) => {
+  const t = JSON.parse(letters(n - 1));
+  t.model.vocab['<s>'] = n - 1;
+  t.added_tokens = [{ id: n - 1, content: '<s>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }];
+  t.post_processor = { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+    pair: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+    special_tokens: { '<s>': { id: '<s>', ids: [n - 1], tokens: ['<s>'] } } };
+  return JSON.stringify(t);
+};
 const MODEL_FILE = (name) => name.endsWith('.safetensors') || (name.endsWith('.json') && name !== 'reference.json');
 
 /**
@@ -322,6 +332,24 @@ test('from disk through the file chooser: a folder\'s files open; a missing toke
   assert.equal(await fact(page, 'source'), 'your disk');
   assert.equal(await fact(page, 'architecture'), 'LlamaForCausalLM, rotary positions');
   await stillWorks(page, 'a model from disk');
+
+  // With a tokenizer that puts <s> first, a text longer than the model view reads (64 tokens, the model's context)
+  // keeps <s> and then the text's end: the view reads what generation continues from, as the model saw it trained.
+  const bos = join(ckpt.dir, 'llama-bos');
+  mkdirSync(bos, { recursive: true });
+  for (const f of files('llama-untied-sharded')) copyFileSync(join(llama, f), join(bos, f));
+  writeFileSync(join(bos, 'tokenizer.json'), lettersWithBos(45));
+  await page.evaluate(() => { document.getElementById('open-model').dataset.state = 'idle'; });
+  await page.setInputFiles('[data-control="model-files"]', files('llama-untied-sharded').map((f) => join(bos, f)));
+  await page.waitForFunction(() => ['open', 'error'].includes(document.getElementById('open-model').dataset.state));
+  assert.equal(await page.getAttribute('#open-model', 'data-state'), 'open', await text(page, 'model-error'));
+  const digits = Array.from({ length: 70 }, (_, i) => String(i % 10)).join('');  // 70 letters, one token each
+  await page.locator('[data-control="model-text"]').scrollIntoViewIfNeeded();
+  await page.fill('[data-control="model-text"]', digits);
+  await page.waitForFunction(() => /^64 tokens: the special token the tokenizer puts first, then the last 63 of 71,/
+    .test(document.querySelector('[data-role="model-token-note"]')?.textContent ?? ''));
+  const shown = await page.$$eval('[data-role="model-tokens"] li', (ls) => ls.map((l) => Number(l.dataset.id)));
+  assert.deepEqual(shown, [44, ...Array.from(digits.slice(-63), Number)], '<s>, then the last 63 digits');
 
   // A folder without its tokenizer.
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').filter((f) => f !== 'tokenizer.json').map((f) => join(ckpt.dir, 'gpt2-f16', f)));

@@ -37,7 +37,8 @@ const PRESETS: { label: string; text: string; note: string }[] = [
   { label: 'repeat', text: 'The cat sat on the mat. The cat sat on the mat.', note: 'A sentence said twice: a head that looks at what followed the same token last time (induction) shows a stripe in the second half.' },
 ];
 
-interface View { rm: RealModel; ids: Int32Array; tokens: string[]; cut: number; attention: Float32Array[][]; logits: Float32Array }
+/** cut: the text's token count; kept: how many leading special tokens a long text kept before its end. */
+interface View { rm: RealModel; ids: Int32Array; tokens: string[]; cut: number; kept: number; attention: Float32Array[][]; logits: Float32Array }
 
 export const modelViewLab: Lab = {
   id: 'model',
@@ -153,16 +154,17 @@ export const modelViewLab: Lab = {
       const limit = Math.min(MAX_TOKENS, rm.model.config.context);
       // A long text keeps its end (what comes next, and generation, continue from there) and the special tokens the
       // tokenizer puts before it (a Llama's <s>).
-      let ids = all;
+      let ids = all, kept = 0;
       if (all.length > limit) {
         const plain = tok.encode(input.value, { addSpecialTokens: false });
         const lead = all.length - plain.length;
         const led = lead > 0 && lead < limit && plain.every((t, i) => t === all[lead + i]);
-        ids = led ? Int32Array.from([...all.subarray(0, lead), ...all.subarray(all.length - (limit - lead))]) : all.slice(all.length - limit);
+        kept = led ? lead : 0;
+        ids = Int32Array.from([...all.subarray(0, kept), ...all.subarray(all.length - (limit - kept))]);
       }
-      if (ids.length === 0) return { rm, ids, tokens: [], cut: all.length, attention: [], logits: new Float32Array(0) };
+      if (ids.length === 0) return { rm, ids, tokens: [], cut: all.length, kept, attention: [], logits: new Float32Array(0) };
       const out = rm.model.forward(ids, { attention: true });
-      return { rm, ids, tokens: tok.tokens(ids), cut: all.length, attention: out.attention, logits: out.logits };
+      return { rm, ids, tokens: tok.tokens(ids), cut: all.length, kept, attention: out.attention, logits: out.logits };
     }
 
     function render(): void {
@@ -185,7 +187,7 @@ export const modelViewLab: Lab = {
       if (!v) { tokenNote.textContent = 'This model came without a tokenizer: the view needs one to read text.'; return; }
       v.tokens.forEach((t, i) => tokenStrip.appendChild(el('li', { class: 'model-token', 'data-id': v.ids[i], 'data-text': t, title: `token ${i + 1}: id ${v.ids[i]}` }, showToken(t))));
       tokenNote.textContent = v.ids.length === 0 ? 'Type some text to see its tokens.'
-        : `${v.ids.length} token${v.ids.length === 1 ? '' : 's'}${v.cut > v.ids.length ? `: the last ${v.ids.length} of ${v.cut}, the most this view reads (the model’s context is ${rm.model.config.context})` : ''}. ␣ is a space: most tokens carry the space before a word.`;
+        : `${v.ids.length} token${v.ids.length === 1 ? '' : 's'}${v.cut > v.ids.length ? `: ${v.kept ? `the ${v.kept === 1 ? 'special token' : `${v.kept} special tokens`} the tokenizer puts first, then ` : ''}the last ${v.ids.length - v.kept} of ${v.cut}, the most this view reads (the model’s context is ${rm.model.config.context})` : ''}. ␣ is a space: most tokens carry the space before a word.`;
       const n = v.ids.length;
       const c = rm.model.config;
       for (const f of figures) f.hidden = n === 0;
