@@ -76,7 +76,14 @@ export function startServer({ root, port = 8080, host = '127.0.0.1' } = {}) {
       // The offline copy carries its own, stricter policy (hashes of its inline script and style) in a meta tag;
       // the page's 'self' policy would block those inline parts when the copy is opened from this server.
       const policy = basename(target) === 'attnlab-explorer.html' ? { 'Content-Security-Policy': "frame-ancestors 'none'" } : {};
-      const common = { 'Content-Type': type, 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding', ...HEADERS, ...policy };
+      // no-cache with a validator: a browser asks each time and gets 304 for an unchanged file, so it keeps its
+      // cached copy and the code compiled from it (V8 caches a script's bytecode and a module's wasm code).
+      const tag = `"${info.size.toString(36)}-${Math.floor(info.mtimeMs).toString(36)}"`;
+      const common = { 'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag, Vary: 'Accept-Encoding', ...HEADERS, ...policy };
+      if (req.headers['if-none-match'] === tag) {
+        res.writeHead(304, common).end();
+        return;
+      }
       // gzip what compresses (text and .wasm; not woff2 or images, already compressed), as static hosts do,
       // so the transfer sizes the browser sees are the real ones.
       if (COMPRESSIBLE.test(type) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {

@@ -41,6 +41,8 @@ test('first view and everything the page can load, gzip, under 1.25 MB and the m
     const len = Number(r.headers()['content-length'] ?? NaN);
     sizes.set(r.url(), { len, enc: r.headers()['content-encoding'] ?? '' });
   });
+  // The browser's cache off: every response is a transfer (the server answers 304 to a cached copy).
+  await (await context.newCDPSession(page)).send('Network.setCacheDisabled', { cacheDisabled: true });
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   for (let y = 0, h = 1; y < h; y += 700) {
