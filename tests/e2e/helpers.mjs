@@ -192,8 +192,7 @@ export async function shootSection(page, section, name) {
  * until endRenderWhole(page) or done().
  */
 export async function layOutWhole(page, width, { keep = false } = {}) {
-  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
-  const cdp = tallSessions.get(page);
+  const cdp = await tallSession(page);
   try {
     for (let i = 0, last = 0, same = 0; i < 60 && same < 3; i++) {
       const h = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(Math.ceil(document.documentElement.getBoundingClientRect().height))))));
@@ -219,8 +218,7 @@ export async function layOutWhole(page, width, { keep = false } = {}) {
  * endRenderWhole(page) (done() calls it), which gives the tab the viewport it had.
  */
 export async function renderWhole(page, width) {
-  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
-  const cdp = tallSessions.get(page);
+  const cdp = await tallSession(page);
   const tallest = 30000;
   for (let i = 0, last = 0; i < 8; i++) {
     // The content's own height (scrollHeight would be the viewport's once that is the taller).
@@ -232,7 +230,12 @@ export async function renderWhole(page, width) {
   }
 }
 
+/** The tab's CDP session that holds a tall layout viewport (one per tab; endRenderWhole ends it). */
 const tallSessions = new WeakMap();
+async function tallSession(page) {
+  if (!tallSessions.has(page)) tallSessions.set(page, await page.context().newCDPSession(page));
+  return tallSessions.get(page);
+}
 
 /** Ends renderWhole's tall layout viewport: the tab's own viewport again. */
 export async function endRenderWhole(page) {

@@ -2,6 +2,7 @@
 // It is one labelled image; the figure puts its numbers in a table next to it.
 import { bin, scaleLinear, select, type Selection } from 'd3';
 import { el } from './dom';
+import { keepTextSize } from './text-scale';
 
 export interface HistogramSpec {
   values: ArrayLike<number>;
@@ -16,8 +17,6 @@ export interface HistogramSpec {
 const W = 520;
 const H = 150;
 const PAD = { l: 8, r: 8, t: 8, b: 22 };
-/** The text's size on screen (styles/labs.css: .histogram-svg). */
-const TEXT_PX = 11;
 
 export class Histogram {
   readonly root: HTMLElement;
@@ -27,14 +26,8 @@ export class Histogram {
     this.root = el('div', { class: 'histogram' });
     this.svg = select(this.root).append('svg').attr('viewBox', `0 0 ${W} ${H}`).attr('class', 'histogram-svg')
       .attr('role', 'img').attr('data-histogram', name);
-    // The picture scales with its box; its text is set larger in its own units as the box narrows, so that on a
-    // phone it stays the 11 px it is at full width (it was drawn at 7 px at 390 px).
-    if (typeof ResizeObserver !== 'undefined') {
-      new ResizeObserver(() => {
-        const shown = this.svg.node()?.getBoundingClientRect().width ?? 0;
-        if (shown > 0) this.svg.style('font-size', `${(TEXT_PX * Math.max(1, W / shown)).toFixed(2)}px`);
-      }).observe(this.root);
-    }
+    // Its text stays 11 px on screen on a phone (styles/labs.css), not the 7 px a 390 px screen would shrink it to.
+    keepTextSize(this.svg.node()!, this.root, W);
   }
 
   /** Draws the histogram; returns the bin counts (the same numbers the bars show). */
@@ -58,7 +51,10 @@ export class Histogram {
     for (const g of spec.guides ?? []) {
       if (g.at < spec.domain[0] || g.at > spec.domain[1]) continue;
       svg.append('line').attr('class', 'hist-guide').attr('x1', x(g.at)).attr('x2', x(g.at)).attr('y1', PAD.t).attr('y2', y(0));
-      svg.append('text').attr('class', 'hist-guide-label').attr('x', x(g.at) + 3).attr('y', PAD.t + 10).text(g.label);
+      // A guide left of the middle is labelled on its left, so two close guides (±1 on ±30) keep their labels apart.
+      const left = g.at < (spec.domain[0] + spec.domain[1]) / 2;
+      svg.append('text').attr('class', 'hist-guide-label').attr('x', x(g.at) + (left ? -3 : 3)).attr('y', PAD.t + 10)
+        .attr('text-anchor', left ? 'end' : 'start').text(g.label);
     }
     svg.attr('aria-label', spec.label);
     return counts;

@@ -7,6 +7,7 @@ import 'd3-transition';
 import { el, reducedMotion } from '../../ui/dom';
 import { fmt, fmtProb } from '../../ui/format';
 import { placeLabels } from '../../ui/label-layout';
+import { keepTextSize } from '../../ui/text-scale';
 
 export interface PlaneSpec {
   words: string[];
@@ -55,14 +56,8 @@ export class PullPlane {
     this.svg.append('g').attr('class', 'pulls');
     this.svg.append('g').attr('class', 'update');
     this.svg.append('g').attr('class', 'points');
-    // The plane scales with its box; the axes' text grows in the plane's own units as the box narrows, so that on a
-    // phone it stays the size it has at full width (ticks 11 px, titles 12 px: styles/labs.css), not 8 px at 390 px.
-    if (typeof ResizeObserver !== 'undefined') {
-      new ResizeObserver(() => {
-        const shown = this.svg.node()?.getBoundingClientRect().width ?? 0;
-        if (shown > 0) this.svg.style('--text-scale', Math.max(1, W / shown).toFixed(3));
-      }).observe(this.root);
-    }
+    // The axes' text keeps its size on a phone (ticks 11 px, titles 12 px: styles/labs.css), not 8 px at 390 px.
+    keepTextSize(this.svg.node()!, this.root, W);
   }
 
   update(spec: PlaneSpec): void {
