@@ -73,7 +73,7 @@ test('390 px: every box that scrolls sideways fades on the side with more, and i
   await done();
 });
 
-test('390 px: "Copy link" is shown, every slider is at least 24 px tall and wide, histograms and the pull plane keep their text', async () => {
+test('390 px: "Copy link" is shown, every slider is at least 24 px tall and wide, histograms and the pull plane keep their text, apart', async () => {
   const { page, log, done } = await openPage(env, '', { width: W, height: 844 });
   await settle(page);
   const share = await page.$eval('[data-control="share"]', (b) => { const r = b.getBoundingClientRect(); return { w: r.width, h: r.height, right: r.right }; });
@@ -93,6 +93,12 @@ test('390 px: "Copy link" is shown, every slider is at least 24 px tall and wide
   const hist = await page.$$eval('svg[data-histogram] text', (ts) => ts.filter((t) => t.textContent && t.checkVisibility())
     .map((t) => { const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }));
   assert.ok(hist.length > 0 && hist.every((px) => px >= 10 - 1e-6), `histogram text at ${Math.min(...hist).toFixed(1)} px`);
+  // Grown text must not collide: each histogram's guide labels (−1 and +1 around 0 on a ±30 axis) stay apart.
+  const guides = await page.$$eval('svg[data-histogram]', (svgs) => svgs.map((svg) => [...svg.querySelectorAll('.hist-guide-label')]
+    .map((t) => { const r = t.getBoundingClientRect(); return { text: t.textContent, left: r.left, right: r.right }; })
+    .sort((a, b) => a.left - b.left)));
+  assert.ok(guides.some((g) => g.length === 2), 'histograms with two guides');
+  for (const g of guides) for (let i = 1; i < g.length; i++) assert.ok(g[i - 1].right <= g[i].left, `guide labels overlap: ${JSON.stringify(g)}`);
   // So does the pull plane's axis text (ticks and titles were drawn at 8.1 and 8.9 px at 390 px).
   const axes = await page.$$eval('svg[data-plane="pull"] .plane-grid text', (ts) => ts.filter((t) => t.checkVisibility())
     .map((t) => { const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); }));
