@@ -433,7 +433,7 @@ async function checkAttentionCode(page, causal) {
 
 test('copy as NumPy code (attention lab): default state', async () => {
   await waitForNumpy();
-  const { page, context, log } = await openPage(env, '');
+  const { page, context, log, done } = await openPage(env, '');
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   const { code, O } = await checkAttentionCode(page, false);
   // The clipboard got the same text as the textarea.
@@ -445,12 +445,14 @@ test('copy as NumPy code (attention lab): default state', async () => {
   const wrong = runPython(code.replace('scaled = True', 'scaled = False')).out.output;
   assert.ok(wrong.some((r, i) => r.some((v, k) => Math.abs(v - O[i][k]) > 1e-3)), 'an unscaled script must disagree');
   assert.deepEqual(log.errors, []);
-  await context.close();
+  // The tab goes back without the permissions granted here (the next test's clipboard is refused).
+  await context.clearPermissions();
+  await done();
 });
 
 test('copy as NumPy code (attention lab): causal, other words, τ ≠ 1, random and edited weights', async () => {
   await waitForNumpy();
-  const { page, context, log } = await openPage(env, '?t=the+cat+sat+on+the+warm+mat+by+Zoë&dm=4&dk=3&dv=2&wp=rnd&ws=11&c=1&tau=0.7');
+  const { page, context, log, done } = await openPage(env, '?t=the+cat+sat+on+the+warm+mat+by+Zoë&dm=4&dk=3&dv=2&wp=rnd&ws=11&c=1&tau=0.7');
   await page.fill('table[data-matrix="Wk"] input[data-r="1"][data-c="2"]', '-1.375');
   await page.fill('table[data-matrix="X"] input[data-r="1"][data-c="3"]', '0.3');
   await settle(page);
@@ -474,7 +476,7 @@ test('copy as NumPy code (attention lab): causal, other words, τ ≠ 1, random 
   const again = await generatedCode(page, 'attention');
   assert.ok(again.startsWith('# attnlab: single-head self-attention'));
   assert.deepEqual(log.errors, []);
-  await context.close();
+  await done();
 });
 
 test('copy as NumPy code (multi-head lab)', async () => {
