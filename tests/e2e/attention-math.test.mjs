@@ -45,14 +45,43 @@ async function checkAgainstReference(page, { causal }) {
   return { worst, ref, X, Wq, Wk, Wv, W };
 }
 
-test('default view matches the float64 reference, and a wrong reference is caught', async () => {
+// Three checks of the default view on one page load (each only reads the page or moves the focus, until the last
+// one's closing preset): the numbers, the keyboard, and what the page says of W_Q, W_K, W_V.
+test('the default view, on one page', async (t) => {
   const { page, log, done } = await openPage(env, '');
-  const { ref, X, Wq, Wk, Wv, W } = await checkAgainstReference(page, { causal: false });
-  // The check can fail: the same weights against a reference without the 1/√d_k factor do not match.
-  const wrong = attentionReference({ X, Wq, Wk, Wv, scale: 1, causal: false });
-  const mismatches = W.flat().filter((w, idx) => Math.abs(w - wrong.weights[Math.floor(idx / X.length)][idx % X.length]) > 1e-4);
-  assert.ok(mismatches.length > 0, 'an unscaled reference must disagree with the scaled page');
-  assert.ok(ref.weights.length === 7, 'the default sentence has 7 tokens');
+  await t.test('default view matches the float64 reference, and a wrong reference is caught', async () => {
+    const { ref, X, Wq, Wk, Wv, W } = await checkAgainstReference(page, { causal: false });
+    // The check can fail: the same weights against a reference without the 1/√d_k factor do not match.
+    const wrong = attentionReference({ X, Wq, Wk, Wv, scale: 1, causal: false });
+    const mismatches = W.flat().filter((w, idx) => Math.abs(w - wrong.weights[Math.floor(idx / X.length)][idx % X.length]) > 1e-4);
+    assert.ok(mismatches.length > 0, 'an unscaled reference must disagree with the scaled page');
+    assert.ok(ref.weights.length === 7, 'the default sentence has 7 tokens');
+  });
+
+  await t.test('matrix cells are reachable and movable with the keyboard', async () => {
+    await page.focus('table[data-matrix="QKt"] td[tabindex="0"]');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowDown');
+    const pos = await page.evaluate(() => [document.activeElement.dataset.r, document.activeElement.dataset.c]);
+    assert.deepEqual(pos, ['1', '1']);
+    // Exactly one tab stop per table.
+    const stops = await page.$$eval('table[data-matrix="QKt"] [tabindex="0"]', (els) => els.length);
+    assert.equal(stops, 1);
+  });
+
+  await t.test('where W_Q, W_K, W_V first appear the page says they are learned, and why three; identity weights make Q = K = V', async () => {
+    const spaces = await page.textContent('#spaces .callout.learned');
+    assert.match(spaces, /learned: training adjusts their numbers/);
+    assert.match(spaces, /Why three\?/);
+    assert.match(await page.textContent('#attention [data-step="2"]'), /learned/);
+    assert.match(await page.textContent('#attention [data-step="3"] .step-note'), /the three tables below are identical: Q = K = V = X/);
+    const [Q, K, V] = [await readMatrix(page, 'Q'), await readMatrix(page, 'K'), await readMatrix(page, 'V')];
+    assert.deepEqual(Q.values, K.values);
+    assert.deepEqual(K.values, V.values);
+    await page.click('button[data-control="preset-rnd"]');
+    await settle(page);
+    assert.equal(await page.textContent('#attention [data-step="3"] .step-note'), '', 'the note goes once the weights differ');
+  });
   assert.deepEqual(log.errors, []);
   await done();
 });
@@ -213,35 +242,6 @@ test('an edit costs a handful of engine calls: three projections and one attenti
   assert.equal(await calls(() => page.fill('input[data-control="text"]', 'Houston we have a problem')), 6);
   assert.match(await page.textContent('#build-info'), /last edit: 6 engine calls/);
   assert.deepEqual(log.errors, []);
-  await done();
-});
-
-test('where W_Q, W_K, W_V first appear the page says they are learned, and why three; identity weights make Q = K = V', async () => {
-  const { page, done } = await openPage(env, '');
-  const spaces = await page.textContent('#spaces .callout.learned');
-  assert.match(spaces, /learned: training adjusts their numbers/);
-  assert.match(spaces, /Why three\?/);
-  assert.match(await page.textContent('#attention [data-step="2"]'), /learned/);
-  assert.match(await page.textContent('#attention [data-step="3"] .step-note'), /the three tables below are identical: Q = K = V = X/);
-  const [Q, K, V] = [await readMatrix(page, 'Q'), await readMatrix(page, 'K'), await readMatrix(page, 'V')];
-  assert.deepEqual(Q.values, K.values);
-  assert.deepEqual(K.values, V.values);
-  await page.click('button[data-control="preset-rnd"]');
-  await settle(page);
-  assert.equal(await page.textContent('#attention [data-step="3"] .step-note'), '', 'the note goes once the weights differ');
-  await done();
-});
-
-test('matrix cells are reachable and movable with the keyboard', async () => {
-  const { page, done } = await openPage(env, '');
-  await page.focus('table[data-matrix="QKt"] td[tabindex="0"]');
-  await page.keyboard.press('ArrowRight');
-  await page.keyboard.press('ArrowDown');
-  const pos = await page.evaluate(() => [document.activeElement.dataset.r, document.activeElement.dataset.c]);
-  assert.deepEqual(pos, ['1', '1']);
-  // Exactly one tab stop per table.
-  const stops = await page.$$eval('table[data-matrix="QKt"] [tabindex="0"]', (els) => els.length);
-  assert.equal(stops, 1);
   await done();
 });
 
