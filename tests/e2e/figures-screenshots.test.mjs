@@ -12,7 +12,7 @@ const FIGURES = ['kv-lookup', 'pull', 'spaces', 'asym', 'sqrt-dk', 'stability', 
 
 for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
   test(`figure screenshots at ${width} px`, async () => {
-    const { page, context, log } = await openPage(env, '', { width, height: 900 });
+    const { page, log, done } = await openPage(env, '', { width, height: 900 });
     await settle(page);
     // The sticky nav would cover the top of each figure's capture.
     await page.$eval('.section-nav', (nav) => { nav.style.position = 'static'; }); // CSSOM: allowed by the CSP
@@ -26,6 +26,6 @@ for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
       await section.screenshot({ path: `${shotsDir}/fig-${id}-${label}.png` });
     }
     assert.deepEqual(log.errors, []);
-    await context.close();
+    await done();
   });
 }

@@ -24,7 +24,7 @@ export async function setup() {
     url,
     origin,
     browser,
-    idle: [],   // tabs handed back by done() (openPage), for the next openPage with the same viewport and motion
+    idle: [],   // tabs handed back by done() (openPage), for the next openPage (its viewport and motion set there)
     async close() {
       await browser.close();
       await new Promise((r) => server.close(r));
@@ -37,21 +37,32 @@ export async function setup() {
  * Waits until the labs are mounted (body[data-ready="true"]).
  *
  * A test that is through with its page hands it back with done() instead of closing its context: the next openPage
- * of the file with the same viewport and motion setting navigates that tab to its own URL — a new document, so
- * nothing of the page's state carries over (it lives in the URL), with a fresh log — and saves starting a browser
- * context and its renderer. Hand back only a tab with nothing of the test's own on it (listeners, routes, emulation,
- * permissions); its viewport is set back here. A test that fails never reaches done(), so its tab is not reused.
+ * of the file navigates that tab to its own URL — a new document, so nothing of the page's state carries over (it
+ * lives in the URL), with a fresh log — and saves starting a browser context and its renderer. The tab gets the
+ * viewport and the motion setting asked for before it navigates (the same emulation a new context would start with:
+ * Playwright's viewport, and prefers-reduced-motion through page.emulateMedia where the setting differs), so the
+ * document loads as it would in a new context; a tab with the same motion setting is taken first. Hand back only a
+ * tab with nothing of the test's own on it (listeners, routes, emulation, permissions). A test that fails never
+ * reaches done(), so its tab is not reused.
  */
 export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce' } = {}) {
-  const key = `${width}x${height} ${reducedMotion}`;
   const target = `${env.url}${query}`;
   let tab = null;
-  for (let i = 0; i < (env.idle?.length ?? 0); i++) {
-    if (env.idle[i].key === key && !env.idle[i].page.isClosed()) { tab = env.idle.splice(i, 1)[0]; break; }
-  }
+  const idle = (env.idle ?? []).filter((t) => !t.page.isClosed());
+  tab = idle.find((t) => t.motion === reducedMotion) ?? idle[0] ?? null;
+  if (env.idle) env.idle = env.idle.filter((t) => t !== tab && !t.page.isClosed());
   if (tab) {
     const size = tab.page.viewportSize();
-    if (size.width !== width || size.height !== height) await tab.page.setViewportSize({ width, height });
+    if (size.width !== width || size.height !== height) {
+      // The old document is about to go: it is not laid out again at the new size (a page laid out whole at another
+      // width would be, all of it, for nothing).
+      await tab.page.evaluate(() => { document.documentElement.style.display = 'none'; });
+      await tab.page.setViewportSize({ width, height });
+    }
+    if (tab.motion !== reducedMotion) {
+      await tab.page.emulateMedia({ reducedMotion });
+      tab.motion = reducedMotion;
+    }
     // A URL that differs from the current one only after '#' would be a same-document navigation (no new page):
     // give the old document another address first (no request; a navigation from it loads a new document).
     const bare = (u) => u.split('#')[0];
@@ -61,7 +72,7 @@ export async function openPage(env, query = '', { width = 1280, height = 900, re
   } else {
     const context = await env.browser.newContext({ viewport: { width, height }, reducedMotion, deviceScaleFactor: 1 });
     const page = await context.newPage();
-    tab = { key, context, page, log: { errors: [], requests: [], dialogs: [] } };
+    tab = { motion: reducedMotion, context, page, log: { errors: [], requests: [], dialogs: [] } };
     const t = tab;
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') t.log.errors.push(`${m.type()}: ${m.text()}`); });
     page.on('pageerror', (e) => t.log.errors.push(`pageerror: ${e.message}`));
