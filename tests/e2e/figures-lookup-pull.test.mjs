@@ -155,13 +155,15 @@ test('words pulling words: keyboard nudging, applying attention again, URL state
   checkPull(it, 6);
   assert.match(page.url(), /pi=2/);
 
-  // Reload from the URL: same view.
-  const again = await openPage(env, new URL(page.url()).search);
+  assert.deepEqual(log.errors, []);
+  // Reload from the URL: same view (in the tab this page is through with: a new document from the link alone).
+  const url = new URL(page.url()).search;
+  await done();
+  const again = await openPage(env, url);
   const p3 = await readPull(again.page);
   assert.deepEqual(p3, it);
+  assert.deepEqual(again.log.errors, []);
   await again.done();
-  assert.deepEqual(log.errors, []);
-  await done();
 });
 
 test('words pulling words: dragging a point with the pointer moves it', async () => {
