@@ -26,7 +26,19 @@ function run(out, args) {
 // build/lm-checkpoints-js/<script's hash>/, and copied from there for every test file that asks: the Python run
 // (NumPy's float64 forward and its bounds) was most of these files' time, repeated by each. Written beside the
 // cache and renamed into it, so that test files running at the same time never see half a folder.
-const CACHE = join(repo, 'build/lm-checkpoints-js', createHash('sha256').update(readFileSync(SCRIPT)).digest('hex').slice(0, 16));
+const SCRIPT_HASH = createHash('sha256').update(readFileSync(SCRIPT)).digest('hex');
+const CACHE = join(repo, 'build/lm-checkpoints-js', SCRIPT_HASH.slice(0, 16));
+// The native build writes every case with the same script into build/lm-checkpoints/ (tests/native/CMakeLists.txt)
+// and then its stamp, `written`, holding the script's SHA-256: a case found there for this version of the script is
+// copied from it instead of computed again (npm test builds the native suite before the package tests run).
+const NATIVE = join(repo, 'build/lm-checkpoints');
+function nativeHas(name) {
+  try {
+    return readFileSync(join(NATIVE, 'written'), 'utf8').startsWith(SCRIPT_HASH) && existsSync(join(NATIVE, name, 'reference.json'));
+  } catch {
+    return false;
+  }
+}
 
 /** Writes the cases (all when none is named) into a new temporary folder; `cleanup()` removes it. */
 export function writeCheckpoints(cases = [], extra = []) {
@@ -38,7 +50,9 @@ export function writeCheckpoints(cases = [], extra = []) {
       mkdirSync(CACHE, { recursive: true });
       const fresh = mkdtempSync(join(CACHE, '.writing-'));
       try {
-        run(fresh, missing);
+        const computed = missing.filter((name) => !nativeHas(name));
+        if (computed.length) run(fresh, computed);
+        for (const name of missing) if (!computed.includes(name)) cpSync(join(NATIVE, name), join(fresh, name), { recursive: true });
         for (const name of missing) {
           try {
             renameSync(join(fresh, name), join(CACHE, name));
