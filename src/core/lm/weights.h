@@ -53,11 +53,13 @@ struct Matrix {
   DType dtype = DType::f32;
   std::size_t rows = 0, cols = 0;
   void* data = nullptr;
-  const Subnormal* subnormals = nullptr;  // F16 only, sorted by row
+  // F16 only: in the file's order, so by row for a tensor stored [rows, cols] (read_row's embeddings are) and by
+  // column for GPT-2's Conv1D, stored [cols, rows].
+  const Subnormal* subnormals = nullptr;
   std::size_t subnormal_count = 0;
   std::size_t panels() const noexcept { return (rows + 7) / 8; }
   std::size_t bytes() const noexcept { return panels() * 8 * cols * dtype_bytes(dtype); }
-  // Row r as float32 into out[cols] (the token embedding's lookup).
+  // Row r as float32 into out[cols]: the token embedding's lookup, whose subnormals are by row (a binary search).
   void read_row(std::size_t r, float* out) const noexcept;
 };
 
