@@ -1,8 +1,8 @@
-// Screenshots of the articles' figures at 1280 and 390 px into artifacts/screenshots/ (look at them), plus the
-// check that no figure makes the phone layout scroll sideways.
+// Screenshots of the articles' figures at 1280 and 390 px into artifacts/screenshots/ (look at them; taken with
+// ATTNLAB_SCREENSHOTS=1: helpers.mjs, shot), plus the check that no figure makes the phone layout scroll sideways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, ensureShotsDir, shotsDir } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, shot } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); ensureShotsDir(); });
@@ -23,7 +23,7 @@ for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
       if (!section) continue; // a figure not built yet
       await section.scrollIntoViewIfNeeded();
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-      await section.screenshot({ path: `${shotsDir}/fig-${id}-${label}.png` });
+      await shot(section, `${shotsDir}/fig-${id}-${label}.png`);
     }
     assert.deepEqual(log.errors, []);
     await done();

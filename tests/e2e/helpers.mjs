@@ -148,6 +148,18 @@ export function ensureShotsDir() {
 }
 
 /**
+ * Screenshots are for people to look at (artifacts/screenshots/): they assert nothing, and encoding them costs the
+ * suite CPU, so the tests take them only when asked, with ATTNLAB_SCREENSHOTS=1 (`npm run screenshots`).
+ * `target` is a page, an element handle or a locator; every check around a shot runs either way.
+ */
+export const screenshotsWanted = process.env.ATTNLAB_SCREENSHOTS === '1';
+export async function shot(target, path, options = {}) {
+  if (!screenshotsWanted) return;
+  ensureShotsDir();
+  await target.screenshot({ path, ...options });
+}
+
+/**
  * The attention lab as the page shows it: X, W_Q, W_K, W_V, the weights, the output (and the scaled, masked scores), read
  * from the tables, plus the scale the page applies: 1/√d_k (or 1 with sc=0) divided by the temperature tau.
  */
@@ -186,7 +198,7 @@ export async function shootSection(page, section, name) {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(wide <= width, `page is ${wide} px wide at ${width} px`);
-    await (await page.$(`section${section}`)).screenshot({ path: `${shotsDir}/${name}-${label}.png` });
+    await shot(await page.$(`section${section}`), `${shotsDir}/${name}-${label}.png`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.evaluate(() => { document.querySelector('nav').style.visibility = ''; });

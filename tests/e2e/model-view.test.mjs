@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { setup, openPage, readMatrix, ensureShotsDir, shotsDir, repo, distDir, drainTasks } from './helpers.mjs';
+import { setup, openPage, readMatrix, ensureShotsDir, shotsDir, shot, repo, distDir, drainTasks } from './helpers.mjs';
 import { init } from '../../dist/index.js';
 
 const FOLDER = `${repo}web/models/kjv-fortunes-gpt`;
@@ -301,7 +301,7 @@ for (const width of [1280, 390]) {
     });
     assert.deepEqual(over, [], 'nothing overflows the page');
     ensureShotsDir();
-    await page.locator('#model').screenshot({ path: `${shotsDir}/model-view-${width}.png` });
+    await shot(page.locator('#model'), `${shotsDir}/model-view-${width}.png`);
     await done();
   });
 }

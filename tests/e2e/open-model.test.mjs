@@ -17,7 +17,7 @@ import { connect } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { setup, ensureShotsDir, shotsDir, distDir } from './helpers.mjs';
+import { setup, ensureShotsDir, shotsDir, shot, distDir } from './helpers.mjs';
 import { writeCheckpoints } from '../js/support/lm-fixtures.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -429,7 +429,7 @@ test('the panel: axe finds no serious violation; screenshots at 1280 and 390 px'
     // Nothing wider than the viewport at 390 px.
     const overflow = await page.evaluate(() => [...document.querySelectorAll('#open-model *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map((e) => e.outerHTML.slice(0, 80)));
     assert.deepEqual(overflow, [], `${width} px: nothing past the right edge`);
-    await page.locator('#open-model').screenshot({ path: join(shotsDir, `model-panel-${width}.png`) });
+    await shot(page.locator('#open-model'), join(shotsDir, `model-panel-${width}.png`));
     await context.close();
   }
 });

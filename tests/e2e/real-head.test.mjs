@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setup, openPage, settle, readMatrix, repo, shotsDir, ensureShotsDir, openDisclosures, renderWhole } from './helpers.mjs';
+import { setup, openPage, settle, readMatrix, repo, shotsDir, shot, ensureShotsDir, openDisclosures, renderWhole } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const folder = `${repo}web/models/kjv-fortunes-gpt`;
@@ -255,7 +255,7 @@ test('axe and screenshots of the real-model views at 1280 and 390 px', async () 
     for (const [name, sel] of Object.entries(parts)) {
       await page.$eval(sel, (e) => e.scrollIntoView());
       await settle(page);
-      await (await page.$(sel)).screenshot({ path: `${shotsDir}/real-${name}-${width}.png` });
+      await shot(await page.$(sel), `${shotsDir}/real-${name}-${width}.png`);
     }
     await openDisclosures(page);
     await renderWhole(page, width);  // as a reader scrolling down would see it

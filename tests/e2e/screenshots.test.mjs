@@ -1,8 +1,9 @@
 // Screenshots of each lab at desktop (1280 px) and phone (390 px) widths, into artifacts/screenshots/
-// (git-ignored), plus the layout check that matters at 390 px: nothing makes the page scroll sideways.
+// (git-ignored; taken with ATTNLAB_SCREENSHOTS=1: helpers.mjs, shot), plus the layout check that matters at 390 px:
+// nothing makes the page scroll sideways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, ensureShotsDir, shotsDir, layOutWhole } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, shot, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); ensureShotsDir(); });
@@ -18,7 +19,7 @@ for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
     await settle(page);
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(scrollWidth <= width, `page is ${scrollWidth} px wide at a ${width} px viewport`);
-    await page.screenshot({ path: `${shotsDir}/top-${label}.png` });
+    await shot(page, `${shotsDir}/top-${label}.png`);
     // A viewport as tall as the page: every step is on screen, so the off-screen-skipped ones
     // (content-visibility: auto) are rendered, and the sticky nav stays at the top of the capture.
     // Rendering the skipped steps changes their height, so grow the viewport until the page stops growing.
@@ -35,9 +36,9 @@ for (const [label, width] of [['desktop', 1280], ['mobile', 390]]) {
         const r = s.getBoundingClientRect();
         return { x: 0, y: r.top + window.scrollY, width: document.documentElement.clientWidth, height: r.height };
       });
-      await page.screenshot({ path: `${shotsDir}/${id}-${label}.png`, clip: box });
+      await shot(page, `${shotsDir}/${id}-${label}.png`, { clip: box });
     }
-    await page.screenshot({ path: `${shotsDir}/page-${label}.png`, fullPage: true });
+    await shot(page, `${shotsDir}/page-${label}.png`, { fullPage: true });
     assert.deepEqual(log.errors, []);
     await context.close();
   });

@@ -3,7 +3,7 @@
 // without it, the charts do animate (so the switch is real, not motion that is simply absent).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setup, openPage, settle, ensureShotsDir, shotsDir, layOutWhole } from './helpers.mjs';
+import { setup, openPage, settle, ensureShotsDir, shotsDir, shot, layOutWhole } from './helpers.mjs';
 
 let env;
 before(async () => { env = await setup(); ensureShotsDir(); });
@@ -60,7 +60,7 @@ for (const motion of ['reduce', 'no-preference']) {
       assert.deepEqual(small, [], `${id}: controls at least 24 × 24 px`);
       if (motion === 'reduce') {
         const box = await page.$eval(`section#${id}`, (s) => { const r = s.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY, width: 390, height: Math.min(r.height, 6000) }; });
-        await page.screenshot({ path: `${shotsDir}/${id}-390.png`, clip: box });
+        await shot(page, `${shotsDir}/${id}-390.png`, { clip: box });
       }
     }
     assert.deepEqual(log.errors, []);
