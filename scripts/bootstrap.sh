@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what attnlab's builds and tests need, and nothing when it is all there (a few dpkg look-ups).
-# Debian 12: the toolchain from apt, JavaScript packages with `npm ci`.
+# Debian 12: the toolchain from apt, JavaScript packages with `npm ci`. `bootstrap.sh apt` or `bootstrap.sh npm` does
+# one half (npm test runs the native lane, which needs apt's part only, while npm ci runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+part=${1:-all}
+[[ $part == all || $part == apt || $part == npm ]] || { echo "usage: scripts/bootstrap.sh [apt|npm]" >&2; exit 2; }
 
 APT_PACKAGES=(
   cmake make g++ pkg-config       # native build
@@ -19,6 +22,7 @@ APT_PACKAGES=(
 )
 
 missing=()
+[[ $part == npm ]] && APT_PACKAGES=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -31,6 +35,7 @@ if ((${#missing[@]})); then
 fi
 
 # npm ci when node_modules is missing or older than the lock file.
+[[ $part == apt ]] && exit 0
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "bootstrap: npm ci"
   npm ci --no-audit --no-fund --loglevel=error

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `npm test`: installs what is missing, builds native and wasm, runs every suite; exits non-zero on any failure.
 #
-# After the bootstrap, two lanes run side by side, each stage after the one before it in its lane:
+# After the bootstrap's apt packages, two lanes run side by side, each stage after the one before it in its lane:
 #   native:  the native builds, CTest (both kernel sets in each build), the bounded fuzz pass, the package's tests
 #            against the debug modules (linked from the wasm build's objects), then explorer e2e files;
-#   package: the wasm build, the explorer build, the package's tests, the consumers, then explorer e2e files.
+#   package: npm ci (what is missing), the wasm build, the explorer build, the package's tests, the consumers, then
+#            explorer e2e files. The native lane needs node_modules only for its last two stages, which wait for
+#            the package lane's builds anyway.
 # Most of their stages keep only one core busy, so two cores finish both in about the time of the longer. The e2e
 # files are one queue that both lanes take from (scripts/test-e2e-queue.sh), so the lanes end together. The lanes
 # share the wasm build folders (build/wasm-simd, build/wasm-scalar): the package lane holds them, under a lock, until
@@ -67,6 +69,7 @@ native_lane() {
   stage native "explorer tests (Chromium), files left in the queue"    bash scripts/test-e2e-queue.sh "$e2e_queue"
 }
 package_lane() {
+  stage package "bootstrap: npm ci (what is missing)"                 bash scripts/bootstrap.sh npm &&
   stage package "wasm package build"                                  npm run --silent build &&
   stage package "explorer build"                                      npm run --silent build:web &&
   release_web_build &&
@@ -107,7 +110,7 @@ release_web_build() { flock -u "$web_fd"; }
 e2e_queue=$logs/e2e-queue
 bash scripts/test-e2e-queue.sh --fill "$e2e_queue"
 
-if stage main "bootstrap (apt packages, npm ci)" bash scripts/bootstrap.sh; then
+if stage main "bootstrap: apt packages" bash scripts/bootstrap.sh apt; then
   set -m   # job control for this one job: the native lane gets its own process group, so that it can be stopped
   native_lane >"$logs/native.log" 2>&1 &
   native_pid=$!
