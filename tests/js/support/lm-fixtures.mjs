@@ -30,7 +30,8 @@ const SCRIPT_HASH = createHash('sha256').update(readFileSync(SCRIPT)).digest('he
 const CACHE = join(repo, 'build/lm-checkpoints-js', SCRIPT_HASH.slice(0, 16));
 // The native build writes every case with the same script into build/lm-checkpoints/ (tests/native/CMakeLists.txt)
 // and then its stamp, `written`, holding the script's SHA-256: a case found there for this version of the script is
-// copied from it instead of computed again (npm test builds the native suite before the package tests run).
+// copied from it instead of computed again (npm test's native lane writes them in its first minute, before the
+// package tests ask).
 const NATIVE = join(repo, 'build/lm-checkpoints');
 function nativeHas(name) {
   try {
@@ -45,14 +46,13 @@ export function writeCheckpoints(cases = [], extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-lm-'));
   if (!cases.length || extra.length) run(dir, [...cases, ...extra]); // (all the cases, or GPT-2 small's shape: as asked)
   else {
-    const missing = cases.filter((name) => !existsSync(join(CACHE, name)));
+    const from = (name) => (nativeHas(name) ? join(NATIVE, name) : join(CACHE, name));
+    const missing = cases.filter((name) => !existsSync(from(name)));
     if (missing.length) {
       mkdirSync(CACHE, { recursive: true });
       const fresh = mkdtempSync(join(CACHE, '.writing-'));
       try {
-        const computed = missing.filter((name) => !nativeHas(name));
-        if (computed.length) run(fresh, computed);
-        for (const name of missing) if (!computed.includes(name)) cpSync(join(NATIVE, name), join(fresh, name), { recursive: true });
+        run(fresh, missing);
         for (const name of missing) {
           try {
             renameSync(join(fresh, name), join(CACHE, name));
@@ -64,7 +64,7 @@ export function writeCheckpoints(cases = [], extra = []) {
         rmSync(fresh, { recursive: true, force: true });
       }
     }
-    for (const name of cases) cpSync(join(CACHE, name), join(dir, name), { recursive: true });
+    for (const name of cases) cpSync(from(name), join(dir, name), { recursive: true });
   }
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
