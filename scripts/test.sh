@@ -62,7 +62,7 @@ stage() {
 native_lane() {
   stage native "native: build (release, ASan + UBSan)"                bash scripts/test-native.sh build &&
   stage native "native: CTest, scalar and SIMD kernels in each build" bash scripts/test-native.sh test &&
-  stage native "fuzz: build, bounded deterministic pass"              bash scripts/fuzz.sh --ci &&
+  stage native "fuzz: build, bounded pass (fixed seed and run counts)" bash scripts/fuzz.sh --ci &&
   flock "$wasm_lock" true &&   # the package lane is done with the wasm build folders (it may have failed: stage checks)
   stage native "package tests, debug wasm (ASSERTIONS=2, SAFE_HEAP=1)" bash scripts/test-js-debug.sh &&
   flock "$web_lock" true &&    # the explorer is built (or its build failed: stage checks)
