@@ -34,7 +34,8 @@ export async function setup() {
 
 /**
  * Opens the page and records console errors, page errors, dialogs and every request's URL.
- * Waits until the labs are mounted (body[data-ready="true"]).
+ * Waits until the labs are mounted (body[data-ready="true"]). `base` is the served page unless given (the offline
+ * copy's file:// URL).
  *
  * A test that is through with its page hands it back with done() instead of closing its context: the next openPage
  * of the file navigates that tab to its own URL — a new document, so nothing of the page's state carries over (it
@@ -45,8 +46,8 @@ export async function setup() {
  * tab with nothing of the test's own on it (listeners, routes, emulation, permissions). A test that fails never
  * reaches done(), so its tab is not reused.
  */
-export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce' } = {}) {
-  const target = `${env.url}${query}`;
+export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce', base = env.url } = {}) {
+  const target = `${base}${query}`;
   let tab = null;
   const idle = (env.idle ?? []).filter((t) => !t.page.isClosed());
   tab = idle.find((t) => t.motion === reducedMotion) ?? idle[0] ?? null;

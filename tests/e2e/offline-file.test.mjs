@@ -24,35 +24,8 @@ after(async () => {
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
-/**
- * Opens the copy from disk, recording every request and console message. As helpers.openPage does, a test through
- * with its tab hands it back (done()) and the next openFile navigates it to its own URL: a new document with a fresh
- * log, without starting another browser context.
- */
-let idleFile = null;
-async function openFile(query = '') {
-  let tab = idleFile;
-  idleFile = null;
-  if (!tab) {
-    const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce', deviceScaleFactor: 1 });
-    const page = await context.newPage();
-    tab = { context, page };
-    const t = tab;
-    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') t.log.errors.push(`${m.type()}: ${m.text()}`); });
-    page.on('pageerror', (e) => t.log.errors.push(`pageerror: ${e.message}`));
-    page.on('request', (r) => t.log.requests.push(r.url()));
-  } else {
-    await tab.page.evaluate(() => { window.__handedBack = true; });  // checked below: gone with the old document
-  }
-  tab.log = { errors: [], requests: [] };
-  const { page, context, log } = tab;
-  await page.goto(`${fileUrl}${query}`);
-  await page.waitForSelector('body[data-ready]', { timeout: 20000 });
-  assert.equal(await page.getAttribute('body', 'data-ready'), 'true', `the offline copy failed to start: ${log.errors.join('\n')}`);
-  assert.notEqual(await page.evaluate(() => window.__handedBack), true, 'the handed-back tab kept its old document');
-  const t = tab;
-  return { page, context, log, done: () => { idleFile = t; } };
-}
+/** Opens the copy from disk in a tab of helpers.openPage (every request and console message recorded). */
+const openFile = (query = '') => openPage(env, query, { base: fileUrl });
 
 test('the file is self-contained: one HTML document, a strict hash-based CSP, no external references', () => {
   const html = readFileSync(join(folder, 'attnlab-explorer.html'), 'utf8');
@@ -106,7 +79,7 @@ test('opened from file:// it boots the engine and matches the served page number
   assert.deepEqual(elsewhere, [], 'nothing loaded but the file itself, data: and blob: URLs');
   assert.deepEqual(log.errors, [], 'no console errors (CSP violations would show here)');
   await served.done();
-  offline.done();
+  await offline.done();
 });
 
 test('from file:// the labs’ workers run too (inline, started from blob: URLs): the measured curve and the speed lab', async () => {
