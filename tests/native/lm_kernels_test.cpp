@@ -59,9 +59,11 @@ Panels panels(std::size_t rows, std::size_t cols, Fmt fmt, unsigned seed) {
       if (fmt == Fmt::f32) {
         p.f32[base + r % 8] = x;
         p.value[r * cols + c] = x;
-      } else {
+      } else {  // F16 panels hold w·2¹⁰ (lm_kernels.h)
         const std::uint16_t h = fmt == Fmt::f16 ? to_f16(x) : to_bf16(x);
-        p.half[base + k::half_lane(r % 8)] = h;
+        std::uint16_t stored = h;
+        if (fmt == Fmt::f16) REQUIRE(k::f16_to_panel(h, stored));
+        p.half[base + k::half_lane(r % 8)] = stored;
         p.value[r * cols + c] = fmt == Fmt::f16 ? k::f16_to_float(h) : k::bf16_to_float(h);
       }
     }
@@ -84,8 +86,18 @@ TEST_CASE("lm kernels: F16 and BF16 widen exactly, subnormals included", "[lm][k
     const int e = int(h >> 10 & 31), m = int(h & 1023);
     const double v = (h & 0x8000 ? -1 : 1) * (e ? std::ldexp(1024 + m, e - 25) : std::ldexp(m, -24));
     REQUIRE(double(k::f16_to_float(std::uint16_t(h))) == v);
+    // Its panel pattern: exactly v·2¹⁰, never a subnormal (only ±0 has a zero exponent); none from |v| ≥ 64.
+    std::uint16_t p = 0xffff;
+    const bool held = k::f16_to_panel(std::uint16_t(h), p);
+    INFO("pattern 0x" << std::hex << h);
+    REQUIRE(held == (std::fabs(v) < 64));
+    if (!held) continue;
+    REQUIRE(double(k::f16_to_float(p)) == v * 1024);
+    REQUIRE(double(k::f16_panel_to_float(p)) == v);
+    REQUIRE(((p & 0x7c00u) != 0 || (p & 0x7fffu) == 0));
+    REQUIRE((p & 0x8000u) == (h & 0x8000u));  // −0 stays −0
   }
-  // Through the kernels' widening too (both sets), in panel order.
+  // Through the kernels' widening too (both sets), in panel order: every finite pattern as an F16 panel's weight.
   std::vector<std::uint16_t> panel(8 * 8192);
   for (std::size_t i = 0; i < panel.size(); ++i) panel[i] = std::uint16_t(i * 7 % 0x10000);
   for (auto& h : panel)
@@ -95,7 +107,7 @@ TEST_CASE("lm kernels: F16 and BF16 widen exactly, subnormals included", "[lm][k
   k::lm_active::widen_panel_f16(panel.data(), 8192, b.data());
   for (std::size_t c = 0; c < 8192; ++c)
     for (std::size_t r = 0; r < 8; ++r) {
-      REQUIRE(a[c * 8 + r] == k::f16_to_float(panel[c * 8 + k::half_lane(r)]));
+      REQUIRE(a[c * 8 + r] == k::f16_panel_to_float(panel[c * 8 + k::half_lane(r)]));
       REQUIRE(std::memcmp(&a[c * 8 + r], &b[c * 8 + r], 4) == 0);  // bit for bit (−0 included)
     }
   k::lm_active::widen_panel_bf16(panel.data(), 8192, b.data());
@@ -182,16 +194,17 @@ TEST_CASE("lm kernels: RMSNorm, GELU (tanh form) and SwiGLU's gate against doubl
   }
 }
 
-TEST_CASE("lm kernels: F16 with x scaled by 2^112 gives matvec_f16's bits, subnormal weights included", "[lm][kernels]") {
+TEST_CASE("lm kernels: F16 with x scaled by 2^102 gives matvec_f16's bits, subnormal patterns included", "[lm][kernels]") {
   for (std::size_t rows : {1, 3, 7, 8, 9, 13, 16, 17, 29})
     for (std::size_t cols : {1, 2, 3, 4, 5, 7, 8, 9, 33, 67}) {
       Panels p = panels(rows, cols, Fmt::f16, unsigned(rows + 7 * cols));
-      for (std::size_t i = 0; i < p.half.size(); i += 5) p.half[i] = std::uint16_t((p.half[i] & 0x83ffu));  // subnormals
-      for (float big : {1.0f, 30000.0f, 65504.0f}) {
+      // Subnormal patterns (the loader stores none, but the kernels take any finite pattern).
+      for (std::size_t i = 0; i < p.half.size(); i += 5) p.half[i] = std::uint16_t((p.half[i] & 0x83ffu));
+      for (float big : {1.0f, 30000.0f, 0x1.fffffep25f}) {  // up to the largest float32 below kF16ScaleXLimit
         auto x = testing::normal(cols, unsigned(cols), 1.0f);
         x[0] = big;
         std::vector<float> xs(cols);
-        for (std::size_t c = 0; c < cols; ++c) xs[c] = x[c] * 0x1p112f;
+        for (std::size_t c = 0; c < cols; ++c) xs[c] = x[c] * k::kF16ScaleX;
         for (bool acc : {false, true}) {
           std::vector<float> a(rows, 0.5f), b(rows, 0.5f), c(rows, 0.5f), d(rows, 0.5f);
           k::scalar::matvec_f16(p.half.data(), rows, cols, x.data(), a.data(), acc);
@@ -208,7 +221,8 @@ TEST_CASE("lm kernels: F16 with x scaled by 2^112 gives matvec_f16's bits, subno
 // Every finite F16 bit pattern as a weight of both F16 matrix–vector kernels, in every lane of a panel, in the
 // two-column loop and in its one-column tail, with a partial last panel: x is one-hot (t in column j, zeros
 // elsewhere), so each output is the single product w·t plus zeros, which must be the float32 product of the
-// pattern's exact value and t — the same one rounding — bit for bit (and y0 + that product when accumulating).
+// panel weight the pattern holds (its value times 2⁻¹⁰) and t — the same one rounding — bit for bit (and y0 + that
+// product when accumulating).
 // A sum that starts at +0 cannot show a zero weight's sign: the widening test above checks −0 bit for bit.
 TEST_CASE("lm kernels: every finite F16 pattern multiplies as its exact value in matvec_f16 and matvec_f16_scaled", "[lm][kernels]") {
   const std::size_t cols = 3, rows = (0x10000 + cols - 1) / cols;  // 21846 rows: 2731 panels, the last with 6
@@ -240,26 +254,26 @@ TEST_CASE("lm kernels: every finite F16 pattern multiplies as its exact value in
       for (float t : {1.0f, -3.0f, 0x1.8p-7f, 1000.0f})
         for (bool acc : {false, true}) {
           std::vector<float> x(cols, 0.0f), y(rows + 8, 0.5f);
-          x[j] = kern.scaled ? t * 0x1p112f : t;
+          x[j] = kern.scaled ? t * k::kF16ScaleX : t;
           kern.f(half.data(), rows, cols, x.data(), y.data(), acc);
           std::size_t wrong = 0, first = 0;
           for (std::size_t r = 0; r < rows; ++r) {
-            const float p = k::f16_to_float(pattern[r * cols + j]) * t, want = acc ? 0.5f + p : p;
+            const float p = k::f16_panel_to_float(pattern[r * cols + j]) * t, want = acc ? 0.5f + p : p;
             const bool same = want == 0 ? y[r] == 0 : std::memcmp(&y[r], &want, 4) == 0;
             if (!same && !wrong++) first = r;
           }
           INFO(kern.name << ", column " << j << ", t " << t << ", accumulate " << acc << ": first wrong row " << first << " (pattern 0x"
                          << std::hex << pattern[first * cols + j] << std::dec << ": " << y[first] << " for "
-                         << k::f16_to_float(pattern[first * cols + j]) * t << ")");
+                         << k::f16_panel_to_float(pattern[first * cols + j]) * t << ")");
           CHECK(wrong == 0);
           for (std::size_t r = rows; r < rows + 8; ++r) CHECK(y[r] == 0.5f);  // padding rows never written
         }
 }
 
 // y = x·Wᵀ through linear() on F16 panels, across its forms and blocks: n < 4 (matrix–vector products, x scaled by
-// 2¹¹² or, with an |x| ≥ 2¹⁶, not), n ≥ 4 (panels widened into the packed GEMM), columns below, at and above the
+// 2¹⁰² or, with an |x| ≥ 2²⁶, not), n ≥ 4 (panels widened into the packed GEMM), columns below, at and above the
 // 256-column block and rows around the 8-row panel and the 128-row block; subnormal and negative-zero weights in
-// the panels. Each output within γ(cols + 1)·Σ|w·x| of the double product (any order of a float32 sum).
+// the panels (as the loader stores them: w·2¹⁰). Each output within γ(cols + 1)·Σ|w·x| of the double product (any order of a float32 sum).
 TEST_CASE("lm: linear() on F16 panels within the bound, every form and block size", "[lm][kernels]") {
   namespace lm = attnlab::lm;
   for (std::size_t cols : {3, 255, 256, 257, 600})
@@ -272,14 +286,14 @@ TEST_CASE("lm: linear() on F16 panels within the bound, every form and block siz
           for (std::size_t c = 0; c < cols; ++c) {
             const std::size_t i = r * cols + c;
             const std::uint16_t h = i % 11 == 0 ? std::uint16_t(i % 1023 | (i % 2 ? 0x8000 : 0)) : to_f16(w[i]);  // subnormals, −0
-            half[(r / 8) * cols * 8 + c * 8 + k::half_lane(r % 8)] = h;
+            REQUIRE(k::f16_to_panel(h, half[(r / 8) * cols * 8 + c * 8 + k::half_lane(r % 8)]));
             value[i] = k::f16_to_float(h);
           }
         lm::Matrix m;
         m.dtype = lm::DType::f16, m.rows = rows, m.cols = cols, m.data = half.data();
-        for (float big : {0.0f, 70000.0f}) {
+        for (float big : {0.0f, 1e8f}) {
           auto x = testing::normal(n * cols, unsigned(n + cols), 2.0f);
-          if (big != 0) x[cols / 2] = big;  // the first row's x past 2¹⁶: that row's product unscaled
+          if (big != 0) x[cols / 2] = big;  // the first row's x past 2²⁶: that row's product unscaled
           std::vector<float> y(n * rows), scratch(lm::linear_scratch(n, cols));
           lm::linear(m, x.data(), n, y.data(), rows, nullptr, false, scratch.data());
           for (std::size_t i = 0; i < n; ++i)
@@ -293,9 +307,10 @@ TEST_CASE("lm: linear() on F16 panels within the bound, every form and block siz
       }
 }
 
-// F16 subnormals (weights below 2⁻¹⁴) are kept beside the panels (weights.h): the products and the embedding's
-// row lookup still see their exact values.
-TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and products within the bound", "[lm][kernels]") {
+// F16 weights through the loader: subnormals (below 2⁻¹⁴) held in the panel as normal patterns (w·2¹⁰), weights of
+// magnitude 64 or more beside it (lm_kernels.h, weights.h); the products and the embedding's row lookup see every
+// weight's exact value.
+TEST_CASE("lm: F16 weights placed as w·2^10, subnormals in the panel and magnitudes ≥ 64 beside it, give exact rows and products within the bound", "[lm][kernels]") {
   namespace lm = attnlab::lm;
   lm::LmConfig c;
   REQUIRE(lm::parse_config(R"({"architectures":["GPT2LMHeadModel"],"vocab_size":21,"n_positions":8,"n_embd":13,"n_layer":1,"n_head":1})", c).ok());
@@ -307,8 +322,16 @@ TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and 
   std::vector<std::uint16_t> h(rows * cols);
   std::vector<double> value(rows * cols);
   const auto w = testing::normal(rows * cols, 5, 0.5f);
+  std::size_t beside = 0;
   for (std::size_t i = 0; i < h.size(); ++i) {
-    h[i] = i % 3 == 0 ? std::uint16_t((i * 37 % 1023 + 1) | (i % 2 ? 0x8000 : 0)) : to_f16(w[i]);  // a third subnormal
+    const std::uint16_t sign = i % 16 < 8 ? 0 : 0x8000;
+    switch (i % 8) {
+      case 0: h[i] = std::uint16_t((i * 37 % 1023 + 1) | sign); break;           // subnormals
+      case 2: h[i] = std::uint16_t((i % 3 == 0 ? 0x5400 : i % 3 == 1 ? 0x7bff : 0x5a40) | sign), ++beside; break;  // 64, 65504, 200
+      case 3: h[i] = std::uint16_t((i % 3 == 0 ? 0x53ff : i % 3 == 1 ? 0x0001 : 0x03ff) | sign); break;  // just below 64; the least and the largest subnormal
+      case 5: h[i] = sign; break;                                                 // ±0
+      default: h[i] = to_f16(w[i]);
+    }
     value[i] = k::f16_to_float(h[i]);
   }
   std::vector<std::uint8_t> bytes(h.size() * 2);
@@ -319,7 +342,9 @@ TEST_CASE("lm: F16 subnormal weights kept beside the panels give exact rows and 
   REQUIRE(place.done());
   REQUIRE(ws->seal(slot, "model.safetensors").ok());
   const lm::Matrix& m = *slot.matrix;
-  CHECK(m.subnormal_count == (rows * cols + 2) / 3);
+  CHECK(m.outlier_count == beside);
+  const auto* held = static_cast<const std::uint16_t*>(m.data);
+  for (std::size_t i = 0; i < m.panels() * 8 * cols; ++i) REQUIRE(((held[i] & 0x7c00u) != 0 || (held[i] & 0x7fffu) == 0));
   std::vector<float> row(cols);
   for (std::size_t r = 0; r < rows; ++r) {
     m.read_row(r, row.data());

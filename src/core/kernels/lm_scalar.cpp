@@ -36,7 +36,7 @@ void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float*
 void matvec_f16(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y,
                 bool accumulate) noexcept {
   matvec(rows, cols, x, y, accumulate, [&](std::size_t p, std::size_t c, std::size_t r) {
-    return f16_to_float(w[(p * cols + c) * kLmPanel + half_lane(r)]);
+    return f16_panel_to_float(w[(p * cols + c) * kLmPanel + half_lane(r)]);
   });
 }
 
@@ -44,7 +44,7 @@ void matvec_f16_scaled(const std::uint16_t* w, std::size_t rows, std::size_t col
                        bool accumulate) noexcept {
   matvec(rows, cols, xs, y, accumulate, [&](std::size_t p, std::size_t c, std::size_t r) {
     const std::uint16_t h = w[(p * cols + c) * kLmPanel + half_lane(r)];
-    return bits_to_float((std::uint32_t(h & 0x8000u) << 16) | (std::uint32_t(h & 0x7fffu) << 13));  // w·2⁻¹¹²
+    return bits_to_float((std::uint32_t(h & 0x8000u) << 16) | (std::uint32_t(h & 0x7fffu) << 13));  // w·2⁻¹⁰²
   });
 }
 
@@ -57,7 +57,7 @@ void matvec_bf16(const std::uint16_t* w, std::size_t rows, std::size_t cols, con
 
 void widen_panel_f16(const std::uint16_t* w, std::size_t k, float* out) noexcept {
   for (std::size_t c = 0; c < k; ++c)
-    for (std::size_t r = 0; r < kLmPanel; ++r) out[c * kLmPanel + r] = f16_to_float(w[c * kLmPanel + half_lane(r)]);
+    for (std::size_t r = 0; r < kLmPanel; ++r) out[c * kLmPanel + r] = f16_panel_to_float(w[c * kLmPanel + half_lane(r)]);
 }
 
 void widen_panel_bf16(const std::uint16_t* w, std::size_t k, float* out) noexcept {

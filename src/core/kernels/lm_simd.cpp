@@ -37,7 +37,7 @@ struct Bf16 {
 // for the low half and 0 for the high one it gives the low half sign-extended and moved left by 13 in one
 // instruction; rows 4–7 through one arithmetic shift right by 3. Either way exponent and mantissa land where float32
 // has them (bits 13–27), the sign in bit 31, copies of it in bits 28–30 and (shift) the other half's bits below 13,
-// which the mask clears: w·2⁻¹¹², bit for bit. One half each way splits the work between the multiply and shift
+// which the mask clears: the pattern's value times 2⁻¹¹², bit for bit (a panel weight w·2⁻¹⁰²: lm_kernels.h). One half each way splits the work between the multiply and shift
 // units (two multiply-adds: 4–5 % slower on GPT-2 small's matrices, measured in Node on AMD EPYC; the F16 loop is
 // bound by its vector operations, not by memory). Finite inputs only.
 struct F16Unscaled {
@@ -49,10 +49,10 @@ struct F16Unscaled {
   }
 };
 
-// F16 as its value: × 2¹¹² rebiases the exponent (half.h).
+// An F16 panel's weights: × 2¹⁰² rebiases the exponent (half.h) and undoes the panel's 2¹⁰.
 struct F16 {
   F16Unscaled unscaled;
-  v128_t scale = wasm_f32x4_splat(0x1p112f);
+  v128_t scale = wasm_f32x4_splat(kF16ScaleX);
   void operator()(v128_t v, v128_t& lo, v128_t& hi) const noexcept {
     unscaled(v, lo, hi);
     lo = wasm_f32x4_mul(lo, scale), hi = wasm_f32x4_mul(hi, scale);

@@ -23,9 +23,9 @@ void matvec(const Matrix& w, const float* x, float* y, bool accumulate, float* s
     case DType::f32: lmk::matvec_f32(static_cast<const float*>(w.data), w.rows, w.cols, x, y, accumulate); break;
     case DType::f16: {
       const auto* h = static_cast<const std::uint16_t*>(w.data);
-      // x·2¹¹² spares every weight a multiply; the same bits either way (lm_kernels.h).
-      if (kernels::rope_active::max_abs(x, w.cols) < 0x1p16f) {
-        for (std::size_t c = 0; c < w.cols; ++c) scratch[c] = x[c] * 0x1p112f;
+      // x·2¹⁰² spares every weight a multiply; the same bits either way (lm_kernels.h).
+      if (kernels::rope_active::max_abs(x, w.cols) < kernels::kF16ScaleXLimit) {
+        for (std::size_t c = 0; c < w.cols; ++c) scratch[c] = x[c] * kernels::kF16ScaleX;
         lmk::matvec_f16_scaled(h, w.rows, w.cols, scratch, y, accumulate);
       } else {
         lmk::matvec_f16(h, w.rows, w.cols, x, y, accumulate);
@@ -68,10 +68,10 @@ void linear(const Matrix& w, const float* x, std::size_t n, float* y, std::size_
       }
     }
   }
-  // F16 subnormals, kept beside the panels (weights.h).
+  // F16 weights of magnitude 64 or more, kept beside the panels (lm_kernels.h).
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < w.subnormal_count; ++j) {
-      const Subnormal& s = w.subnormals[j];
+    for (std::size_t j = 0; j < w.outlier_count; ++j) {
+      const Outlier& s = w.outliers[j];
       y[i * ldy + s.row] += s.value * x[i * cols + s.col];
     }
   if (bias)

@@ -1,6 +1,6 @@
 // y = x·Wᵀ (+ bias) for n rows of activations against one panel matrix (weights.h), in whichever form is fastest:
 //   n < 4 (a decode step): one matrix–vector product per row, the weights streamed once per row (lm_kernels.h;
-//                           F16 through matvec_f16_scaled, x scaled by 2¹¹² into scratch, when every |x| < 2¹⁶);
+//                           F16 through matvec_f16_scaled, x scaled by 2¹⁰² into scratch, when every |x| < 2²⁶);
 //   n ≥ 4 (a prompt):       the packed GEMM micro-kernel of attention and training (kernels.h: gemm_packed), rows of
 //                           x packed in blocks of kLinearKc columns, each panel of W its B operand as stored (F32) or
 //                           widened into scratch first (F16, BF16: once per block of rows, ≤ 1/4 of the GEMM's reads).

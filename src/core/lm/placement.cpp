@@ -100,16 +100,15 @@ Status Placement::put(const std::uint8_t* bytes, std::size_t n, const std::strin
     const bool conv = s.kind == Slot::Kind::conv1d;
     Status st = run(bytes, n, file, [&](const std::uint8_t* v, std::size_t at) {
       const std::uint16_t h = u16(v);
-      if ((h & 0x7c00u) == 0 && (h & 0x3ffu) != 0) {  // a subnormal: beside the panels, a zero in them (weights.h)
-        const std::size_t r = (conv ? inner_ : outer_) + row_shift_, c = (conv ? outer_ : inner_) + col_shift_;
-        room = room && slot_->subnormals.push({std::uint32_t(r), std::uint32_t(c), kernels::f16_to_float(h)});
-        dst[at] = 0;
-        return true;
-      }
-      dst[at] = h;
-      return kernels::f16_finite(h);
+      if (!kernels::f16_finite(h)) return false;
+      if (kernels::f16_to_panel(h, dst[at])) return true;  // h·2¹⁰ (lm_kernels.h)
+      // |h| ≥ 64: beside the panel, a zero in it (weights.h)
+      const std::size_t r = (conv ? inner_ : outer_) + row_shift_, c = (conv ? outer_ : inner_) + col_shift_;
+      room = room && slot_->outliers.push({std::uint32_t(r), std::uint32_t(c), kernels::f16_to_float(h)});
+      dst[at] = 0;
+      return true;
     });
-    if (!room) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's subnormal weights", file.c_str(), s.name.c_str())};
+    if (!room) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's weights of magnitude 64 or more", file.c_str(), s.name.c_str())};
     return st;
   }
   float* dst = s.matrix ? static_cast<float*>(s.matrix->data) : const_cast<float*>(*s.floats);

@@ -121,16 +121,16 @@ void plan_llama(const LmConfig& c, const ShardPlan& sp, ModelWeights& w, Planner
 
 const char* dtype_name(DType t) noexcept { return t == DType::f32 ? "F32" : t == DType::f16 ? "F16" : "BF16"; }
 
-SubnormalList& SubnormalList::operator=(SubnormalList&& o) noexcept {
+OutlierList& OutlierList::operator=(OutlierList&& o) noexcept {
   if (this != &o) std::free(data_), data_ = o.data_, size_ = o.size_, cap_ = o.cap_, o.data_ = nullptr, o.size_ = o.cap_ = 0;
   return *this;
 }
-SubnormalList::~SubnormalList() { std::free(data_); }
+OutlierList::~OutlierList() { std::free(data_); }
 
-bool SubnormalList::push(Subnormal s) noexcept {
+bool OutlierList::push(Outlier s) noexcept {
   if (size_ == cap_) {
     const std::size_t cap = cap_ ? 2 * cap_ : 64;
-    auto* grown = static_cast<Subnormal*>(std::realloc(data_, cap * sizeof(Subnormal)));
+    auto* grown = static_cast<Outlier*>(std::realloc(data_, cap * sizeof(Outlier)));
     if (!grown) return false;
     data_ = grown, cap_ = cap;
   }
@@ -138,10 +138,10 @@ bool SubnormalList::push(Subnormal s) noexcept {
   return true;
 }
 
-Subnormal* SubnormalList::release() noexcept {
-  std::sort(data_, data_ + size_, [](const Subnormal& a, const Subnormal& b) { return a.row < b.row || (a.row == b.row && a.col < b.col); });
-  auto* exact = static_cast<Subnormal*>(std::realloc(data_, size_ * sizeof(Subnormal)));
-  Subnormal* r = exact ? exact : data_;
+Outlier* OutlierList::release() noexcept {
+  std::sort(data_, data_ + size_, [](const Outlier& a, const Outlier& b) { return a.row < b.row || (a.row == b.row && a.col < b.col); });
+  auto* exact = static_cast<Outlier*>(std::realloc(data_, size_ * sizeof(Outlier)));
+  Outlier* r = exact ? exact : data_;
   data_ = nullptr, size_ = cap_ = 0;
   return r;
 }
@@ -157,10 +157,10 @@ void Matrix::read_row(std::size_t r, float* out) const noexcept {
   if (dtype == DType::bf16)
     for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::bf16_to_float(p[c * 8]);
   else
-    for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::f16_to_float(p[c * 8]);
-  const Subnormal* s = std::lower_bound(subnormals, subnormals + subnormal_count, r,
-                                        [](const Subnormal& a, std::size_t row) { return a.row < row; });
-  for (; s != subnormals + subnormal_count && s->row == r; ++s) out[s->col] = s->value;
+    for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::f16_panel_to_float(p[c * 8]);
+  const Outlier* s = std::lower_bound(outliers, outliers + outlier_count, r,
+                                        [](const Outlier& a, std::size_t row) { return a.row < row; });
+  for (; s != outliers + outlier_count && s->row == r; ++s) out[s->col] = s->value;
 }
 
 void WeightSet::Free::operator()(void* p) const noexcept { std::free(p); }
@@ -215,14 +215,14 @@ Status WeightSet::allocate(Slot& s, DType dtype, const std::string& file) {
 }
 
 Status WeightSet::seal(Slot& s, const std::string& file) {
-  if (!s.matrix || s.subnormals.size() == 0) return Status::success();
-  const std::size_t n = s.subnormals.size();
-  Subnormal* list = s.subnormals.release();
-  if (!list) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's subnormal weights", file.c_str(), s.name.c_str())};
+  if (!s.matrix || s.outliers.size() == 0) return Status::success();
+  const std::size_t n = s.outliers.size();
+  Outlier* list = s.outliers.release();
+  if (!list) return {ErrorKind::out_of_memory, file, detail::format("%s: out of memory for %s's weights of magnitude 64 or more", file.c_str(), s.name.c_str())};
   storage_.emplace_back(list);
-  buffers_.emplace_back(list, n * sizeof(Subnormal));
-  bytes_ += n * sizeof(Subnormal);
-  s.matrix->subnormals = list, s.matrix->subnormal_count = n;
+  buffers_.emplace_back(list, n * sizeof(Outlier));
+  bytes_ += n * sizeof(Outlier);
+  s.matrix->outliers = list, s.matrix->outlier_count = n;
   return Status::success();
 }
 

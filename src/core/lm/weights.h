@@ -21,30 +21,28 @@ enum class DType : std::uint8_t { f32, f16, bf16 };
 const char* dtype_name(DType t) noexcept;
 inline std::size_t dtype_bytes(DType t) noexcept { return t == DType::f32 ? 4 : 2; }
 
-// An F16 weight below 2⁻¹⁴ (a subnormal), kept beside its matrix: widened in registers it would be a float32
-// subnormal, and a multiply with one costs x86 cores a microcode assist (measured in Node on AMD EPYC: F16 panels
-// of N(0, 0.02) weights, 0.24 % of them subnormal, ran at 14 GB/s per CPU-second instead of 17.5). The panel holds
-// a zero in its place, and linear() adds value·x[col] to row `row` after the dense product: the same sum in another
-// order (and read_row puts the value back).
-struct Subnormal {
+// An F16 weight of magnitude 64 or more, which an F16 panel (w·2¹⁰: lm_kernels.h) cannot hold, kept beside its
+// matrix: the panel holds a zero in its place, and linear() adds value·x[col] to row `row` after the dense product
+// (the same sum in another order), read_row puts the value back. Trained checkpoints rarely have any.
+struct Outlier {
   std::uint32_t row, col;
   float value;
 };
 
 // A growable list that reports running out of memory instead of aborting (no exceptions in the wasm build).
-class SubnormalList {
+class OutlierList {
  public:
-  SubnormalList() = default;
-  SubnormalList(SubnormalList&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) { o.data_ = nullptr, o.size_ = o.cap_ = 0; }
-  SubnormalList& operator=(SubnormalList&& o) noexcept;
-  ~SubnormalList();
-  bool push(Subnormal s) noexcept;
+  OutlierList() = default;
+  OutlierList(OutlierList&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) { o.data_ = nullptr, o.size_ = o.cap_ = 0; }
+  OutlierList& operator=(OutlierList&& o) noexcept;
+  ~OutlierList();
+  bool push(Outlier s) noexcept;
   std::size_t size() const noexcept { return size_; }
   // The entries sorted by row and column, in a buffer of exactly their size that the caller frees; the list empties.
-  Subnormal* release() noexcept;
+  Outlier* release() noexcept;
 
  private:
-  Subnormal* data_ = nullptr;
+  Outlier* data_ = nullptr;
   std::size_t size_ = 0, cap_ = 0;
 };
 
@@ -53,13 +51,12 @@ struct Matrix {
   DType dtype = DType::f32;
   std::size_t rows = 0, cols = 0;
   void* data = nullptr;
-  // F16 only: in the file's order, so by row for a tensor stored [rows, cols] (read_row's embeddings are) and by
-  // column for GPT-2's Conv1D, stored [cols, rows].
-  const Subnormal* subnormals = nullptr;
-  std::size_t subnormal_count = 0;
+  // F16 only: sorted by row and column (read_row's binary search relies on the order).
+  const Outlier* outliers = nullptr;
+  std::size_t outlier_count = 0;
   std::size_t panels() const noexcept { return (rows + 7) / 8; }
   std::size_t bytes() const noexcept { return panels() * 8 * cols * dtype_bytes(dtype); }
-  // Row r as float32 into out[cols]: the token embedding's lookup, whose subnormals are by row (a binary search).
+  // Row r as float32 into out[cols]: the token embedding's lookup.
   void read_row(std::size_t r, float* out) const noexcept;
 };
 
@@ -114,7 +111,7 @@ struct Slot {
   const float** floats = nullptr;    // vector / table
   bool filled = false;
   std::string file;                  // where the index says it is (empty: anywhere)
-  SubnormalList subnormals;          // an F16 matrix's subnormal weights, while its file streams in
+  OutlierList outliers;            // an F16 matrix's weights of magnitude ≥ 64, while its file streams in
   Selection take;                    // what this model (or shard) keeps of it
 };
 
@@ -136,7 +133,7 @@ class WeightSet {
   std::size_t bytes() const noexcept { return bytes_; }  // everything allocated so far
   // Every buffer (address, bytes: multiples of 64), for reading them all as a decode step does.
   const std::vector<std::pair<const void*, std::size_t>>& buffers() const noexcept { return buffers_; }
-  // A slot's subnormal F16 weights, once its tensor is complete, handed to its matrix (out of memory is an error).
+  // A slot's F16 outliers, once its tensor is complete, sorted and handed to its matrix (out of memory is an error).
   Status seal(Slot& s, const std::string& file);
   // Parameters and bytes a config's tensors need at `bytes_per_weight` for matrices (float32 for vectors).
   static double weight_bytes(const LmConfig& c, double bytes_per_weight) noexcept;
