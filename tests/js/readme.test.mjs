@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
-import { dist, repo } from './support/load.mjs';
+import { dist, init, repo } from './support/load.mjs';
 import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const readme = readFileSync(`${repo}src/js/README.md`, 'utf8');
@@ -82,6 +82,39 @@ test('the small GPT: trains, prints the text its comment shows, and round-trips 
   assert.match(printed[2], /^step 300: loss 0\.\d+$/);
   assert.equal(result.copied, result.params);
   assert.equal((result.bytes / 1e6).toFixed(2), code.match(/a ([\d.]+) MB file/)[1]);
+});
+
+// The API table's rows list each call's options: every row that lists them all (no "…") lists exactly the names the
+// code takes, as its unknown-option error states them; and the `out` paragraph names exactly the calls whose
+// options include `out`.
+test('the API table lists the options each call takes, and the `out` paragraph the calls that take out', async () => {
+  const lab = await init({ gpt: true });
+  const f = new Float32Array(4);
+  const taken = async (call) => {
+    try { await call(); } catch (e) { const m = /\(expected one of ([^)]*)\)/.exec(e.message); if (m) return m[1].split(', ').sort(); throw e; }
+    throw new Error('a call with an unknown option did not throw');
+  };
+  const calls = {
+    'init': () => init({ zz: 1 }), 'lab.softmax': () => lab.softmax(f, { zz: 1 }), 'lab.attention': () => lab.attention({ zz: 1 }),
+    'lab.multiHeadAttention': () => lab.multiHeadAttention({ zz: 1 }), 'lab.matmul': () => lab.matmul(f, f, { zz: 1 }),
+    'lab.rope': () => lab.rope(f, { zz: 1 }), 'lab.kvCache': () => lab.kvCache({ zz: 1 }),
+    'lab.softmaxBackward': () => lab.softmaxBackward({ zz: 1 }), 'lab.attentionBackward': () => lab.attentionBackward({ zz: 1 }),
+    'lab.createGPT': () => lab.createGPT({ zz: 1 }), 'lab.loadModel': () => lab.loadModel({}, { zz: 1 }),
+  };
+  const rows = new Map([...readme.matchAll(/^\| `((?:lab\.)?\w+)\(([^`]*)\)` \|/gm)].map((m) => [m[1], m[2]]));
+  const withOut = [];
+  for (const [name, call] of Object.entries(calls)) {
+    const signature = rows.get(name);
+    assert.ok(signature, `the API table has a row for ${name}`);
+    const options = signature.slice(signature.lastIndexOf('{') + 1, signature.lastIndexOf('}'));
+    const listed = options.split(/,|\\\|/).map((o) => o.trim().replace(/\?$/, '')).filter(Boolean);
+    const code = await taken(call);
+    if (!options.includes('…')) assert.deepEqual(listed.sort(), code, `${name}'s options on the npm page`);
+    if (code.includes('out')) withOut.push(name.replace('lab.', ''));
+  }
+  const paragraph = readme.slice(readme.indexOf('**`out`.**'), readme.indexOf('\n\n', readme.indexOf('**`out`.**')));
+  const named = [...paragraph.matchAll(/`(\w+)`/g)].map((m) => m[1]).filter((n) => n !== 'out' && `lab.${n}` in calls || n in calls);
+  assert.deepEqual(named.sort(), withOut.sort(), 'the calls the `out` paragraph names are those that take out');
 });
 
 // A program that loads a model folder (`const dir = '…/';`) reads, in its place, a checkpoint of GPT-2 small's
