@@ -80,12 +80,14 @@ function filesSource(fn, files, signal) {
   };
 }
 
+const byName = "pass the folder's files by name instead: { 'config.json': bytes, 'model.safetensors': bytes, … }";
+
 function urlSource(fn, base, signal) {
   let root;
   try {
     root = new URL(base.endsWith('/') ? base : `${base}/`, globalThis.location?.href);
   } catch (e) {
-    throw new TypeError(`${fn}: ${JSON.stringify(base)} is not a URL${globalThis.location ? '' : ' (relative URLs need a page to resolve against)'}`);
+    throw new TypeError(`${fn}: ${JSON.stringify(base)} is not a URL${globalThis.location ? '' : ` (relative URLs need a page to resolve against; for a folder on disk, ${byName})`}`);
   }
   return {
     where: root.href,
@@ -97,7 +99,9 @@ function urlSource(fn, base, signal) {
         response = await fetch(url, { signal });
       } catch (e) {
         if (signal?.aborted) throw abortError(signal);
-        throw new Error(`${fn}: could not fetch ${url} (${e?.message ?? e})`, { cause: e });
+        // Node's fetch reads no file: URLs (nor do browsers' from most pages): say what works instead.
+        const advice = root.protocol === 'file:' ? `: this fetch reads no file: URLs; ${byName}` : '';
+        throw new Error(`${fn}: could not fetch ${url} (${e?.message ?? e})${advice}`, { cause: e });
       }
       if (response.status === 404 && optional) {
         await response.body?.cancel();

@@ -127,6 +127,18 @@ test('the npm page\'s measured numbers are docs/performance.md\'s', () => {
   assert.deepEqual(missing, [], 'numbers on the npm page that docs/performance.md does not have');
 });
 
+// The sizes the npm page states (its lines in KB or KiB: the "Small" line and the table of what an app loads) are
+// the ones docs/performance.md's size table gives, which the consumers' bundle budgets hold to.
+test('the npm page\'s sizes are docs/performance.md\'s size table', () => {
+  const perf = read('docs/performance.md');
+  const section = perf.slice(perf.indexOf('\n## Size'), perf.indexOf('\n## ', perf.indexOf('\n## Size') + 1));
+  const table = numbers(section.split('\n').filter((l) => l.startsWith('|')).join('\n'));
+  const lines = read('src/js/README.md').split('\n').filter((l) => /\bKi?B\b/.test(l));
+  assert.ok(lines.length >= 4, `${lines.length} lines of sizes on the npm page`);
+  const missing = [...numbers(lines.join('\n'))].filter((n) => !table.has(n));
+  assert.deepEqual(missing, [], 'sizes on the npm page that docs/performance.md\'s size table does not have');
+});
+
 // A table in docs/performance.md after `<!-- numbers from: FILE -->` copies cells of FILE (the bench's output): its
 // measured columns (all but the first and the last, the ratio) hold only numbers FILE has.
 test('docs/performance.md\'s copied tables match the bench output they come from', () => {

@@ -91,6 +91,10 @@ test('bad files: each a clear error naming the file and field, nothing left behi
     assert.ok(withText.tokenizer.disposed, "the model's tokenizer is freed with it");
     assert.equal(lab.liveModels, 0);
     await assert.rejects(lab.loadModel(42), { name: 'TypeError', message: /expected a base URL .* or the model's files/ });
+    // A folder on disk, given as a path or a file: URL (Node's fetch reads no files): the error says to pass its files.
+    await assert.rejects(lab.loadModel('gpt2/'), { name: 'TypeError', message: /"gpt2\/" is not a URL .*pass the folder's files by name/ });
+    await assert.rejects(lab.loadModel(new URL(`file://${dir}/gpt2-f16/`)),
+      { name: 'Error', message: /could not fetch file:\/\/.*\/gpt2-f16\/config\.json \(.*\): .*file: URLs.*pass the folder's files by name/ });
     await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
   }
 });

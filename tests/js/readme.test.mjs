@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
-import { dist, repo } from './support/load.mjs';
+import { dist, init, repo } from './support/load.mjs';
 import { writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const readme = readFileSync(`${repo}src/js/README.md`, 'utf8');
@@ -49,8 +49,8 @@ console.log(JSON.stringify(${check}));`;
   return { printed: lines.slice(0, -1), result: JSON.parse(lines.at(-1)) };
 }
 
-test('the npm page has the whole-tensor, KV cache and GPT programs, and nothing else untested', () => {
-  assert.equal(programs.length, 3);
+test('the npm page has the whole-tensor, KV cache, GPT and real-model programs, and nothing else untested', () => {
+  assert.equal(programs.length, 4);
 });
 
 test('whole tensors: the lengths in the comments; windowed, padded keys get weight 0', () => {
@@ -84,16 +84,37 @@ test('the small GPT: trains, prints the text its comment shows, and round-trips 
   assert.equal((result.bytes / 1e6).toFixed(2), code.match(/a ([\d.]+) MB file/)[1]);
 });
 
-// README.md, CONTRIBUTING.md and docs/*.md: every js block is a whole program that imports the package. Each runs
-// as printed (in the repository's folder, 'attnlab' resolved to dist/), and every `console.log(…); // → text` prints
-// that text, in the order the lines come (a loop may print more lines between them).
-const documents = ['README.md', 'CONTRIBUTING.md', ...readdirSync(`${repo}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const documentPrograms = documents.flatMap((file) =>
-  [...readFileSync(`${repo}${file}`, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m, i) => ({ file, index: i + 1, code: m[1] })));
-
-test('the documents have programs to run, the README one of them', () => {
-  assert.ok(documentPrograms.some((p) => p.file === 'README.md'));
-  assert.ok(documentPrograms.length >= 3, `${documentPrograms.length} programs`);
+// The API table's rows list each call's options: every row that lists them all (no "…") lists exactly the names the
+// code takes, as its unknown-option error states them; and the `out` paragraph names exactly the calls whose
+// options include `out`.
+test('the API table lists the options each call takes, and the `out` paragraph the calls that take out', async () => {
+  const lab = await init({ gpt: true });
+  const f = new Float32Array(4);
+  const taken = async (call) => {
+    try { await call(); } catch (e) { const m = /\(expected one of ([^)]*)\)/.exec(e.message); if (m) return m[1].split(', ').sort(); throw e; }
+    throw new Error('a call with an unknown option did not throw');
+  };
+  const calls = {
+    'init': () => init({ zz: 1 }), 'lab.softmax': () => lab.softmax(f, { zz: 1 }), 'lab.attention': () => lab.attention({ zz: 1 }),
+    'lab.multiHeadAttention': () => lab.multiHeadAttention({ zz: 1 }), 'lab.matmul': () => lab.matmul(f, f, { zz: 1 }),
+    'lab.rope': () => lab.rope(f, { zz: 1 }), 'lab.kvCache': () => lab.kvCache({ zz: 1 }),
+    'lab.softmaxBackward': () => lab.softmaxBackward({ zz: 1 }), 'lab.attentionBackward': () => lab.attentionBackward({ zz: 1 }),
+    'lab.createGPT': () => lab.createGPT({ zz: 1 }), 'lab.loadModel': () => lab.loadModel({}, { zz: 1 }),
+  };
+  const rows = new Map([...readme.matchAll(/^\| `((?:lab\.)?\w+)\(([^`]*)\)` \|/gm)].map((m) => [m[1], m[2]]));
+  const withOut = [];
+  for (const [name, call] of Object.entries(calls)) {
+    const signature = rows.get(name);
+    assert.ok(signature, `the API table has a row for ${name}`);
+    const options = signature.slice(signature.lastIndexOf('{') + 1, signature.lastIndexOf('}'));
+    const listed = options.split(/,|\\\|/).map((o) => o.trim().replace(/\?$/, '')).filter(Boolean);
+    const code = await taken(call);
+    if (!options.includes('…')) assert.deepEqual(listed.sort(), code, `${name}'s options on the npm page`);
+    if (code.includes('out')) withOut.push(name.replace('lab.', ''));
+  }
+  const paragraph = readme.slice(readme.indexOf('**`out`.**'), readme.indexOf('\n\n', readme.indexOf('**`out`.**')));
+  const named = [...paragraph.matchAll(/`(\w+)`/g)].map((m) => m[1]).filter((n) => n !== 'out' && `lab.${n}` in calls || n in calls);
+  assert.deepEqual(named.sort(), withOut.sort(), 'the calls the `out` paragraph names are those that take out');
 });
 
 // A program that loads a model folder (`const dir = '…/';`) reads, in its place, a checkpoint of GPT-2 small's
@@ -108,24 +129,53 @@ function modelFolder() {
 }
 after(() => gpt2Folder?.cleanup());
 
+// Runs a program that may load a model folder (`const dir = '…/';`, read from modelFolder() instead) in the
+// repository's folder; every `console.log(…); // → text` must print that text, in the order the lines come (a loop
+// may print more lines between them).
+function runPrinting(code) {
+  let program = code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`);
+  if (code.includes('lab.loadModel(')) {
+    assert.match(code, /^const dir = '[^']+\/';$/m, 'a program that loads a model names its folder in one line');
+    program = program.replace(/^const dir = '[^']+\/';$/m, `const dir = ${JSON.stringify(modelFolder())};`);
+  }
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', cwd: repo });
+  assert.equal(res.status, 0, `${program}\n${res.stderr}`);
+  const printed = res.stdout.split('\n');
+  const expected = [...code.matchAll(/^.*console\.log\(.*\/\/ → (.*)$/gm)].map((m) => m[1].trim());
+  assert.ok(expected.length > 0, 'the program says what it prints');
+  let at = 0;
+  for (const text of expected) {
+    const found = printed.indexOf(text, at);
+    assert.ok(found >= 0, `printed "${text}" (after line ${at}); printed:\n${res.stdout}`);
+    at = found + 1;
+  }
+  return printed;
+}
+
+test('a real model: the npm page loads a GPT-2 folder, tokenizes, reads a head and generates text', () => {
+  const code = programs.find((b) => b.includes('lab.loadModel('));
+  assert.ok(code, 'the npm page has a program that loads a real model');
+  assert.match(code, /model\.tokenizer\.encode\(/);
+  assert.match(code, /await model\.generate\(/);
+  const printed = runPrinting(code);
+  assert.ok(printed.at(-2).length > 0, 'the continuation is printed as text');
+});
+
+// README.md, CONTRIBUTING.md and docs/*.md: every js block is a whole program that imports the package. Each runs
+// as printed (in the repository's folder, 'attnlab' resolved to dist/), and every `console.log(…); // → text` prints
+// that text, in the order the lines come (a loop may print more lines between them).
+const documents = ['README.md', 'CONTRIBUTING.md', ...readdirSync(`${repo}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const documentPrograms = documents.flatMap((file) =>
+  [...readFileSync(`${repo}${file}`, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m, i) => ({ file, index: i + 1, code: m[1] })));
+
+test('the documents have programs to run, the README one of them', () => {
+  assert.ok(documentPrograms.some((p) => p.file === 'README.md'));
+  assert.ok(documentPrograms.length >= 3, `${documentPrograms.length} programs`);
+});
+
 for (const { file, index, code } of documentPrograms) {
   test(`${file}, js block ${index}: runs and prints what its comments say`, () => {
     assert.match(code, /^import \{ init \} from 'attnlab';$/m, 'a js block in the documents is a whole program that imports the package');
-    let program = code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(`${dist}index.js`).href)}`);
-    if (code.includes('lab.loadModel(')) {
-      assert.match(code, /^const dir = '[^']+\/';$/m, 'a program that loads a model names its folder in one line');
-      program = program.replace(/^const dir = '[^']+\/';$/m, `const dir = ${JSON.stringify(modelFolder())};`);
-    }
-    const res = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', cwd: repo });
-    assert.equal(res.status, 0, `${program}\n${res.stderr}`);
-    const printed = res.stdout.split('\n');
-    const expected = [...code.matchAll(/^.*console\.log\(.*\/\/ → (.*)$/gm)].map((m) => m[1].trim());
-    assert.ok(expected.length > 0, 'the program says what it prints');
-    let at = 0;
-    for (const text of expected) {
-      const found = printed.indexOf(text, at);
-      assert.ok(found >= 0, `printed "${text}" (after line ${at}); printed:\n${res.stdout}`);
-      at = found + 1;
-    }
+    runPrinting(code);
   });
 }
