@@ -82,3 +82,37 @@ test('axe at 390 px after measuring: the cost curve’s and the speed lab’s th
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('tabbing through the section list brings each link into view, clear of the arrow buttons', async () => {
+  // The list scrolls sideways when it does not fit; a link reached by Tab must be scrolled out from under the
+  // arrow button and the fade at either end, not left half hidden (the browser only brings it to the very edge).
+  for (const width of [1280, 390]) {
+    const { page, log, done } = await openPage(env, '', { width, height: 900 });
+    const n = await page.$$eval('#section-nav-list a', (as) => as.length);
+    await page.focus('#section-nav-list a');
+    for (let i = 0; i < n; i++) {
+      if (i) await page.keyboard.press('Tab');
+      // Scrolling by script is instant here (reduced motion); a frame lets the list settle.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const seen = await page.evaluate(() => {
+        const a = document.activeElement, box = a.getBoundingClientRect();
+        const list = document.getElementById('section-nav-list').getBoundingClientRect();
+        const arrows = [...document.querySelectorAll('.nav-more')].filter((b) => !b.hidden).map((b) => b.getBoundingClientRect());
+        const mid = (box.left + box.right) / 2;
+        return {
+          text: a.textContent, inList: a.closest('#section-nav-list') !== null, mid, listLeft: list.left, listRight: list.right,
+          // Whether the link could lie between two arrows (on a phone some cannot: they are centred instead).
+          fits: box.width <= list.width - 2 * 36,
+          overlapped: arrows.filter((b) => b.left < box.right && b.right > box.left).length,
+          midCovered: arrows.filter((b) => b.left <= mid && b.right >= mid).length,
+        };
+      });
+      assert.ok(seen.inList, `${width} px: Tab ${i} stays in the section list`);
+      assert.ok(seen.mid > seen.listLeft && seen.mid < seen.listRight, `${width} px: “${seen.text}” is in view (its middle at ${seen.mid}, the list ${seen.listLeft}–${seen.listRight})`);
+      assert.equal(seen.midCovered, 0, `${width} px: the middle of “${seen.text}” is not under an arrow button`);
+      if (seen.fits) assert.equal(seen.overlapped, 0, `${width} px: “${seen.text}” is clear of the arrow buttons`);
+    }
+    assert.deepEqual(log.errors, []);
+    await done();
+  }
+});

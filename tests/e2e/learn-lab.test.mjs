@@ -91,3 +91,28 @@ test('words in context: the held-out loss falls; a typed sentence with unknown w
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('after a pause the step shown and the measurements shown are of the same model', async () => {
+  // A pause usually lands while a training step runs: the worker then stops one step later than the moment it was
+  // asked to. The counter, the held-out losses and the heads must all describe the model it stopped with. (Five
+  // rounds: a pause that falls between two steps shows nothing wrong either way.)
+  const { page, log, done } = await openPage(env, '#learn', { width: 1280, height: 900 });
+  await waitStep0(page);
+  for (let round = 1; round <= 5; round++) {
+    const from = await metric(page, 'step');
+    await page.click('button[data-control="learn-train"]');
+    await page.waitForFunction((n) => Number(document.querySelector('#learn [data-metric="step"]').textContent) >= n, from + 20, { timeout: 60000, polling: 50 });
+    await page.click('button[data-control="learn-pause"]');
+    await page.waitForFunction(() => document.querySelector('button[data-control="learn-train"]').disabled === false, null, { polling: 100 });
+    // Bounded: the worker posts its last measurement right after its last step (tens of ms); without it the
+    // findings keep an earlier step for good.
+    await page.waitForFunction(() => document.querySelector('[data-figure="learn-findings"]').dataset.step === document.querySelector('#learn [data-metric="step"]').textContent
+      && document.querySelector('.learn-big-caption').textContent.includes(`at step ${document.querySelector('#learn [data-metric="step"]').textContent} `), null, { timeout: 15000, polling: 100 })
+      .catch(async () => {
+        const shown = await page.evaluate(() => ({ step: document.querySelector('#learn [data-metric="step"]').textContent, findings: document.querySelector('[data-figure="learn-findings"]').dataset.step, caption: document.querySelector('.learn-big-caption').textContent }));
+        assert.fail(`round ${round}: paused at step ${shown.step}, but the findings are of step ${shown.findings} and the heatmap says “${shown.caption}”`);
+      });
+  }
+  assert.deepEqual(log.errors, []);
+  await done();
+});

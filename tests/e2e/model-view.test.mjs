@@ -330,3 +330,23 @@ test('the offline single-file copy loads the shipped model from inside itself', 
     rmSync(folder, { recursive: true, force: true });
   }
 });
+
+test('“Try it” names the next tokens as the rest of the page shows tokens, spaces as ␣', async () => {
+  const { page, log, done } = await openPage(env, '#open-model');
+  await page.waitForFunction(() => document.querySelector('[data-figure="model-current"] [data-fact="name"]')?.textContent === 'kjv-fortunes-gpt', null, { timeout: 60000 });
+  const text = 'In the beginning God created the';
+  await page.fill('[data-control="model-try-text"]', text);
+  await page.click('[data-control="model-try"]');
+  await page.waitForFunction(() => document.querySelector('[data-figure="model-try-out"]').textContent.includes('predicts:'));
+  const ids = model.tokenizer.encode(text);
+  const V = model.config.vocabSize;
+  const { logits } = model.forward(ids);
+  const p = lab.softmax(logits.slice((ids.length - 1) * V), { cols: V });
+  const top = Array.from({ length: V }, (_, i) => i).sort((a, b) => p[b] - p[a] || a - b).slice(0, 3);
+  const shown = model.tokenizer.tokens(top).map((t) => t.replace(/ /g, '␣').replace(/\n/g, '↵') || '∅');
+  assert.ok(shown.some((t) => t.startsWith('␣')), `the test needs a token with a leading space (${shown.join(' ')})`);
+  assert.equal(await page.textContent('[data-figure="model-try-out"]'),
+    `kjv-fortunes-gpt predicts: ${top.map((id, k) => `“${shown[k]}” ${(p[id] * 100).toFixed(1)} %`).join(', ')}`);
+  assert.deepEqual(log.errors, []);
+  await done();
+});

@@ -81,3 +81,28 @@ test('dragging a logit bar changes the logit and the probabilities', async () =>
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('the temperature slider moves off T = 1 with the arrow keys', async () => {
+  // The slider snaps to T = 1 near it; a snap zone wider than one keyboard step (0.01 in log10 T) would send every
+  // arrow press from T = 1 straight back to 1, so a keyboard user could never change the temperature.
+  const { page, log, done } = await openPage(env, '');
+  const slider = page.locator('input[data-control="sm-temp"]');
+  const caption = () => page.textContent('table[data-table="softmax"] caption');
+  assert.equal(await caption(), 'softmax at T = 1.00');
+  await slider.focus();
+  await page.keyboard.press('ArrowRight');
+  await settle(page);
+  const up = Number(await slider.getAttribute('aria-valuetext'));
+  assert.ok(up > 1, `one ArrowRight from T = 1 raised T (now ${up})`);
+  assert.equal(await caption(), `softmax at T = ${up.toFixed(2)}`);
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
+  await settle(page);
+  // The label rounds T to two digits; the lab uses the slider's own value (10^x to three digits).
+  const down = Number((10 ** Number(await slider.inputValue())).toPrecision(3));
+  assert.ok(down < 1, `two ArrowLeft presses from there lowered T below 1 (now ${down})`);
+  const ref = softmax64([4, -1, 2.1], down);
+  (await probs(page)).forEach((v, i) => assert.ok(Math.abs(v - ref[i]) <= 1e-6 * ref[i] + 1e-9, `p[${i}] = ${v} vs ${ref[i]} at T = ${down}`));
+  assert.deepEqual(log.errors, []);
+  await done();
+});

@@ -29,10 +29,13 @@ export function toggle(label: string, checked: boolean, onChange: (v: boolean) =
   return { root: help ? el('div', { class: 'field' }, root, el('p', { class: 'help', text: help })) : root, input };
 }
 
+/** A log slider's step, in log10 of the value. */
+const LOG_STEP = 0.01;
+
 /** A slider on a log scale (temperature): the thumb moves in log10 units. */
 export function logSlider(min: number, max: number, value: number, onChange: (v: number) => void, name: string, label: string): { root: HTMLElement; input: HTMLInputElement; set(v: number): void } {
   const input = el('input', {
-    type: 'range', min: Math.log10(min), max: Math.log10(max), step: 0.01, 'data-control': name,
+    type: 'range', min: Math.log10(min), max: Math.log10(max), step: LOG_STEP, 'data-control': name,
   });
   const out = el('output', { class: 'slider-value' });
   const set = (v: number) => {
@@ -42,9 +45,10 @@ export function logSlider(min: number, max: number, value: number, onChange: (v:
   };
   set(value);
   input.addEventListener('input', () => {
-    // Snap near 1 so the neutral temperature is easy to hit.
+    // Snap near 1 so the neutral temperature is easy to hit, but only within half a step: a wider zone would send
+    // an arrow key's one step from 1 straight back to 1, and the keyboard could never leave it.
     let v = 10 ** Number(input.value);
-    v = Math.abs(Math.log10(v)) < 0.02 ? 1 : Number(v.toPrecision(3));
+    v = Math.abs(Math.log10(v)) < LOG_STEP / 2 ? 1 : Number(v.toPrecision(3));
     out.textContent = formatTemp(v);
     input.setAttribute('aria-valuetext', formatTemp(v));
     onChange(v);

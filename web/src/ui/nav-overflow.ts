@@ -22,13 +22,31 @@ export function navOverflow(list: HTMLElement): void {
   list.addEventListener('scroll', update, { passive: true });
   new ResizeObserver(update).observe(list);
   // The section in view is highlighted in the list: keep it visible when the list scrolls.
-  // (scrollLeft, not scrollIntoView, which could also move the page while the reader scrolls it).
   new MutationObserver(() => {
     const a = list.querySelector('[aria-current="true"]');
-    if (!a) return;
-    const r = a.getBoundingClientRect(), box = list.getBoundingClientRect();
-    if (r.left < box.left + 24) list.scrollLeft -= box.left + 24 - r.left;
-    else if (r.right > box.right - 24) list.scrollLeft += r.right - (box.right - 24);
+    if (a) reveal(list, a);
   }).observe(list, { subtree: true, attributes: true, attributeFilter: ['aria-current'] });
+  // A link reached by Tab: the browser scrolls it only to the very edge, under the arrow and the fade. (Again a
+  // frame later, after the browser's own scroll.)
+  list.addEventListener('focusin', (e) => {
+    const a = (e.target as Element).closest('a');
+    if (!a) return;
+    reveal(list, a);
+    requestAnimationFrame(() => reveal(list, a));
+  });
   update();
+}
+
+/** Room kept at each end of the list for its arrow button (32 px, 2 px from the edge) and a little of the fade. */
+const CLEAR = 40;
+
+/**
+ * Scrolls the list (scrollLeft, not scrollIntoView, which could also move the page while the reader scrolls it) so
+ * `a` lies clear of the arrows; a link wider than the room between them (a phone's narrow list) is centred.
+ */
+function reveal(list: HTMLElement, a: Element): void {
+  const r = a.getBoundingClientRect(), box = list.getBoundingClientRect();
+  if (r.width > box.width - 2 * CLEAR) list.scrollLeft += (r.left + r.right - box.left - box.right) / 2;
+  else if (r.left < box.left + CLEAR) list.scrollLeft -= box.left + CLEAR - r.left;
+  else if (r.right > box.right - CLEAR) list.scrollLeft += r.right - (box.right - CLEAR);
 }

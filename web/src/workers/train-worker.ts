@@ -201,7 +201,9 @@ async function loop(gen: number): Promise<void> {
       do await stepOnce(); while (current() && performance.now() - t0 < 40);
       if (gen !== generation) return;
       progress();
-      if (performance.now() - lastEval > 300) evaluate();
+      // A pause that came during the slice's last step measured the model one step short of where it stopped:
+      // measure the model it left, so the step shown and the losses and heads shown are of the same model.
+      if (!running || performance.now() - lastEval > 300) evaluate();
     } catch (err) {
       if (gen !== generation) return; // the model was replaced during its step
       running = false;

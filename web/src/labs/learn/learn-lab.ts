@@ -118,7 +118,7 @@ export const learnLab: Lab = {
         case 'ready':
           if (task === 'words') sendProbe();
           controls.metrics.params.dd.textContent = msg.parameterCount.toLocaleString('en');
-          controls.status.textContent = `A new model: ${msg.parameterCount.toLocaleString('en')} parameters, ${(msg.memoryBytes / 1024).toFixed(0)} KiB of wasm memory with its gradients and optimizer state (${msg.backend}). ${threadsText(msg)}`;
+          controls.status.textContent = `This model: ${msg.parameterCount.toLocaleString('en')} parameters, ${(msg.memoryBytes / 1024).toFixed(0)} KiB of wasm memory with its gradients and optimizer state (${msg.backend}). ${threadsText(msg)}`;
           showThreads(msg);
           textInput.showReady(msg);
           break;

@@ -7,6 +7,7 @@ import type { Lab, LabContext } from '../lab';
 import { el, clear, nextId } from '../../ui/dom';
 import { loadShippedModel, onRealModelStatus, realModel, realModelStatus, setRealModel, onRealModel, type RealModelInfo } from '../../model/real-model';
 import { countParameters, missingFile, shardsOf } from '../../model/open/files';
+import { showToken } from '../../model/real-head';
 import { fromDrop, fromFileList, type DiskFiles } from '../../model/open/disk';
 import { tooLarge, sizeConfig, ENGINE_MEMORY_BYTES, neededBytes } from '../../model/open/fit';
 import { downloadPlan, forgetDownloads, planDownload, validRepo, type HubPlan } from '../../model/open/hub';
@@ -93,7 +94,7 @@ export const modelLab: Lab = {
         const { logits, shape: [n, V] } = now.model.forward(keep);
         const probs = ctx.engine.softmax(Float32Array.from(logits.subarray((n - 1) * V, n * V)), { cols: V });
         const top = Array.from(probs.keys()).sort((a, b) => probs[b] - probs[a]).slice(0, 3);
-        tryOut.textContent = `${now.name} predicts: ${top.map((t) => `“${now.model.tokenizer!.decode([t])}” ${(probs[t] * 100).toFixed(1)} %`).join(', ')}`;
+        tryOut.textContent = `${now.name} predicts: ${top.map((t) => `“${showToken(now.model.tokenizer!.decode([t]))}” ${(probs[t] * 100).toFixed(1)} %`).join(', ')}`;
       } catch (e) {
         tryOut.textContent = errorText(e);
       }
