@@ -192,14 +192,18 @@ function probe(): Probe {
   return { ids: ids.slice(), attention: f.attention!, next, labels: label(Array.from(ids)), nextLabels: label(next.map((n) => n.id)) };
 }
 
+/** The newest loop's ticket: a pause and a run that both come while a step is in flight must not leave the old loop
+ * going beside the new one (their steps would alternate, each loop posting its own progress). */
+let loopTicket = 0;
+
 /** Trains while running: slices of about 40 ms, each followed by the progress and (every ~300 ms) a measurement. */
-async function loop(gen: number): Promise<void> {
-  const current = () => running && gen === generation && gpt !== undefined;
+async function loop(gen: number, ticket: number): Promise<void> {
+  const current = () => running && gen === generation && ticket === loopTicket && gpt !== undefined;
   while (current()) {
     try {
       const t0 = performance.now();
       do await stepOnce(); while (current() && performance.now() - t0 < 40);
-      if (gen !== generation) return;
+      if (gen !== generation || ticket !== loopTicket) return; // replaced, or superseded by a newer loop (it reports)
       progress();
       // A pause that came during the slice's last step measured the model one step short of where it stopped:
       // measure the model it left, so the step shown and the losses and heads shown are of the same model.
@@ -276,7 +280,7 @@ async function handle(m: TrainRequest): Promise<void> {
       if (!gpt || running) return;
       running = true;
       rate = [];
-      loop(generation);
+      loop(generation, ++loopTicket);
       return;
     case 'pause':
       running = false;
