@@ -67,6 +67,14 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   await settle(page);
   assert.equal(await page.isChecked('input[data-control="mh-trained"]'), true, 'trained weights by default');
   assert.equal(await page.isChecked('input[data-control="mh-causal"]'), true, 'with the causal mask: the model’s own weights');
+  // The random draw is not used on trained weights: its number and its shuffle are both greyed, and both come back.
+  const drawState = () => page.evaluate(() => ['input[data-control="mh-seed"]', 'button[data-control="mh-seed-shuffle"]'].map((q) => document.querySelector(q).disabled));
+  assert.deepEqual(await drawState(), [true, true], 'trained weights: the draw number and its shuffle are disabled');
+  await page.uncheck('input[data-control="mh-trained"]');
+  await settle(page);
+  assert.deepEqual(await drawState(), [false, false], 'random weights: the draw number and its shuffle work');
+  await page.check('input[data-control="mh-trained"]');
+  await settle(page);
   assert.doesNotMatch(page.url(), /\?/, 'the default is not written into the URL');
   // Editing W_O on the trained weights writes mt=1 beside wo: wo alone is an old link's edit of the random W_O.
   await page.fill('table[data-matrix="mh-Wo"] input[data-r="0"][data-c="0"]', '2');

@@ -93,7 +93,9 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
  * A numbered random draw ("random weights #7"): the number picks the draw, so a link reproduces it exactly;
  * "shuffle" moves to the next draw.
  */
-export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement } {
+/** A random draw's number and its shuffle button; setDisabled greys both (a shuffle left live beside a greyed number
+ * would change a draw nothing on screen uses). */
+export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
   const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, (v) => onChange(Math.round(v)));
   input.classList.add('draw-number');
   const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
@@ -107,5 +109,5 @@ export function randomDraw(label: string, value: number, onChange: (v: number) =
   input.id = id;
   const root = el('div', { class: 'field draw' },
     el('div', { class: 'draw-row' }, el('label', { for: id, text: `${label} #` }), input, shuffle));
-  return { root, input };
+  return { root, input, setDisabled: (d) => { input.disabled = shuffle.disabled = d; } };
 }

@@ -26,6 +26,7 @@ export class AttentionControls {
   private dv: HTMLSelectElement;
   private embSeed: HTMLInputElement;
   private wSeed: HTMLInputElement;
+  private draws: { setDisabled(d: boolean): void }[];
   private presetGroup: HTMLElement;
   private causal: HTMLInputElement;
   private scaled: HTMLInputElement;
@@ -87,6 +88,7 @@ export class AttentionControls {
     const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
     this.wSeed = wDraw.input;
     this.pageOnly.push(wDraw.root);
+    this.draws = [embDraw, wDraw];
     this.dk = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dk), (v) => update({ dk: Number(v) }), 'dk');
     this.dv = select(dims(ATTENTION_LIMITS.dProj.min, ATTENTION_LIMITS.dProj.max), String(s.dv), (v) => update({ dv: Number(v) }), 'dv');
     const presetHelp = el('p', { class: 'help', id: 'preset-help' });
@@ -166,7 +168,7 @@ export class AttentionControls {
     this.embTrained.hidden = !m;
     this.embReal.hidden = !real;
     for (const c of [this.dModel, this.dk, this.dv]) c.disabled = !!m || real;
-    this.embSeed.disabled = this.wSeed.disabled = real;
+    for (const d of this.draws) d.setDisabled(real);
     for (const e of this.pageOnly) { e.dataset.realHide = ''; e.hidden = real; }
     const rm = real ? realModel()?.model : undefined;
     if (rm) {

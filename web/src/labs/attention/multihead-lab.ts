@@ -113,7 +113,8 @@ export const multiheadLab: Lab = {
       sel.value = String(v);
     };
     const renderReal = (s: AppState) => {
-      heads.disabled = headDim.disabled = seed.disabled = true;
+      heads.disabled = headDim.disabled = true;
+      draw.setDisabled(true);
       last = undefined;
       const m = realModel()?.model;
       const run = m && realRun(m, s.text);
@@ -163,7 +164,8 @@ export const multiheadLab: Lab = {
       if (s.mhReal) { renderReal(s); ctx.reportTiming('multihead', performance.now() - t0); return; }
       if (document.activeElement !== seed) seed.value = String(s.mhSeed);
       const model = s.mhTrained ? trainedModel() : undefined;
-      heads.disabled = headDim.disabled = seed.disabled = !!model;
+      heads.disabled = headDim.disabled = !!model;
+      draw.setDisabled(!!model);
       const h = model ? model.heads : s.heads;
       const d = model ? model.dk : s.headDim;
       const dModel = h * d;
