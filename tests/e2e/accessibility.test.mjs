@@ -110,7 +110,9 @@ test('tabbing through the section list brings each link into view, clear of the 
       assert.ok(seen.inList, `${width} px: Tab ${i} stays in the section list`);
       assert.ok(seen.mid > seen.listLeft && seen.mid < seen.listRight, `${width} px: “${seen.text}” is in view (its middle at ${seen.mid}, the list ${seen.listLeft}–${seen.listRight})`);
       assert.equal(seen.midCovered, 0, `${width} px: the middle of “${seen.text}” is not under an arrow button`);
-      if (seen.fits) assert.equal(seen.overlapped, 0, `${width} px: “${seen.text}” is clear of the arrow buttons`);
+      // On a phone too the actions leave room for every link whole between the arrows (their short words).
+      assert.ok(seen.fits, `${width} px: “${seen.text}” fits between the arrow buttons`);
+      assert.equal(seen.overlapped, 0, `${width} px: “${seen.text}” is clear of the arrow buttons`);
     }
     assert.deepEqual(log.errors, []);
     await done();

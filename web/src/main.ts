@@ -7,6 +7,7 @@ import { Store } from './state/store';
 import { el } from './ui/dom';
 import { setTex } from './ui/katex';
 import { saveLoadControls } from './ui/save-load';
+import { setNavLabel } from './ui/nav-label';
 import type { Lab, LabContext } from './labs/lab';
 import { softmaxLab } from './labs/softmax/softmax-lab';
 import { attentionLab } from './labs/attention/attention-lab';
@@ -55,16 +56,17 @@ function buildNav(): void {
   for (const lab of LABS) {
     navList.appendChild(el('li', {}, el('a', { href: `#${lab.id}`, text: lab.nav })));
   }
-  const share = el('button', { type: 'button', class: 'chip share', 'data-control': 'share', text: 'Copy link', title: 'Copy a link to exactly this view' });
+  const share = el('button', { type: 'button', class: 'chip share', 'data-control': 'share', title: 'Copy a link to exactly this view' });
+  setNavLabel(share, 'Copy link', 'Link');
   share.addEventListener('click', async () => {
     store?.flushUrl();
     try {
       await navigator.clipboard.writeText(location.href);
-      share.textContent = 'Link copied';
+      setNavLabel(share, 'Link copied', 'Copied');
     } catch {
-      share.textContent = 'Copy the address bar';
+      setNavLabel(share, 'Copy the address bar', 'Copy the URL');
     }
-    window.setTimeout(() => { share.textContent = 'Copy link'; }, 2000);
+    window.setTimeout(() => setNavLabel(share, 'Copy link', 'Link'), 2000);
   });
   // Copy link and Save / load stay at the right end of the bar; only the list of sections scrolls sideways.
   const saveLoad = saveLoadControls(store!);

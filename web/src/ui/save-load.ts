@@ -2,12 +2,14 @@
 import '../styles/export.css';
 import { el } from './dom';
 import { download } from './export';
+import { setNavLabel } from './nav-label';
 import type { Store } from '../state/store';
 import { parseStateJson, stateToJsonText, MAX_STATE_BYTES } from '../state/state-file';
 
 /** The nav's "Save / load" chip and its panel: download the state as JSON, load it from a file or pasted text. */
 export function saveLoadControls(store: Store): { item: HTMLElement; panel: HTMLElement } {
-  const toggle = el('button', { type: 'button', class: 'chip', 'data-control': 'save-load', 'aria-expanded': 'false', 'aria-controls': 'save-load-panel', text: 'Save / load' });
+  const toggle = el('button', { type: 'button', class: 'chip', 'data-control': 'save-load', 'aria-expanded': 'false', 'aria-controls': 'save-load-panel' });
+  setNavLabel(toggle, 'Save / load', 'Save');
   const message = el('p', { class: 'save-load-message', role: 'status', 'aria-live': 'polite', 'data-save-load-message': '' });
   const save = el('button', { type: 'button', class: 'chip', 'data-control': 'state-export', 'aria-label': 'Download the whole state as JSON', text: 'Download state (JSON)' });
   // The native file input stays hidden; the "Load from file…" button opens it (one labelled tab stop).
