@@ -182,9 +182,18 @@ async function openPanel({ width = 1280, height = 900 } = {}) {
   await page.goto(env.url);
   await page.waitForSelector('body[data-ready]', { timeout: 20000 });
   assert.equal(await page.getAttribute('body', 'data-ready'), 'true', log.errors.join('\n'));
-  await page.locator('#open-model').scrollIntoViewIfNeeded();
-  await page.click('[data-figure="model-open"] > summary');
+  await openAnother(page);
   return { page, context, log };
+}
+
+/** Opens "Open another model" once the panel shows the model it has: the page's own model loads as the panel comes
+ * near the screen, and its facts (one line while loading, six after) move the summary down, so a click sent while
+ * they grow can land on whatever moved into its place. */
+async function openAnother(page) {
+  await page.locator('#open-model').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-figure="model-current"] [data-fact="source"]');
+  await page.click('[data-figure="model-open"] > summary');
+  await page.waitForFunction(() => document.querySelector('[data-figure="model-open"]').open);
 }
 
 const text = (page, figure) => page.textContent(`[data-figure="${figure}"]`);
@@ -301,7 +310,7 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   const requests = hub.log.length + storage.log.length;
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
-  await page.click('[data-figure="model-open"] > summary');
+  await openAnother(page);
   await page.fill('[data-control="model-repo"]', 'attnlab-test/tiny-llama');
   await sized(page);
   assert.match(await text(page, 'model-size'), /everything is in this browser already, nothing to download/);
@@ -444,7 +453,7 @@ test('the offline copy opens a model from disk, and offers no download', async (
   page.on('request', (r) => requests.push(r.url()));
   await page.goto(pathToFileURL(join(folder, 'attnlab-explorer.html')).href);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
-  await page.click('[data-figure="model-open"] > summary');
+  await openAnother(page);
   assert.equal(await page.$('[data-control="model-repo"]'), null, 'no Hub part');
   assert.match(await page.textContent('[data-figure="model-open"]'), /makes no network requests: it opens models from your disk only/);
   await page.setInputFiles('[data-control="model-files"]', files('gpt2-f16').map((f) => join(ckpt.dir, 'gpt2-f16', f)));
