@@ -48,9 +48,8 @@ export async function setup() {
  */
 export async function openPage(env, query = '', { width = 1280, height = 900, reducedMotion = 'reduce', base = env.url } = {}) {
   const target = `${base}${query}`;
-  let tab = null;
   const idle = (env.idle ?? []).filter((t) => !t.page.isClosed());
-  tab = idle.find((t) => t.motion === reducedMotion) ?? idle[0] ?? null;
+  let tab = idle.find((t) => t.motion === reducedMotion) ?? idle[0] ?? null;
   if (env.idle) env.idle = env.idle.filter((t) => t !== tab && !t.page.isClosed());
   if (tab) {
     const size = tab.page.viewportSize();

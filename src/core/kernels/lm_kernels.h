@@ -37,8 +37,12 @@ inline bool f16_to_panel(std::uint16_t h, std::uint16_t& out) noexcept {
   static_assert(kF16PanelExponent >= 10, "every F16 subnormal must become normal");
   const unsigned e = (h >> 10) & 31u, m = h & 0x3ffu, sign = h & 0x8000u;
   if (e > 30u - kF16PanelExponent) return false;
-  if (e > 0 || m == 0) {  // normal: the exponent field grows by 10; ±0 stays
-    out = std::uint16_t(e > 0 ? h + (kF16PanelExponent << 10) : h);
+  if (e > 0) {  // normal: the exponent field grows by 10
+    out = std::uint16_t(h + (kF16PanelExponent << 10));
+    return true;
+  }
+  if (m == 0) {  // ±0
+    out = h;
     return true;
   }
   // m·2⁻²⁴·2¹⁰ = 2^(b − 14)·(m/2^b) with b the highest set bit of m (0 … 9): the exponent field b − 14 + 15, the

@@ -37,9 +37,10 @@ struct Bf16 {
 // for the low half and 0 for the high one it gives the low half sign-extended and moved left by 13 in one
 // instruction; rows 4–7 through one arithmetic shift right by 3. Either way exponent and mantissa land where float32
 // has them (bits 13–27), the sign in bit 31, copies of it in bits 28–30 and (shift) the other half's bits below 13,
-// which the mask clears: the pattern's value times 2⁻¹¹², bit for bit (a panel weight w·2⁻¹⁰²: lm_kernels.h). One half each way splits the work between the multiply and shift
-// units (two multiply-adds: 4–5 % slower on GPT-2 small's matrices, measured in Node on AMD EPYC; the F16 loop is
-// bound by its vector operations, not by memory). Finite inputs only.
+// which the mask clears: the pattern's value times 2⁻¹¹², bit for bit (a panel weight w·2⁻¹⁰²: lm_kernels.h). One
+// half each way splits the work between the multiply and shift units (two multiply-adds: 4–5 % slower on GPT-2
+// small's matrices, measured in Node on AMD EPYC; the F16 loop is bound by its vector operations, not by memory).
+// Finite inputs only.
 struct F16Unscaled {
   v128_t mask, low;
   F16Unscaled() noexcept : mask(wasm_i32x4_splat(int(0x8fffe000u))), low(wasm_i32x4_splat(0x2000)) {}

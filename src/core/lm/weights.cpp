@@ -159,7 +159,7 @@ void Matrix::read_row(std::size_t r, float* out) const noexcept {
   else
     for (std::size_t c = 0; c < cols; ++c) out[c] = kernels::f16_panel_to_float(p[c * 8]);
   const Outlier* s = std::lower_bound(outliers, outliers + outlier_count, r,
-                                        [](const Outlier& a, std::size_t row) { return a.row < row; });
+                                      [](const Outlier& a, std::size_t row) { return a.row < row; });
   for (; s != outliers + outlier_count && s->row == r; ++s) out[s->col] = s->value;
 }
 

@@ -23,7 +23,8 @@ inline std::size_t dtype_bytes(DType t) noexcept { return t == DType::f32 ? 4 : 
 
 // An F16 weight of magnitude 64 or more, which an F16 panel (w·2¹⁰: lm_kernels.h) cannot hold, kept beside its
 // matrix: the panel holds a zero in its place, and linear() adds value·x[col] to row `row` after the dense product
-// (the same sum in another order), read_row puts the value back. Trained checkpoints rarely have any.
+// (the same sum in another order), read_row puts the value back. The random-weight checkpoints of the tests and the
+// bench have none.
 struct Outlier {
   std::uint32_t row, col;
   float value;
@@ -111,7 +112,7 @@ struct Slot {
   const float** floats = nullptr;    // vector / table
   bool filled = false;
   std::string file;                  // where the index says it is (empty: anywhere)
-  OutlierList outliers;            // an F16 matrix's weights of magnitude ≥ 64, while its file streams in
+  OutlierList outliers;              // an F16 matrix's weights of magnitude ≥ 64, while its file streams in
   Selection take;                    // what this model (or shard) keeps of it
 };
 

@@ -33,9 +33,9 @@ const CACHE = join(repo, 'build/lm-checkpoints-js', SCRIPT_HASH.slice(0, 16));
 // copied from it instead of computed again (npm test's native lane writes them in its first minute, before the
 // package tests ask).
 const NATIVE = join(repo, 'build/lm-checkpoints');
-function nativeHas(name) {
+function nativeIsCurrent() {
   try {
-    return readFileSync(join(NATIVE, 'written'), 'utf8').startsWith(SCRIPT_HASH) && existsSync(join(NATIVE, name, 'reference.json'));
+    return readFileSync(join(NATIVE, 'written'), 'utf8').startsWith(SCRIPT_HASH);
   } catch {
     return false;
   }
@@ -46,7 +46,8 @@ export function writeCheckpoints(cases = [], extra = []) {
   const dir = mkdtempSync(join(tmpdir(), 'attnlab-lm-'));
   if (!cases.length || extra.length) run(dir, [...cases, ...extra]); // (all the cases, or GPT-2 small's shape: as asked)
   else {
-    const from = (name) => (nativeHas(name) ? join(NATIVE, name) : join(CACHE, name));
+    const native = nativeIsCurrent();
+    const from = (name) => (native && existsSync(join(NATIVE, name, 'reference.json')) ? join(NATIVE, name) : join(CACHE, name));
     const missing = cases.filter((name) => !existsSync(from(name)));
     if (missing.length) {
       mkdirSync(CACHE, { recursive: true });
