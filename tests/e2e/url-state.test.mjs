@@ -67,12 +67,16 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   await settle(page);
   assert.equal(await page.isChecked('input[data-control="mh-trained"]'), true, 'trained weights by default');
   assert.equal(await page.isChecked('input[data-control="mh-causal"]'), true, 'with the causal mask: the model’s own weights');
-  // The random draw is not used on trained weights: its number and its shuffle are both greyed, and both come back.
+  // The random draw is not used on trained weights: its number and its shuffle are both disabled and look it (the
+  // number's field greyed), and both come back.
   const drawState = () => page.evaluate(() => ['input[data-control="mh-seed"]', 'button[data-control="mh-seed-shuffle"]'].map((q) => document.querySelector(q).disabled));
+  const fieldLook = () => page.evaluate(() => getComputedStyle(document.querySelector('input[data-control="mh-seed"]')).backgroundColor);
   assert.deepEqual(await drawState(), [true, true], 'trained weights: the draw number and its shuffle are disabled');
+  const greyed = await fieldLook();
   await page.uncheck('input[data-control="mh-trained"]');
   await settle(page);
   assert.deepEqual(await drawState(), [false, false], 'random weights: the draw number and its shuffle work');
+  assert.notEqual(greyed, await fieldLook(), 'the disabled draw number looks disabled (its background differs)');
   await page.check('input[data-control="mh-trained"]');
   await settle(page);
   assert.doesNotMatch(page.url(), /\?/, 'the default is not written into the URL');
