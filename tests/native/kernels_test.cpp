@@ -1,5 +1,6 @@
 // The SIMD kernels against the double reference, over sizes below, at and above multiples of the
 // vector width (4) and the register block (4 rows × 8 columns).
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -130,6 +131,26 @@ TEST_CASE("pack_rows + gemm_packed: C = (s·A)·B over a size sweep, fresh and a
       }
     }
   }
+}
+
+TEST_CASE("gemm_packed: a panel of 1–3 rows gives each row the bits it has in a panel of 4", "[kernels][gemm]") {
+  // A decode step's one query row runs alone; its bits must not depend on that (attention cut by rows relies on it).
+  unsigned seed = 1900;
+  for (std::size_t rows : {1u, 2u, 3u})
+    for (std::size_t n : sweep_sizes())
+      for (std::size_t k : {1u, 5u, 64u, 67u})
+        for (bool accumulate : {false, true}) {
+          auto a = testing::uniform(4 * k, seed++), b = testing::uniform(k * (n + 5), seed++);
+          std::vector<float> four(attnlab::kernels::packed_size(4, k)), few(attnlab::kernels::packed_size(rows, k));
+          kern::pack_rows(4, k, a.data(), k, 1.0f, four.data());
+          kern::pack_rows(rows, k, a.data(), k, 1.0f, few.data());
+          const std::size_t ldc = n + 3;  // wider than the row: nothing past n is written
+          std::vector<float> c4(4 * ldc, 0.5f), c(rows * ldc, 0.5f);
+          kern::gemm_packed(4, n, k, four.data(), b.data(), n + 5, c4.data(), ldc, accumulate);
+          kern::gemm_packed(rows, n, k, few.data(), b.data(), n + 5, c.data(), ldc, accumulate);
+          INFO("rows=" << rows << " n=" << n << " k=" << k << " accumulate=" << accumulate);
+          for (std::size_t i = 0; i < rows * ldc; ++i) REQUIRE(std::bit_cast<std::uint32_t>(c[i]) == std::bit_cast<std::uint32_t>(c4[i]));
+        }
 }
 
 TEST_CASE("row_max_checked: same max as row_max, flags NaN and +inf but not -inf", "[kernels]") {

@@ -118,7 +118,8 @@ TEST_CASE("lm kernels: F16 and BF16 widen exactly, subnormals included", "[lm][k
 TEST_CASE("lm kernels: matrix-vector products over F32, F16 and BF16 panels within γ(cols + 1)·Σ|w·x|", "[lm][kernels]") {
   for (Fmt fmt : {Fmt::f32, Fmt::f16, Fmt::bf16})
     for (std::size_t rows : {1, 3, 7, 8, 9, 16, 17, 29})
-      for (std::size_t cols : {1, 2, 3, 4, 5, 8, 9, 13, 16, 67}) {
+      // Past 128 and 256 columns: the loops step by a page of F32 and of 16-bit panel columns (lm_simd.cpp).
+      for (std::size_t cols : {1, 2, 3, 4, 5, 8, 9, 13, 16, 67, 127, 128, 129, 255, 256, 257, 515}) {
         const Panels p = panels(rows, cols, fmt, unsigned(rows * 131 + cols));
         const auto x = testing::normal(cols, unsigned(cols + 5));
         const auto y0 = testing::normal(rows, 3);

@@ -75,9 +75,31 @@ inline void put(v128_t lo, v128_t hi, std::size_t p, std::size_t rows, float* y,
   for (std::size_t r = 0; r < rows - p * kLmPanel; ++r) yp[r] = accumulate ? yp[r] + t[r] : t[r];
 }
 
+// Reads 8 KB ahead of a panel stream once per 4 KB page, so that each page's first access (its address translation,
+// then the memory) starts while the vector units still work on the page before: the multiply loops keep few loads
+// in flight and stalled at every new page without it, where a plain read of the same bytes does not
+// (docs/performance.md). Clamped to the matrix's last element. `sink` keeps the loads from being dropped; bytes, so
+// that no float arithmetic meets a weight that may be subnormal.
+template <class T>
+struct PageAhead {
+  static constexpr std::size_t kPage = 4096, kAhead = 8192;
+  // Panel columns in one page: the loops below step by whole pages of columns.
+  static constexpr std::size_t kColumns = kPage / (kLmPanel * sizeof(T));
+  const T* last;
+  unsigned sink = 0;
+  PageAhead(const T* w, std::size_t rows, std::size_t cols) noexcept
+      : last(w + ((rows + kLmPanel - 1) / kLmPanel) * cols * kLmPanel - 1) {}
+  void read(const T* at) noexcept {
+    const std::size_t left = std::size_t(last - at), step = kAhead / sizeof(T);
+    sink += *reinterpret_cast<const unsigned char*>(at + (left < step ? left : step));
+  }
+};
+
 template <class Widen>
 void matvec_half(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y, bool accumulate,
                  const Widen& widen) noexcept {
+  PageAhead<std::uint16_t> ahead(w, rows, cols);
+  const std::size_t pairs = cols & ~std::size_t(1);
   for (std::size_t p = 0; p * kLmPanel < rows; ++p) {
     const std::uint16_t* wp = w + p * cols * kLmPanel;
     // Two columns, four accumulators: with four columns and eight, V8 (16 xmm registers on x86-64, some taken)
@@ -85,12 +107,15 @@ void matvec_half(const std::uint16_t* w, std::size_t rows, std::size_t cols, con
     // Node on F16 and BF16 panels of 37.7 M weights: 17.5 → 18.5–22 GB/s per CPU-second).
     v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
     std::size_t c = 0;
-    for (; c + 2 <= cols; c += 2, wp += 2 * kLmPanel) {
-      v128_t l0, h0, l1, h1;
-      widen(wasm_v128_load(wp), l0, h0);
-      widen(wasm_v128_load(wp + 8), l1, h1);
-      const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
-      a0 = fma(a0, x0, l0), a1 = fma(a1, x0, h0), a2 = fma(a2, x1, l1), a3 = fma(a3, x1, h1);
+    while (c < pairs) {
+      ahead.read(wp);
+      for (const std::size_t end = pairs - c < ahead.kColumns ? pairs : c + ahead.kColumns; c < end; c += 2, wp += 2 * kLmPanel) {
+        v128_t l0, h0, l1, h1;
+        widen(wasm_v128_load(wp), l0, h0);
+        widen(wasm_v128_load(wp + 8), l1, h1);
+        const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
+        a0 = fma(a0, x0, l0), a1 = fma(a1, x0, h0), a2 = fma(a2, x1, l1), a3 = fma(a3, x1, h1);
+      }
     }
     for (; c < cols; ++c, wp += kLmPanel) {
       v128_t l, h;
@@ -100,6 +125,8 @@ void matvec_half(const std::uint16_t* w, std::size_t rows, std::size_t cols, con
     }
     put(wasm_f32x4_add(a0, a2), wasm_f32x4_add(a1, a3), p, rows, y, accumulate);
   }
+  volatile unsigned keep = ahead.sink;
+  static_cast<void>(keep);
 }
 
 template <class Widen>
@@ -115,17 +142,22 @@ void widen_panel(const std::uint16_t* w, std::size_t k, float* out, const Widen&
 }  // namespace
 
 void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float* x, float* y, bool accumulate) noexcept {
+  PageAhead<float> ahead(w, rows, cols);
+  const std::size_t quads = cols & ~std::size_t(3);
   for (std::size_t p = 0; p * kLmPanel < rows; ++p) {
     const float* wp = w + p * cols * kLmPanel;
     v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     std::size_t c = 0;
-    for (; c + 4 <= cols; c += 4, wp += 4 * kLmPanel) {
-      const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
-      const v128_t x2 = wasm_v128_load32_splat(x + c + 2), x3 = wasm_v128_load32_splat(x + c + 3);
-      a0 = fma(a0, x0, wasm_v128_load(wp)), a1 = fma(a1, x0, wasm_v128_load(wp + 4));
-      a2 = fma(a2, x1, wasm_v128_load(wp + 8)), a3 = fma(a3, x1, wasm_v128_load(wp + 12));
-      a4 = fma(a4, x2, wasm_v128_load(wp + 16)), a5 = fma(a5, x2, wasm_v128_load(wp + 20));
-      a6 = fma(a6, x3, wasm_v128_load(wp + 24)), a7 = fma(a7, x3, wasm_v128_load(wp + 28));
+    while (c < quads) {
+      ahead.read(wp);
+      for (const std::size_t end = quads - c < ahead.kColumns ? quads : c + ahead.kColumns; c < end; c += 4, wp += 4 * kLmPanel) {
+        const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
+        const v128_t x2 = wasm_v128_load32_splat(x + c + 2), x3 = wasm_v128_load32_splat(x + c + 3);
+        a0 = fma(a0, x0, wasm_v128_load(wp)), a1 = fma(a1, x0, wasm_v128_load(wp + 4));
+        a2 = fma(a2, x1, wasm_v128_load(wp + 8)), a3 = fma(a3, x1, wasm_v128_load(wp + 12));
+        a4 = fma(a4, x2, wasm_v128_load(wp + 16)), a5 = fma(a5, x2, wasm_v128_load(wp + 20));
+        a6 = fma(a6, x3, wasm_v128_load(wp + 24)), a7 = fma(a7, x3, wasm_v128_load(wp + 28));
+      }
     }
     for (; c < cols; ++c, wp += kLmPanel) {
       const v128_t xc = wasm_v128_load32_splat(x + c);
@@ -134,6 +166,8 @@ void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float*
     put(wasm_f32x4_add(wasm_f32x4_add(a0, a2), wasm_f32x4_add(a4, a6)),
         wasm_f32x4_add(wasm_f32x4_add(a1, a3), wasm_f32x4_add(a5, a7)), p, rows, y, accumulate);
   }
+  volatile unsigned keep = ahead.sink;
+  static_cast<void>(keep);
 }
 
 void matvec_f16(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y,

@@ -86,14 +86,12 @@ inline void row_panel(std::size_t n, std::size_t k, const float* a, std::size_t 
 // How it is compiled decides its speed (measured: docs/performance.md#kernel-and-engine-choices-measured):
 // - specialized on everything but the sizes and kept out of line by clang (noinline): inlined there into the
 //   column loop, or with the row count and the accumulate flag as run-time values, it ran slower;
-// - one copy per caller (kSite; the partial-panel copy writes at a constant stride, so no optimizer can merge
-//   the copies): Emscripten's wasm optimizer then inlines each into its single caller, where V8 unrolls the k
-//   loop by two. While one copy served two callers it stayed a call, not unrolled, and ran slower.
-enum class Site { full_panel, partial_panel };
-template <int NV, bool kAccumulate, Site kSite>
+// - one copy per caller: Emscripten's wasm optimizer then inlines each into it, where V8 unrolls the k loop by
+//   two. While one copy served two callers (a partial-panel path, now packed_rows) it stayed a call, not unrolled,
+//   and ran slower.
+template <int NV, bool kAccumulate>
 [[gnu::noinline]] void packed_block(std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
-                                   std::size_t ldc_arg) noexcept {
-  const std::size_t ldc = kSite == Site::partial_panel ? 4 * NV : ldc_arg;
+                                   std::size_t ldc) noexcept {
   v128_t acc[4][NV];
   for (int r = 0; r < 4; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_splat(0.0f);
@@ -112,27 +110,48 @@ template <int NV, bool kAccumulate, Site kSite>
     }
 }
 
-// The same for a last panel of 1–3 rows (its packed rows past m are zero): computed into a 4-row
-// scratch block, of which only the real rows reach C.
-template <int NV>
-void packed_block_partial(std::size_t rows, std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
-                          std::size_t ldc, bool accumulate) noexcept {
-  alignas(16) float tmp[4 * 4 * NV];
-  packed_block<NV, false, Site::partial_panel>(k, ap, b, ldb, tmp, 4 * NV);
-  for (std::size_t r = 0; r < rows; ++r)
+// A last panel of 1–3 rows (a decode step's query heads and their probabilities), only its real rows: MR rows × NV
+// vectors, NV as wide as the registers allow for MR (a 4-row block would spend three quarters of its work on zero
+// rows for one). Each sum runs as in packed_block (p in sequence, multiply then add, then C), so a row's bits do not
+// depend on the rows beside it or on which block width took its columns.
+template <int MR, int NV>
+[[gnu::noinline]] void packed_rows(std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c,
+                                   std::size_t ldc, bool accumulate) noexcept {
+  v128_t acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_splat(0.0f);
+  for (std::size_t p = 0; p < k; ++p, ap += 4, b += ldb)
+    for (int r = 0; r < MR; ++r) {
+      const v128_t ar = wasm_v128_load32_splat(ap + r);
+      for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_add(acc[r][v], wasm_f32x4_mul(ar, wasm_v128_load(b + 4 * v)));
+    }
+  for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
       float* cr = c + r * ldc + 4 * v;
-      const v128_t t = wasm_v128_load(tmp + r * 4 * NV + 4 * v);
-      wasm_v128_store(cr, accumulate ? wasm_f32x4_add(t, wasm_v128_load(cr)) : t);
+      wasm_v128_store(cr, accumulate ? wasm_f32x4_add(acc[r][v], wasm_v128_load(cr)) : acc[r][v]);
     }
 }
 
+// The columns of MR packed rows but the last 0–3: blocks of 4·NV, then 8, then 4; returns the first column left.
+template <int MR, int NV>
+std::size_t packed_rows_columns(std::size_t n, std::size_t k, const float* ap, const float* b, std::size_t ldb,
+                                float* c, std::size_t ldc, bool accumulate) noexcept {
+  std::size_t j = 0;
+  for (; j + 4 * NV <= n; j += 4 * NV) packed_rows<MR, NV>(k, ap, b + j, ldb, c + j, ldc, accumulate);
+  if constexpr (NV > 2)
+    for (; j + 8 <= n; j += 8) packed_rows<MR, 2>(k, ap, b + j, ldb, c + j, ldc, accumulate);
+  if (j + 4 <= n) {
+    packed_rows<MR, 1>(k, ap, b + j, ldb, c + j, ldc, accumulate);
+    j += 4;
+  }
+  return j;
+}
+
 template <int NV>
-inline void packed_block_any(std::size_t rows, std::size_t k, const float* ap, const float* b, std::size_t ldb,
-                             float* c, std::size_t ldc, bool accumulate) noexcept {
-  if (rows < 4) packed_block_partial<NV>(rows, k, ap, b, ldb, c, ldc, accumulate);
-  else if (accumulate) packed_block<NV, true, Site::full_panel>(k, ap, b, ldb, c, ldc);
-  else packed_block<NV, false, Site::full_panel>(k, ap, b, ldb, c, ldc);
+inline void packed_block_any(std::size_t k, const float* ap, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+                             bool accumulate) noexcept {
+  if (accumulate) packed_block<NV, true>(k, ap, b, ldb, c, ldc);
+  else packed_block<NV, false>(k, ap, b, ldb, c, ldc);
 }
 
 inline float hmax(v128_t v) noexcept {
@@ -190,10 +209,18 @@ void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* a_pac
     const std::size_t rows = m - i0 < kPanelRows ? m - i0 : kPanelRows;
     float* ci = c + i0 * ldc;
     std::size_t j = 0;
-    for (; j + 8 <= n; j += 8) packed_block_any<2>(rows, k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
-    if (j + 4 <= n) {
-      packed_block_any<1>(rows, k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
-      j += 4;
+    if (rows == 1) {
+      j = packed_rows_columns<1, 8>(n, k, a_packed, b, ldb, ci, ldc, accumulate);
+    } else if (rows == 2) {
+      j = packed_rows_columns<2, 4>(n, k, a_packed, b, ldb, ci, ldc, accumulate);
+    } else if (rows == 3) {
+      j = packed_rows_columns<3, 2>(n, k, a_packed, b, ldb, ci, ldc, accumulate);
+    } else {
+      for (; j + 8 <= n; j += 8) packed_block_any<2>(k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
+      if (j + 4 <= n) {
+        packed_block_any<1>(k, a_packed, b + j, ldb, ci + j, ldc, accumulate);
+        j += 4;
+      }
     }
     for (; j < n; ++j)  // last 0–3 columns
       for (std::size_t r = 0; r < rows; ++r) {
