@@ -2,7 +2,9 @@
 // (gpt_reference.h), initialization, the state dict, generation with the KV cache, sampling, and every error
 // path (the model unchanged after each). Learning itself is in gpt_learning_test.cpp.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -425,6 +427,42 @@ TEST_CASE("gpt: generate with the KV cache equals greedy decoding by full forwar
   o.temperature = -1;
   CHECK(g->generate(prompt, o, a).arg == "temperature");
   }
+}
+
+TEST_CASE("sampling: the nucleus's floor is a full sort's, bit for bit", "[gpt]") {
+  // What nucleus_floor computes in pieces (selected, then sorted), over the whole vocabulary at once.
+  const auto full_sort = [](const std::vector<float>& p, float top_p) {
+    std::vector<std::uint32_t> order;
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (p[i] > 0.0f) order.push_back(std::uint32_t(i));
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    double before = 0.0;
+    float last = 0.0f;
+    for (std::size_t r = 0; r < order.size() && before < double(top_p); ++r) last = p[order[r]], before += p[order[r]];
+    return last;
+  };
+  m::Rng rng(17);
+  // Vocabularies below, at and past the first pieces (256, then 4096 more); flat, peaked and tied distributions,
+  // some entries zero (masked by top k); nuclei from one token to nearly all.
+  for (std::size_t vocab : {1u, 7u, 255u, 256u, 257u, 4352u, 4353u, 50257u})
+    for (float sharpness : {0.0f, 0.5f, 4.0f, 30.0f})
+      for (int ties : {0, 1}) {
+        std::vector<double> w(vocab);
+        double z = 0;
+        for (std::size_t i = 0; i < vocab; ++i) {
+          const double u = ties ? std::floor(rng.uniform() * 8) / 8 : rng.uniform();
+          w[i] = rng.uniform() < 0.1 ? 0.0 : std::exp(sharpness * 10 * u);
+          z += w[i];
+        }
+        std::vector<float> p(vocab);
+        for (std::size_t i = 0; i < vocab; ++i) p[i] = z > 0 ? float(w[i] / z) : 0.0f;
+        for (float top_p : {1e-6f, 0.1f, 0.5f, 0.9f, 0.95f, 0.999f}) {
+          std::vector<std::uint32_t> order(vocab);
+          const float got = m::nucleus_floor(p.data(), vocab, top_p, order.data()), want = full_sort(p, top_p);
+          INFO("vocab=" << vocab << " sharpness=" << sharpness << " ties=" << ties << " top_p=" << top_p);
+          REQUIRE(std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want));
+        }
+      }
 }
 
 TEST_CASE("sampling: frequencies follow softmax(logits / T) within the top k", "[gpt]") {

@@ -2,11 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "../rows.h"
 
 namespace attnlab::model {
+
+float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < vocab; ++i)
+    if (p[i] > 0.0f) order[n++] = std::uint32_t(i);
+  const auto first = [p](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); };
+  // A nucleus is usually a few hundred tokens of a vocabulary of tens of thousands: the next k most likely are
+  // selected (nth_element, linear) and only they are sorted, k growing until the nucleus ends inside. The order is
+  // total (ties by index), so the sorted prefix, and every sum over it, is the full sort's.
+  double before = 0.0;
+  float last = 0.0f;
+  for (std::size_t done = 0, k = 256; done < n && before < double(top_p); done += k, k = k < (SIZE_MAX >> 4) ? k * 16 : k) {
+    const std::size_t end = n - done > k ? done + k : n;
+    if (end < n) std::nth_element(order + done, order + end, order + n, first);
+    std::sort(order + done, order + end, first);
+    for (std::size_t r = done; r < end && before < double(top_p); ++r) last = p[order[r]], before += p[order[r]];
+  }
+  return last;
+}
 
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
                           float* scratch, float top_p) noexcept {
@@ -22,15 +42,8 @@ std::int32_t sample_token(const float* logits, std::size_t vocab, float temperat
       if (p[i] < kth) p[i] = -INFINITY;
   }
   detail::softmax_row(p, vocab, 1.0f / temperature, false, p);
-  if (top_p < 1.0f) {  // the nucleus: most likely first, kept while the mass before them is below top_p
-    auto* order = reinterpret_cast<std::uint32_t*>(scratch + 2 * vocab);
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < vocab; ++i)
-      if (p[i] > 0.0f) order[n++] = std::uint32_t(i);
-    std::sort(order, order + n, [&](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-    double before = 0.0;
-    float last = 0.0f;
-    for (std::size_t r = 0; r < n && before < double(top_p); ++r) last = p[order[r]], before += p[order[r]];
+  if (top_p < 1.0f) {
+    const float last = nucleus_floor(p, vocab, top_p, reinterpret_cast<std::uint32_t*>(scratch + 2 * vocab));
     for (std::size_t i = 0; i < vocab; ++i)
       if (p[i] < last) p[i] = 0.0f;
   }
