@@ -66,8 +66,9 @@ test('the context experiment: learned positions do worse past the trained positi
   const { page, log, done } = await openPage(env, '#position', { width: 1280, height: 900 });
   await settle(page);
   // The copy promises what the run shows: each model's step, the time so far and the time left, then how long it took.
+  // Its "a few seconds on a laptop" is not asserted (that would be a timed test); the run's time is logged below.
   const intro = await page.$eval('[data-control="context-run"]', (b) => b.closest('.button-group').previousElementSibling.textContent);
-  assert.doesNotMatch(intro, /a few seconds/, 'the run takes tens of seconds: the copy does not promise a few');
+  assert.match(intro, /That is 2,400 training steps: a few seconds on a laptop/, 'the copy counts both models\' steps');
   const status = '[data-control="context-run"] >> xpath=../following-sibling::p[1]';
   const t0 = Date.now();
   await page.click('button[data-control="context-run"]');
