@@ -67,17 +67,20 @@ export async function startServer() {
  */
 export async function startPage(runtime, origin, { verbose = false } = {}) {
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
+  // A browser server, not launch(): only the server knows its process, whose tree's CPU time is the runtime's (a
+  // launched Browser has no process(), and the runtime's own work was counted as other load).
+  const server = await chromium.launchServer({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--js-flags=--expose-gc'],
   });
+  const browser = await chromium.connect(server.wsEndpoint());
   const page = await browser.newPage();
   page.on('pageerror', (e) => verbose && console.error(`  [${runtime} page] ${e.message}`));
   if (verbose) page.on('console', (m) => console.error(`  [${runtime} page] ${m.text()}`));
   await page.goto(`${origin}/`);
   await page.waitForFunction(() => window.bench !== undefined);
-  const pid = browser.process?.()?.pid;
-  const close = () => browser.close();
+  const pid = server.process().pid;
+  const close = async () => { await browser.close(); await server.close(); };
   const started = await page.evaluate((r) => window.bench.start(r), runtime);
   return {
     ...started, browser: `Chromium ${browser.version()}`, close,
