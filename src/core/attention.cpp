@@ -293,7 +293,8 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
         panel_lo[pi] = lo, panel_hi[pi] = hi;
       }
       if (stream_tiles) {
-        // The packed tile is [dk][kKeyTile]: of each of its rows, only the keys this block reads.
+        // The packed tile is [dk][kKeyTile]: of each of its rows, its first `cols` keys, which hold every key the GEMMs
+        // below read (a panel's keys start at panel_lo ≥ 0), instead of all kKeyTile.
         float t = 0.0f;
         for (std::size_t d = 0; d < p.dk; ++d) t += touch(kt + j0 * p.dk + d * kKeyTile, cols);
         for (std::size_t c = 0; c < cols; ++c) t += touch(p.v + (j0 + c) * p.ldv, p.dv);

@@ -465,6 +465,35 @@ TEST_CASE("sampling: the nucleus's floor is a full sort's, bit for bit", "[gpt]"
       }
 }
 
+TEST_CASE("sampling: the nucleus keeps tokens while the mass before them is below top_p, ties with its last", "[gpt]") {
+  // Dyadic probabilities, so that every sum is exact and a top_p can fall exactly on a boundary, which ends the nucleus.
+  const std::vector<float> p{0.125f, 0.5f, 0.0f, 0.25f, 0.0625f, 0.0625f};
+  std::vector<std::uint32_t> order(300);
+  const std::pair<float, float> floors[] = {{1e-6f, 0.5f},  {0.5f, 0.5f},     {0.5000001f, 0.25f}, {0.75f, 0.25f},
+                                            {0.875f, 0.125f}, {0.9f, 0.0625f}, {1.0f, 0.0625f}};
+  for (auto [top_p, floor] : floors) {
+    INFO("top_p=" << top_p);
+    CHECK(m::nucleus_floor(p.data(), p.size(), top_p, order.data()) == floor);
+  }
+  const std::vector<float> zeros(5, 0.0f);
+  CHECK(m::nucleus_floor(zeros.data(), zeros.size(), 0.5f, order.data()) == 0.0f);
+  // Past the first sorted piece (256): (1000 + i)·2⁻²⁰ for i < 300, whose 256 largest sum to exactly 299904·2⁻²⁰.
+  std::vector<float> q(300);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::ldexp(float(1000 + i), -20);
+  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299904.0f, -20), order.data()) == std::ldexp(1044.0f, -20));
+  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299905.0f, -20), order.data()) == std::ldexp(1043.0f, -20));
+  // A nucleus of one token keeps the tokens tied with it: both 1.0s are drawn, nothing else.
+  const std::vector<float> logits{0.0f, 1.0f, 1.0f, -1.0f};
+  std::vector<float> scratch(3 * logits.size());
+  m::Rng rng(9);
+  std::vector<int> counts(logits.size());
+  for (int i = 0; i < 200; ++i) ++counts[std::size_t(m::sample_token(logits.data(), logits.size(), 1.0f, 0, rng, scratch.data(), 1e-6f))];
+  CHECK(counts[0] == 0);
+  CHECK(counts[1] > 0);
+  CHECK(counts[2] > 0);
+  CHECK(counts[3] == 0);
+}
+
 TEST_CASE("sampling: frequencies follow softmax(logits / T) within the top k", "[gpt]") {
   const std::vector<float> logits{2.0f, 1.0f, 0.5f, -1.0f, 1.0f};
   std::vector<float> scratch(10);

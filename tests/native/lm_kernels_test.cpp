@@ -144,6 +144,31 @@ TEST_CASE("lm kernels: matrix-vector products over F32, F16 and BF16 panels with
       }
 }
 
+TEST_CASE("lm kernels: matrix-vector products with no rows or no columns", "[lm][kernels]") {
+  // An empty matrix may have no storage (an empty vector's data() is null): nothing of it is read, each row gets the
+  // empty sum 0 (added to y when accumulating), and no pointer is formed outside it (the sanitizer build checks that).
+  const std::vector<float> w32, x{1.5f, -2.0f, 0.25f};
+  const std::vector<std::uint16_t> w16;
+  using M32 = void (*)(const float*, std::size_t, std::size_t, const float*, float*, bool) noexcept;
+  using M16 = void (*)(const std::uint16_t*, std::size_t, std::size_t, const float*, float*, bool) noexcept;
+  const M32 f32[] = {k::scalar::matvec_f32, k::lm_active::matvec_f32};
+  const M16 f16[] = {k::scalar::matvec_f16, k::scalar::matvec_f16_scaled, k::scalar::matvec_bf16,
+                     k::lm_active::matvec_f16, k::lm_active::matvec_f16_scaled, k::lm_active::matvec_bf16};
+  const std::size_t shapes[][2] = {{0, 0}, {0, 3}, {3, 0}, {9, 0}};
+  for (const auto& shape : shapes)
+    for (bool acc : {false, true})
+      for (std::size_t f = 0; f < 8; ++f) {
+        const std::size_t rows = shape[0], cols = shape[1];
+        std::vector<float> y(rows + 8, 7.0f);
+        for (std::size_t r = 0; r < rows; ++r) y[r] = 0.5f;
+        if (f < 2) f32[f](w32.data(), rows, cols, x.data(), y.data(), acc);
+        else f16[f - 2](w16.data(), rows, cols, x.data(), y.data(), acc);
+        INFO("kernel " << f << " rows " << rows << " cols " << cols << " acc " << acc);
+        for (std::size_t r = 0; r < rows; ++r) CHECK(y[r] == (acc ? 0.5f : 0.0f));
+        for (std::size_t r = rows; r < rows + 8; ++r) CHECK(y[r] == 7.0f);
+      }
+}
+
 TEST_CASE("lm kernels: RMSNorm, GELU (tanh form) and SwiGLU's gate against double", "[lm][kernels]") {
   for (std::size_t n : {1, 3, 4, 5, 8, 9, 31, 64, 67}) {
     const auto x = testing::normal(n, unsigned(n), 2.0f), w = testing::normal(n, unsigned(n + 100));

@@ -78,8 +78,9 @@ inline void put(v128_t lo, v128_t hi, std::size_t p, std::size_t rows, float* y,
 // Reads 8 KB ahead of a panel stream once per 4 KB page, so that each page's first access (its address translation,
 // then the memory) starts while the vector units still work on the page before: the multiply loops keep few loads
 // in flight and stalled at every new page without it, where a plain read of the same bytes does not
-// (docs/performance.md). Clamped to the matrix's last element. `sink` keeps the loads from being dropped; bytes, so
-// that no float arithmetic meets a weight that may be subnormal.
+// (docs/performance.md). Clamped to the matrix's last element (w itself for an empty matrix, which is never read:
+// w − 1 would be a pointer outside it, and undefined where w is null). `sink` keeps the loads from being dropped;
+// bytes, so that no float arithmetic meets a weight that may be subnormal.
 template <class T>
 struct PageAhead {
   static constexpr std::size_t kPage = 4096, kAhead = 8192;
@@ -88,7 +89,7 @@ struct PageAhead {
   const T* last;
   unsigned sink = 0;
   PageAhead(const T* w, std::size_t rows, std::size_t cols) noexcept
-      : last(w + ((rows + kLmPanel - 1) / kLmPanel) * cols * kLmPanel - 1) {}
+      : last(rows == 0 || cols == 0 ? w : w + (((rows + kLmPanel - 1) / kLmPanel) * cols * kLmPanel - 1)) {}
   void read(const T* at) noexcept {
     const std::size_t left = std::size_t(last - at), step = kAhead / sizeof(T);
     sink += *reinterpret_cast<const unsigned char*>(at + (left < step ? left : step));

@@ -12,11 +12,11 @@ namespace attnlab::model {
 // most likely tokens whose probabilities before them sum to less than top_p (Hugging Face's nucleus: the smallest
 // such set holding at least top_p; ties with the last one kept), sampled with rng.
 // `scratch` holds 2·vocab floats, 3·vocab when top_p < 1. Logits must be finite.
+std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
+                          float* scratch, float top_p = 1.0f) noexcept;
+
 // The nucleus's smallest probability (0 when p has no positive entry): p's entries most likely first (ties by index),
 // kept while the sum before them is below top_p. `order` holds vocab entries of scratch.
 float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept;
-
-std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
-                          float* scratch, float top_p = 1.0f) noexcept;
 
 }  // namespace attnlab::model
