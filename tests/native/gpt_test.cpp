@@ -429,6 +429,25 @@ TEST_CASE("gpt: generate with the KV cache equals greedy decoding by full forwar
   }
 }
 
+TEST_CASE("sampling: kth_largest is nth_element's k-th largest, bit for bit", "[gpt]") {
+  m::Rng rng(23);
+  for (std::size_t n : {1u, 2u, 7u, 300u, 50257u})
+    for (int shape = 0; shape < 5; ++shape) {  // random, tied, ascending, descending, constant
+      std::vector<float> x(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const float u = float(rng.uniform() * 20 - 10);
+        x[i] = shape == 0 ? u : shape == 1 ? std::round(u) : shape == 2 ? float(i) * 0.5f : shape == 3 ? -float(i) : 1.5f;
+      }
+      for (std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{50}, n / 2, n - 1, n}) {
+        if (k < 1 || k > n) continue;
+        std::vector<float> sorted = x, heap(k);
+        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(k - 1), sorted.end(), [](float a, float b) { return a > b; });
+        INFO("n=" << n << " shape=" << shape << " k=" << k);
+        REQUIRE(std::bit_cast<std::uint32_t>(m::kth_largest(x.data(), n, k, heap.data())) == std::bit_cast<std::uint32_t>(sorted[k - 1]));
+      }
+    }
+}
+
 TEST_CASE("sampling: the nucleus's floor is a full sort's, bit for bit", "[gpt]") {
   // What nucleus_floor computes in pieces (selected, then sorted), over the whole vocabulary at once.
   const auto full_sort = [](const std::vector<float>& p, float top_p) {

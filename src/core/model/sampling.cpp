@@ -9,6 +9,21 @@
 
 namespace attnlab::model {
 
+float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept {
+  // A min-heap of the k largest so far: past the first k, an entry goes in only when it beats the heap's least, and
+  // of a vocabulary's logits few do, where selecting over a copy (nth_element) moves every one.
+  const auto above = [](float a, float b) { return a > b; };
+  std::copy(x, x + k, heap);
+  std::make_heap(heap, heap + k, above);
+  for (std::size_t i = k; i < n; ++i)
+    if (x[i] > heap[0]) {
+      std::pop_heap(heap, heap + k, above);
+      heap[k - 1] = x[i];
+      std::push_heap(heap, heap + k, above);
+    }
+  return heap[0];
+}
+
 float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept {
   std::size_t n = 0;
   for (std::size_t i = 0; i < vocab; ++i)
@@ -34,10 +49,7 @@ std::int32_t sample_token(const float* logits, std::size_t vocab, float temperat
   float* p = scratch;
   std::memcpy(p, logits, vocab * sizeof(float));
   if (top_k > 0 && top_k < vocab) {  // the k-th largest logit, then everything below it masked
-    float* sorted = scratch + vocab;
-    std::memcpy(sorted, logits, vocab * sizeof(float));
-    std::nth_element(sorted, sorted + (top_k - 1), sorted + vocab, [](float a, float b) { return a > b; });
-    const float kth = sorted[top_k - 1];
+    const float kth = kth_largest(logits, vocab, top_k, scratch + vocab);
     for (std::size_t i = 0; i < vocab; ++i)
       if (p[i] < kth) p[i] = -INFINITY;
   }

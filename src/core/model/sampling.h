@@ -15,6 +15,10 @@ namespace attnlab::model {
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
                           float* scratch, float top_p = 1.0f) noexcept;
 
+// The k-th largest of x[0..n), duplicates counted (1 ≤ k ≤ n, no NaN): what nth_element would put at k − 1 of a
+// copy sorted largest first. `heap` holds k floats of scratch.
+float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept;
+
 // The nucleus's smallest probability (0 when p has no positive entry): p's entries most likely first (ties by index),
 // kept while the sum before them is below top_p. `order` holds vocab entries of scratch.
 float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept;
