@@ -477,7 +477,8 @@ TEST_CASE("sampling: the nucleus's floor is a full sort's, bit for bit", "[gpt]"
         for (std::size_t i = 0; i < vocab; ++i) p[i] = z > 0 ? float(w[i] / z) : 0.0f;
         for (float top_p : {1e-6f, 0.1f, 0.5f, 0.9f, 0.95f, 0.999f}) {
           std::vector<std::uint32_t> order(vocab);
-          const float got = m::nucleus_floor(p.data(), vocab, top_p, order.data()), want = full_sort(p, top_p);
+          std::vector<float> heap(vocab);
+          const float got = m::nucleus_floor(p.data(), vocab, top_p, order.data(), heap.data()), want = full_sort(p, top_p);
           INFO("vocab=" << vocab << " sharpness=" << sharpness << " ties=" << ties << " top_p=" << top_p);
           REQUIRE(std::bit_cast<std::uint32_t>(got) == std::bit_cast<std::uint32_t>(want));
         }
@@ -488,19 +489,20 @@ TEST_CASE("sampling: the nucleus keeps tokens while the mass before them is belo
   // Dyadic probabilities, so that every sum is exact and a top_p can fall exactly on a boundary, which ends the nucleus.
   const std::vector<float> p{0.125f, 0.5f, 0.0f, 0.25f, 0.0625f, 0.0625f};
   std::vector<std::uint32_t> order(300);
+  std::vector<float> heap(300);
   const std::pair<float, float> floors[] = {{1e-6f, 0.5f},  {0.5f, 0.5f},     {0.5000001f, 0.25f}, {0.75f, 0.25f},
                                             {0.875f, 0.125f}, {0.9f, 0.0625f}, {1.0f, 0.0625f}};
   for (auto [top_p, floor] : floors) {
     INFO("top_p=" << top_p);
-    CHECK(m::nucleus_floor(p.data(), p.size(), top_p, order.data()) == floor);
+    CHECK(m::nucleus_floor(p.data(), p.size(), top_p, order.data(), heap.data()) == floor);
   }
   const std::vector<float> zeros(5, 0.0f);
-  CHECK(m::nucleus_floor(zeros.data(), zeros.size(), 0.5f, order.data()) == 0.0f);
+  CHECK(m::nucleus_floor(zeros.data(), zeros.size(), 0.5f, order.data(), heap.data()) == 0.0f);
   // Past the first sorted piece (256): (1000 + i)·2⁻²⁰ for i < 300, whose 256 largest sum to exactly 299904·2⁻²⁰.
   std::vector<float> q(300);
   for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::ldexp(float(1000 + i), -20);
-  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299904.0f, -20), order.data()) == std::ldexp(1044.0f, -20));
-  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299905.0f, -20), order.data()) == std::ldexp(1043.0f, -20));
+  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299904.0f, -20), order.data(), heap.data()) == std::ldexp(1044.0f, -20));
+  CHECK(m::nucleus_floor(q.data(), q.size(), std::ldexp(299905.0f, -20), order.data(), heap.data()) == std::ldexp(1043.0f, -20));
   // A nucleus of one token keeps the tokens tied with it: both 1.0s are drawn, nothing else.
   const std::vector<float> logits{0.0f, 1.0f, 1.0f, -1.0f};
   std::vector<float> scratch(3 * logits.size());

@@ -24,23 +24,23 @@ float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noe
   return heap[0];
 }
 
-float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < vocab; ++i)
-    if (p[i] > 0.0f) order[n++] = std::uint32_t(i);
+float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order, float* heap) noexcept {
   const auto first = [p](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); };
-  // A nucleus is usually a few hundred tokens of a vocabulary of tens of thousands: the next k most likely are
-  // selected (nth_element, linear) and only they are sorted, k growing until the nucleus ends inside. The order is
-  // total (ties by index), so the sorted prefix, and every sum over it, is the full sort's.
+  // A nucleus is usually a few hundred tokens of a vocabulary of tens of thousands. So only the entries at or above
+  // the k-th largest are gathered and sorted (the full order's first k, ties with the k-th along), k growing until
+  // the nucleus ends inside. The order is total (ties by index), so that prefix, and every sum over it, is the
+  // full sort's; each round goes on summing where the last stopped.
   double before = 0.0;
   float last = 0.0f;
-  for (std::size_t done = 0, k = 256; done < n && before < double(top_p); done += k, k = k < (SIZE_MAX >> 4) ? k * 16 : k) {
-    const std::size_t end = n - done > k ? done + k : n;
-    if (end < n) std::nth_element(order + done, order + end, order + n, first);
-    std::sort(order + done, order + end, first);
-    for (std::size_t r = done; r < end && before < double(top_p); ++r) last = p[order[r]], before += p[order[r]];
+  for (std::size_t k = 256, summed = 0;; k = k < (SIZE_MAX >> 4) ? k * 16 : k) {
+    const float floor = k < vocab ? kth_largest(p, vocab, k, heap) : 0.0f;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < vocab; ++i)
+      if (p[i] > 0.0f && p[i] >= floor) order[n++] = std::uint32_t(i);
+    std::sort(order, order + n, first);
+    for (; summed < n && before < double(top_p); ++summed) last = p[order[summed]], before += p[order[summed]];
+    if (before >= double(top_p) || floor <= 0.0f) return last;  // ended inside, or every positive entry is in
   }
-  return last;
 }
 
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
@@ -55,7 +55,7 @@ std::int32_t sample_token(const float* logits, std::size_t vocab, float temperat
   }
   detail::softmax_row(p, vocab, 1.0f / temperature, false, p);
   if (top_p < 1.0f) {
-    const float last = nucleus_floor(p, vocab, top_p, reinterpret_cast<std::uint32_t*>(scratch + 2 * vocab));
+    const float last = nucleus_floor(p, vocab, top_p, reinterpret_cast<std::uint32_t*>(scratch + 2 * vocab), scratch + vocab);
     for (std::size_t i = 0; i < vocab; ++i)
       if (p[i] < last) p[i] = 0.0f;
   }

@@ -20,7 +20,7 @@ std::int32_t sample_token(const float* logits, std::size_t vocab, float temperat
 float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept;
 
 // The nucleus's smallest probability (0 when p has no positive entry): p's entries most likely first (ties by index),
-// kept while the sum before them is below top_p. `order` holds vocab entries of scratch.
-float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order) noexcept;
+// kept while the sum before them is below top_p. `order` holds vocab entries of scratch, `heap` vocab floats.
+float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order, float* heap) noexcept;
 
 }  // namespace attnlab::model
