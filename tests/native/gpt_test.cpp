@@ -429,6 +429,23 @@ TEST_CASE("gpt: generate with the KV cache equals greedy decoding by full forwar
   }
 }
 
+TEST_CASE("sampling: first_max is std::max_element's index", "[gpt]") {
+  m::Rng rng(29);
+  // Lengths around the vector kernel's 8 per step; the largest anywhere, tied, -inf, and ±0 (equal, first wins).
+  for (std::size_t n : {1u, 2u, 3u, 7u, 8u, 9u, 15u, 16u, 17u, 33u, 50257u})
+    for (int shape = 0; shape < 5; ++shape)
+      for (int rep = 0; rep < 4; ++rep) {
+        std::vector<float> x(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const float u = float(rng.uniform() * 8 - 4);
+          x[i] = shape == 0 ? u : shape == 1 ? std::round(u) : shape == 2 ? -INFINITY : shape == 3 ? (i % 2 ? 0.0f : -0.0f) : u;
+        }
+        if (shape == 4) x[std::size_t(rng.uniform() * double(n))] = -INFINITY, x[std::size_t(rng.uniform() * double(n))] = 9.0f;
+        INFO("n=" << n << " shape=" << shape);
+        REQUIRE(m::first_max(x.data(), n) == std::size_t(std::max_element(x.begin(), x.end()) - x.begin()));
+      }
+}
+
 TEST_CASE("sampling: kth_largest is nth_element's k-th largest, bit for bit", "[gpt]") {
   m::Rng rng(23);
   for (std::size_t n : {1u, 2u, 7u, 300u, 50257u})

@@ -491,7 +491,7 @@ void LmModel::best(float& value, std::int32_t& index) const noexcept {
   value = -INFINITY, index = -1;
   if (!V) return;
   const float* l = side_.data();
-  const std::size_t at = std::size_t(std::max_element(l, l + V) - l);  // the first largest, as sample_token's greedy
+  const std::size_t at = model::first_max(l, V);  // the first largest, as sample_token's greedy
   value = l[at], index = std::int32_t(shard().vocab.begin + at);
 }
 

@@ -5,9 +5,19 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../kernels/kernels.h"
 #include "../rows.h"
 
 namespace attnlab::model {
+
+std::size_t first_max(const float* x, std::size_t n) noexcept {
+  // The vector max, then the first entry equal to it: two streaming passes, where std::max_element takes a compare
+  // and a select per entry in one chain.
+  const float m = kernels::active::row_max(x, n);
+  std::size_t i = 0;
+  while (x[i] != m) ++i;
+  return i;
+}
 
 float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept {
   // A min-heap of the k largest so far: past the first k, an entry goes in only when it beats the heap's least, and
@@ -45,7 +55,7 @@ float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_
 
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
                           float* scratch, float top_p) noexcept {
-  if (temperature == 0.0f) return static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);
+  if (temperature == 0.0f) return static_cast<std::int32_t>(first_max(logits, vocab));
   float* p = scratch;
   std::memcpy(p, logits, vocab * sizeof(float));
   if (top_k > 0 && top_k < vocab) {  // the k-th largest logit, then everything below it masked

@@ -15,6 +15,9 @@ namespace attnlab::model {
 std::int32_t sample_token(const float* logits, std::size_t vocab, float temperature, std::size_t top_k, Rng& rng,
                           float* scratch, float top_p = 1.0f) noexcept;
 
+// The index of the first largest of x[0..n) (n ≥ 1, no NaN), as std::max_element gives it.
+std::size_t first_max(const float* x, std::size_t n) noexcept;
+
 // The k-th largest of x[0..n), duplicates counted (1 ≤ k ≤ n, no NaN): what nth_element would put at k − 1 of a
 // copy sorted largest first. `heap` holds k floats of scratch.
 float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept;
