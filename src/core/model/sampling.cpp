@@ -15,7 +15,7 @@ std::size_t first_max(const float* x, std::size_t n) noexcept {
   // and a select per entry in one chain.
   const float m = kernels::active::row_max(x, n);
   std::size_t i = 0;
-  while (x[i] != m) ++i;
+  while (i + 1 < n && x[i] != m) ++i;  // bounded, should a NaN (which the callers refuse first) make m unequal to all
   return i;
 }
 
