@@ -75,10 +75,10 @@ inline void put(v128_t lo, v128_t hi, std::size_t p, std::size_t rows, float* y,
   for (std::size_t r = 0; r < rows - p * kLmPanel; ++r) yp[r] = accumulate ? yp[r] + t[r] : t[r];
 }
 
-// Reads 8 KB ahead of a panel stream once per 4 KB page, so that each page's first access (its address translation,
-// then the memory) starts while the vector units still work on the page before: the multiply loops keep few loads
-// in flight and stalled at every new page without it, where a plain read of the same bytes does not
-// (docs/performance.md). Clamped to the matrix's last element (w itself for an empty matrix, which is never read:
+// Reads 8 KB ahead of a panel stream once per 4 KB of each panel (a page, where panels run on from one another), so
+// that each page's first access (its address translation, then the memory) starts while the vector units still work
+// on the page before: the multiply loops keep few loads in flight and stalled at every new page without it, where a
+// plain read of the same bytes does not (docs/performance.md). Clamped to the matrix's last element (w itself for an empty matrix, which is never read:
 // w − 1 would be a pointer outside it, and undefined where w is null). `sink` keeps the loads from being dropped;
 // bytes, so that no float arithmetic meets a weight that may be subnormal.
 template <class T>
