@@ -78,22 +78,30 @@ inline void put(v128_t lo, v128_t hi, std::size_t p, std::size_t rows, float* y,
 // Reads 8 KB ahead of a panel stream once per 4 KB of each panel (a page, where panels run on from one another), so
 // that each page's first access (its address translation, then the memory) starts while the vector units still work
 // on the page before: the multiply loops keep few loads in flight and stalled at every new page without it, where a
-// plain read of the same bytes does not (docs/performance.md). Clamped to the matrix's last element (w itself for an empty matrix, which is never read:
-// w − 1 would be a pointer outside it, and undefined where w is null). `sink` keeps the loads from being dropped;
-// bytes, so that no float arithmetic meets a weight that may be subnormal.
+// plain read of the same bytes does not (docs/performance.md). Clamped to the matrix's last element (w itself for an
+// empty matrix, which is never read: w − 1 would be a pointer outside it, and undefined where w is null). The bytes
+// read are summed and the sum stored once, so that the loads are kept; bytes, so that no float arithmetic meets a
+// weight that may be subnormal.
 template <class T>
-struct PageAhead {
-  static constexpr std::size_t kPage = 4096, kAhead = 8192;
-  // Panel columns in one page: the loops below step by whole pages of columns.
-  static constexpr std::size_t kColumns = kPage / (kLmPanel * sizeof(T));
-  const T* last;
-  unsigned sink = 0;
+class PageAhead {
+ public:
   PageAhead(const T* w, std::size_t rows, std::size_t cols) noexcept
-      : last(rows == 0 || cols == 0 ? w : w + (((rows + kLmPanel - 1) / kLmPanel) * cols * kLmPanel - 1)) {}
-  void read(const T* at) noexcept {
-    const std::size_t left = std::size_t(last - at), step = kAhead / sizeof(T);
-    sink += *reinterpret_cast<const unsigned char*>(at + (left < step ? left : step));
+      : last_(rows == 0 || cols == 0 ? w : w + (((rows + kLmPanel - 1) / kLmPanel) * cols * kLmPanel - 1)) {}
+  ~PageAhead() {
+    volatile unsigned keep = sink_;
+    static_cast<void>(keep);
   }
+  // Reads ahead of column c, at `at`, and returns where its page of columns ends (at most `limit`).
+  std::size_t page(const T* at, std::size_t c, std::size_t limit) noexcept {
+    const std::size_t left = std::size_t(last_ - at), step = kAhead / sizeof(T);
+    sink_ += *reinterpret_cast<const unsigned char*>(at + (left < step ? left : step));
+    return limit - c < kColumns ? limit : c + kColumns;
+  }
+
+ private:
+  static constexpr std::size_t kAhead = 8192, kColumns = 4096 / (kLmPanel * sizeof(T));  // panel columns in 4 KB
+  const T* last_;
+  unsigned sink_ = 0;
 };
 
 template <class Widen>
@@ -108,16 +116,14 @@ void matvec_half(const std::uint16_t* w, std::size_t rows, std::size_t cols, con
     // Node on F16 and BF16 panels of 37.7 M weights: 17.5 → 18.5–22 GB/s per CPU-second).
     v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
     std::size_t c = 0;
-    while (c < pairs) {
-      ahead.read(wp);
-      for (const std::size_t end = pairs - c < ahead.kColumns ? pairs : c + ahead.kColumns; c < end; c += 2, wp += 2 * kLmPanel) {
+    while (c < pairs)
+      for (const std::size_t end = ahead.page(wp, c, pairs); c < end; c += 2, wp += 2 * kLmPanel) {
         v128_t l0, h0, l1, h1;
         widen(wasm_v128_load(wp), l0, h0);
         widen(wasm_v128_load(wp + 8), l1, h1);
         const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
         a0 = fma(a0, x0, l0), a1 = fma(a1, x0, h0), a2 = fma(a2, x1, l1), a3 = fma(a3, x1, h1);
       }
-    }
     for (; c < cols; ++c, wp += kLmPanel) {
       v128_t l, h;
       widen(wasm_v128_load(wp), l, h);
@@ -126,8 +132,6 @@ void matvec_half(const std::uint16_t* w, std::size_t rows, std::size_t cols, con
     }
     put(wasm_f32x4_add(a0, a2), wasm_f32x4_add(a1, a3), p, rows, y, accumulate);
   }
-  volatile unsigned keep = ahead.sink;
-  static_cast<void>(keep);
 }
 
 template <class Widen>
@@ -149,9 +153,8 @@ void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float*
     const float* wp = w + p * cols * kLmPanel;
     v128_t a0 = wasm_f32x4_splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     std::size_t c = 0;
-    while (c < quads) {
-      ahead.read(wp);
-      for (const std::size_t end = quads - c < ahead.kColumns ? quads : c + ahead.kColumns; c < end; c += 4, wp += 4 * kLmPanel) {
+    while (c < quads)
+      for (const std::size_t end = ahead.page(wp, c, quads); c < end; c += 4, wp += 4 * kLmPanel) {
         const v128_t x0 = wasm_v128_load32_splat(x + c), x1 = wasm_v128_load32_splat(x + c + 1);
         const v128_t x2 = wasm_v128_load32_splat(x + c + 2), x3 = wasm_v128_load32_splat(x + c + 3);
         a0 = fma(a0, x0, wasm_v128_load(wp)), a1 = fma(a1, x0, wasm_v128_load(wp + 4));
@@ -159,7 +162,6 @@ void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float*
         a4 = fma(a4, x2, wasm_v128_load(wp + 16)), a5 = fma(a5, x2, wasm_v128_load(wp + 20));
         a6 = fma(a6, x3, wasm_v128_load(wp + 24)), a7 = fma(a7, x3, wasm_v128_load(wp + 28));
       }
-    }
     for (; c < cols; ++c, wp += kLmPanel) {
       const v128_t xc = wasm_v128_load32_splat(x + c);
       a0 = fma(a0, xc, wasm_v128_load(wp)), a1 = fma(a1, xc, wasm_v128_load(wp + 4));
@@ -167,8 +169,6 @@ void matvec_f32(const float* w, std::size_t rows, std::size_t cols, const float*
     put(wasm_f32x4_add(wasm_f32x4_add(a0, a2), wasm_f32x4_add(a4, a6)),
         wasm_f32x4_add(wasm_f32x4_add(a1, a3), wasm_f32x4_add(a5, a7)), p, rows, y, accumulate);
   }
-  volatile unsigned keep = ahead.sink;
-  static_cast<void>(keep);
 }
 
 void matvec_f16(const std::uint16_t* w, std::size_t rows, std::size_t cols, const float* x, float* y,
