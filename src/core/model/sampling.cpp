@@ -35,11 +35,12 @@ float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noe
 }
 
 float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order, float* heap) noexcept {
-  const auto first = [p](std::uint32_t a, std::uint32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); };
+  const auto first = [p](std::uint32_t a, std::uint32_t b) { return p[a] > p[b]; };
   // A nucleus is usually a few hundred tokens of a vocabulary of tens of thousands. So only the entries at or above
-  // the k-th largest are gathered and sorted (the full order's first k, ties with the k-th along), k growing until
-  // the nucleus ends inside. The order is total (ties by index), so that prefix, and every sum over it, is the
-  // full sort's; each round goes on summing where the last stopped.
+  // the k-th largest are gathered and sorted (a full sort's first k values, ties with the k-th along), k growing
+  // until the nucleus ends inside. Sorted by value, that prefix holds a full sort's values in its order (equal
+  // values may swap, which changes no sum), so every sum over it is the full sort's; each round re-sorts what it
+  // gathered and goes on summing where the last round stopped.
   double before = 0.0;
   float last = 0.0f;
   for (std::size_t k = 256, summed = 0;; k = k < (SIZE_MAX >> 4) ? k * 16 : k) {

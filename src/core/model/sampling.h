@@ -22,8 +22,8 @@ std::size_t first_max(const float* x, std::size_t n) noexcept;
 // copy sorted largest first. `heap` holds k floats of scratch.
 float kth_largest(const float* x, std::size_t n, std::size_t k, float* heap) noexcept;
 
-// The nucleus's smallest probability (0 when p has no positive entry): p's entries most likely first (ties by index),
-// kept while the sum before them is below top_p. `order` holds vocab entries of scratch, `heap` vocab floats.
+// The nucleus's smallest probability (0 when p has no positive entry): p's entries most likely first, kept while the
+// sum before them is below top_p. `order` holds vocab entries of scratch, `heap` vocab floats.
 float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_t* order, float* heap) noexcept;
 
 }  // namespace attnlab::model
