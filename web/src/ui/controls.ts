@@ -91,10 +91,9 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
 
 /**
  * A numbered random draw ("random weights #7"): the number picks the draw, so a link reproduces it exactly;
- * "shuffle" moves to the next draw.
+ * "shuffle" moves to the next draw. setDisabled greys both (a shuffle left live beside a greyed number would change a
+ * draw nothing on screen uses).
  */
-/** A random draw's number and its shuffle button; setDisabled greys both (a shuffle left live beside a greyed number
- * would change a draw nothing on screen uses). */
 export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
   const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, (v) => onChange(Math.round(v)));
   input.classList.add('draw-number');
