@@ -38,3 +38,10 @@ test('the LM bench\'s streaming read (a hand-assembled wasm module) reads every 
     assert.ok(r.gbps > 0);
   }
 });
+
+test('the LM kernels bench (the matrix-vector kernels alone) builds its module and passes its float64 check', () => {
+  const run = spawnSync(process.execPath, ['bench/lm-kernels.mjs', '--check'], { cwd: repo, encoding: 'utf8' });
+  const out = `${run.stdout}\n${run.stderr}`;
+  assert.equal(run.status, 0, `bench/lm-kernels.mjs --check failed:\n${out}`);
+  assert.match(out, /^checked: every kernel's y within/m);
+});
