@@ -3,11 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ -f scripts/bootstrap.sh ]]; then
-  bash scripts/bootstrap.sh
-elif [[ ! -d node_modules/vite ]]; then
-  npm ci
-fi
+bash scripts/bootstrap.sh   # apt packages, and npm ci when node_modules is missing or older than the lock file
 
 # The package is stale when any engine/binding/wrapper source or its build script is newer than dist/index.js.
 stale=1

@@ -175,21 +175,6 @@ export function makeEncoder({ merges }) {
   };
 }
 
-/** Documents as one stream of ids, each followed by the end-of-text token (id `eot`). */
-export function encodeDocuments(enc, texts, eot) {
-  const parts = [];
-  let n = 0;
-  for (const t of texts) {
-    const ids = enc.encode(t);
-    parts.push(ids);
-    n += ids.length + 1;
-  }
-  const out = new Int32Array(n);
-  let at = 0;
-  for (const ids of parts) out.set(ids, at), (at += ids.length), (out[at++] = eot);
-  return out;
-}
-
 /** Bytes → text of ids (the end-of-text token's id `eot` as its text). Invalid UTF-8 becomes U+FFFD, as the ByteLevel decoder does. */
 export function decode(tokens, ids, eot) {
   const parts = [];

@@ -312,8 +312,3 @@ export class WorkerEngine {
     this.#release();
   }
 }
-
-/** What a FinalizationRegistry needs to free a dropped model's shards: a function of nothing the Model holds. */
-export function releaser(engine) {
-  return () => engine.free();
-}

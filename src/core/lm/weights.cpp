@@ -119,8 +119,6 @@ void plan_llama(const LmConfig& c, const ShardPlan& sp, ModelWeights& w, Planner
 
 }  // namespace
 
-const char* dtype_name(DType t) noexcept { return t == DType::f32 ? "F32" : t == DType::f16 ? "F16" : "BF16"; }
-
 OutlierList& OutlierList::operator=(OutlierList&& o) noexcept {
   if (this != &o) std::free(data_), data_ = o.data_, size_ = o.size_, cap_ = o.cap_, o.data_ = nullptr, o.size_ = o.cap_ = 0;
   return *this;

@@ -18,7 +18,6 @@
 namespace attnlab::lm {
 
 enum class DType : std::uint8_t { f32, f16, bf16 };
-const char* dtype_name(DType t) noexcept;
 inline std::size_t dtype_bytes(DType t) noexcept { return t == DType::f32 ? 4 : 2; }
 
 // An F16 weight of magnitude 64 or more, which an F16 panel (w·2¹⁰: lm_kernels.h) cannot hold, kept beside its

@@ -152,10 +152,6 @@ void GPT::init_weights() {
   }
 }
 
-std::size_t GPT::workspace_bytes(std::size_t tokens) const noexcept {
-  return sat_mul(work_offsets(config_, tokens).total, sizeof(float));
-}
-
 std::size_t GPT::memory_bytes() const noexcept {
   return (4 * layout_.total + work_.size() + cache_.size()) * sizeof(float);
 }

@@ -53,8 +53,6 @@ class GPT {
   std::uint64_t steps() const noexcept { return steps_; }  // AdamW updates applied so far
   // Bytes of wasm/native heap the model holds now: parameters, gradients, moments, workspace, KV cache.
   std::size_t memory_bytes() const noexcept;
-  // Bytes of the workspace a training step of this many tokens uses (activations, gradient scratch).
-  std::size_t workspace_bytes(std::size_t tokens) const noexcept;
 
   // One AdamW step on a batch of sequences: tokens and targets are [batch × seq] (seq ≤ context), a target of
   // −1 is ignored. `loss` gets the mean cross-entropy before the update. A non-finite loss or gradient is a

@@ -20,9 +20,11 @@ export const distFiles = ['index.js', 'inline.js', 'inline-gpt.js', 'variant.js'
 distFiles.push('lm.js', 'load-model.js', 'model-module.js', 'lm-workers.js', 'lm-exchange.js');  // lab.loadModel (and lab.loadTokenizer from any lab)
 const missing = distFiles.filter((f) => !existsSync(dist + f));
 if (missing.length) {
+  // (no build at all, as in a fresh clone: one short line rather than every file's name)
+  const what = missing.length === distFiles.length ? 'has no build of the package' : `is missing ${missing.join(', ')}`;
   throw new Error(altDist
-    ? `${dist} (ATTNLAB_DIST) is missing ${missing.join(', ')}: run scripts/build-wasm-debug.sh first`
-    : `dist/ is missing ${missing.join(', ')}: run \`npm run build\` (scripts/build-wasm.sh) before the package tests`);
+    ? `${dist} (ATTNLAB_DIST) ${what}: run scripts/build-wasm-debug.sh first`
+    : `dist/ ${what}: run \`npm run build\` (scripts/build-wasm.sh) before the package tests`);
 }
 
 export const { init, simdSupported } = await import(pathToFileURL(`${dist}index.js`).href);

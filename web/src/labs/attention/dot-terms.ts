@@ -1,6 +1,6 @@
 // q·k term by term: the products qₜ·kₜ (the engine's diag(q)·k) and, for a wide head, the few that matter most.
 import type { Engine } from '../../engine';
-import { fmt, sub } from '../../ui/format';
+import { fmt } from '../../ui/format';
 
 /** The d products q[t]·k[t], from one engine matrix product diag(q)·k. */
 export function dotTerms(engine: Engine, q: Float32Array, k: Float32Array): Float32Array {
@@ -22,6 +22,3 @@ export function termsText(terms: ArrayLike<number>, max = 8, top = 4): string {
   const rest = order.slice(top).reduce((s, x) => s + x.v, 0);
   return `${big.map((x) => `${fmt(x.v, 4)} (t = ${x.t + 1})`).join(' + ')} + the other ${a.length - top} terms, ${fmt(rest, 4)} in all`;
 }
-
-/** “qᵢ·kⱼ” with subscripts, tokens counted from 1. */
-export const dotName = (i: number, j: number) => `q${sub(i + 1)}·k${sub(j + 1)}`;
