@@ -117,7 +117,7 @@ function urlSource(fn, base, signal) {
         size,
         async *chunks() {
           const reader = response.body.getReader();
-          let loaded = 0;
+          let loaded = 0, done = false;
           try {
             for (;;) {
               let step;
@@ -127,11 +127,17 @@ function urlSource(fn, base, signal) {
                 if (signal?.aborted) throw abortError(signal);
                 throw new Error(`${fn}: the download of ${url} failed after ${loaded}${size === undefined ? '' : ` of ${size}`} bytes (${e?.message ?? e})`, { cause: e });
               }
-              if (step.done) return;
+              if (step.done) {
+                done = true;
+                return;
+              }
               loaded += step.value.length;
               yield step.value;
             }
           } finally {
+            // A load that stops before the body's end (a bad file, a throwing onProgress) ends the download: a body
+            // merely left unread keeps its connection open, and the server sending, until it is collected.
+            if (!done) await reader.cancel().catch(() => {});
             reader.releaseLock();
           }
         },

@@ -3,6 +3,7 @@
 // no model is left alive. The engine's own checks are tested in depth natively (tests/native/lm_errors_test.cpp);
 // these go through the package: bytes, Blobs, fetches that fail or are aborted halfway, and calls on a model.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 
 import { loadLabs } from './support/load.mjs';
@@ -116,6 +117,43 @@ test('downloads: a fetch that fails halfway, a missing file, an abort — nothin
   const controller = new AbortController();
   controller.abort(new Error('changed my mind'));
   await assert.rejects(lab.loadModel(good, { signal: controller.signal }), /changed my mind/);
+});
+
+// A load refused partway through a file must let go of the download: a response body left unread keeps its
+// connection open (and a server sending a 500 MB checkpoint) until the body is garbage-collected. The server here
+// sends a malformed header and then bytes without end; it sees the client close the connection. Without the
+// cancel the close never comes, and the test's timeout fails it.
+test('a load refused partway through a download ends the download: the server sees the connection close', { timeout: 60_000 }, async () => {
+  const { lab } = labs[0];
+  const malformed = bytes('{"a":   ');
+  const head = new Uint8Array(8 + malformed.length), rest = new Uint8Array(1 << 20);
+  new DataView(head.buffer).setBigUint64(0, BigInt(malformed.length), true);
+  head.set(malformed, 8);
+  let closed;
+  const connectionClosed = new Promise((resolve) => (closed = resolve));
+  const endless = createServer(async (req, res) => {
+    const name = req.url.split('/').pop();
+    if (name !== 'model.safetensors') {
+      if (good[name]) res.writeHead(200).end(good[name]);
+      else res.writeHead(404).end();
+      return;
+    }
+    res.on('close', closed);
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+    res.write(head);
+    while (!res.destroyed) {
+      if (!res.write(rest)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    }
+  });
+  await new Promise((resolve) => endless.listen(0, '127.0.0.1', resolve));
+  after(() => {  // (also after a timeout, when the connection was left open)
+    endless.closeAllConnections();
+    return new Promise((resolve) => endless.close(resolve));
+  });
+  await assert.rejects(lab.loadModel(`http://127.0.0.1:${endless.address().port}/m/resolve/main/`),
+    { name: 'RangeError', message: /loadModel: model\.safetensors: not a usable safetensors file: the JSON header is malformed/ });
+  await connectionClosed;
+  assert.equal(lab.liveModels, 0);
 });
 
 test('calls on a loaded model: bad ids, an empty prompt, maxTokens past the context; the model keeps working', async () => {
