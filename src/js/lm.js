@@ -58,9 +58,9 @@ function abortError(signal) {
 // A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
 // stay synchronous calls with no message per token (generate decodes the text after every token), and its few
 // megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
-async function loadTokenizer(module, files, check) {
+async function loadTokenizer(fn, module, files, check) {
   if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
-  const tokenizer = await loadTokenizerFrom(await module(), files, null);
+  const tokenizer = await loadTokenizerFrom(await module(), files, null, fn);
   try {
     await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
   } catch (e) {
@@ -424,7 +424,7 @@ export function makeLoadModel(m, live) {
       const engine = new WorkerEngine(pool, placed, threads.stats);
       let tokenizer;
       try {
-        tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
+        tokenizer = await loadTokenizer(fn, () => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
       } catch (e) {
         engine.free();
         throw e;
@@ -435,7 +435,7 @@ export function makeLoadModel(m, live) {
     const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
     let tokenizer;
     try {
-      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => {
+      tokenizer = await loadTokenizer(fn, () => mm, tokenizerFiles, (largest, file) => {
         const { lmModelCheckVocabulary: check, on } = callsOf(mm), d = on(check, handle);
         d[check.F.largest] = largest;
         check.call(fn, d, { file: new TextEncoder().encode(file) });

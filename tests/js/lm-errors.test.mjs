@@ -79,7 +79,10 @@ test('bad files: each a clear error naming the file and field, nothing left behi
       // The fixture's embeddings have 50 rows: a tokenizer with ids up to 60 belongs to other weights.
       ['a tokenizer whose vocabulary disagrees with the embeddings', withFile('tokenizer.json', bytes(letters(61))),
         { name: 'RangeError', message: /tokenizer\.json has token id 60, but the embeddings have 50 rows \(config\.json vocab_size = 50\)/ }],
-      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /tokenizer\.json/ }],
+      // The tokenizer's own errors begin with the function called, as every other error here does.
+      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /^loadModel: tokenizer\.json: / }],
+      ['a tokenizer_config.json naming a token the vocabulary lacks', { ...withFile('tokenizer.json', bytes(letters(50))), 'tokenizer_config.json': bytes('{"bos_token": "<s>"}') },
+        { name: 'RangeError', message: /^loadModel: tokenizer_config\.json: bos_token: "<s>" is not a token of the tokenizer/ }],
     ];
     for (const [label, source, check] of cases) await expectFailure(lab, `${backend}: ${label}`, () => lab.loadModel(source), check);
     // A tokenizer that fits: the model takes and gives text, and dispose() frees both.
