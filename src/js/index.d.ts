@@ -1085,8 +1085,8 @@ export interface ModelGenerateOptions {
   /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
   seed?: number;
   /**
-   * Stop after any of these token ids (the stop token is the last one returned); strings stop once the generated
-   * text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   * Stop after any of these token ids (the stop token is the last one returned); strings (not empty) stop once the
+   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
    */
   stop?: number | string | readonly (number | string)[];
   /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */

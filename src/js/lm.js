@@ -4,7 +4,7 @@
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
-import { checkKeys, describe, flag, int32s, options } from './checks.js';
+import { checkKeys, describe, flag, int32, int32s, options } from './checks.js';
 import { engineSink, source, streamModel } from './load-model.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
@@ -243,9 +243,14 @@ class Model {
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(rest.signal)}`);
     if (rest.stop !== undefined) {
       const list = Array.isArray(rest.stop) ? rest.stop : [rest.stop];
+      const at = (i) => (Array.isArray(rest.stop) ? `stop[${i}]` : 'stop');  // named as given, strings and ids mixed
+      list.forEach((s, i) => {
+        if (typeof s !== 'string') int32(fn, at(i), s);
+        // Every text contains '': it would end the generation at its first token.
+        else if (s === '') throw new RangeError(`${fn}: ${at(i)} is an empty string, which every text contains; give the text to stop at`);
+      });
       plan.stopIds = list.filter((s) => typeof s !== 'string');
       plan.stopStrings = list.filter((s) => typeof s === 'string');
-      plan.stopIds = Array.from(int32s(fn, 'stop', plan.stopIds));
       if (plan.stopStrings.length && !this.#tokenizer)
         throw new TypeError(`${fn}: stop strings need a tokenizer, and this model was loaded without one: give stop token ids`);
     }

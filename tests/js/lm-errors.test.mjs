@@ -179,6 +179,12 @@ test('calls on a loaded model: bad ids, an empty prompt, maxTokens past the cont
     await rejectsRange(model.generate([3], { maxTokens: 2, topK: 1.5 }), /topK must be an integer >= 0/);
     await rejectsRange(model.generate([3], { maxTokens: 2, stop: [99] }), /stop\[0\] = 99 is not a token id/);
     assert.throws(() => model.stream([3], { maxTokens: 2, stop: 'the end' }), { name: 'TypeError', message: /stop strings need a tokenizer/ });
+    // A list of strings and ids: each error names the entry as given (its index in the whole list).
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: ['the end', null] }), { name: 'TypeError', message: /Model\.stream: stop\[1\] must be a number, got null/ });
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: ['the end', 4.5] }), { name: 'RangeError', message: /Model\.stream: stop\[1\] must be an integer/ });
+    // '' is in every text: it would stop every generation at its first token.
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: [4, ''] }), { name: 'RangeError', message: /Model\.stream: stop\[1\] is an empty string/ });
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: '' }), { name: 'RangeError', message: /Model\.stream: stop is an empty string/ });
     assert.throws(() => model.stream([3], { maxTokens: 2, beams: 4 }), { name: 'TypeError', message: /unknown option "beams"/ });
     assert.throws(() => model.stream([3]), { name: 'TypeError', message: /options with maxTokens are required/ });
     // Still the same model.
