@@ -89,6 +89,14 @@ function urlSource(fn, base, signal) {
   } catch (e) {
     throw new TypeError(`${fn}: ${JSON.stringify(base)} is not a URL${globalThis.location ? '' : ` (relative URLs need a page to resolve against; for a folder on disk, ${byName})`}`);
   }
+  // The Hugging Face hub serves a repository's files under resolve/<revision>/; its other paths (the repository's
+  // page, a file's page under blob/, a folder's under tree/) are web pages, whose HTML would come back as config.json.
+  if (/^(huggingface\.co|hf\.co)$/.test(root.hostname) && !root.pathname.includes('/resolve/')) {
+    const page = root.pathname.match(/^(.*?)\/(blob|tree)\/([^/]+)\/(.*)$/);  // a folder's page, or a file's (its folder)
+    const folder = page && (page[2] === 'blob' ? page[4].replace(/[^/]*\/$/, '') : page[4]);
+    const files = page ? `${root.origin}${page[1]}/resolve/${page[3]}/${folder}` : `${root.href}resolve/main/`;
+    throw new TypeError(`${fn}: ${root.href} is not where the hub serves a repository's files; they are under resolve/<revision>/: ${files}`);
+  }
   return {
     where: root.href,
     has: () => true,

@@ -99,6 +99,14 @@ test('bad files: each a clear error naming the file and field, nothing left behi
     await assert.rejects(lab.loadModel('gpt2/'), { name: 'TypeError', message: /"gpt2\/" is not a URL .*pass the folder's files by name/ });
     await assert.rejects(lab.loadModel(new URL(`file://${dir}/gpt2-f16/`)),
       { name: 'Error', message: /could not fetch file:\/\/.*\/gpt2-f16\/config\.json \(.*\): .*file: URLs.*pass the folder's files by name/ });
+    // A hub URL copied from the browser (the repository's page, a folder's or a file's) serves HTML, not the files:
+    // the error gives the files' URL (and nothing is fetched).
+    for (const page of ['https://huggingface.co/openai-community/gpt2', 'https://huggingface.co/openai-community/gpt2/tree/main',
+      'https://huggingface.co/openai-community/gpt2/blob/main/config.json']) {
+      await assert.rejects(lab.loadModel(page), { name: 'TypeError',
+        message: /^loadModel: https:\/\/huggingface\.co\/.* is not where the hub serves a repository's files; they are under resolve\/<revision>\/: https:\/\/huggingface\.co\/openai-community\/gpt2\/resolve\/main\/$/ });
+    }
+    await assert.rejects(lab.loadModel(new URL('https://huggingface.co/org/model/tree/v1.0/onnx/')), { name: 'TypeError', message: /: https:\/\/huggingface\.co\/org\/model\/resolve\/v1\.0\/onnx\/$/ });
     await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
   }
 });
