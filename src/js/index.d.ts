@@ -1099,7 +1099,11 @@ export interface GeneratedToken {
   id: number;
   /** Its index among the generated tokens (0 for the first). */
   index: number;
-  /** The text it adds (with a tokenizer; a piece may complete a character an earlier one began), else undefined. */
+  /**
+   * The text it adds to the prompt's and the earlier tokens' (with a tokenizer), else undefined. A character whose
+   * bytes span tokens comes whole with its last one (the tokens before add `''`); joined, the pieces are
+   * {@link GenerateResult.text}.
+   */
   text: string | undefined;
   /** Whether it is the last one (maxTokens reached, or a stop). */
   last: boolean;
@@ -1109,7 +1113,11 @@ export interface GeneratedToken {
 export interface GenerateResult {
   /** The generated tokens (the prompt not included). */
   tokens: Int32Array<ArrayBuffer>;
-  /** Their text, when the model has a tokenizer. */
+  /**
+   * Their text as it continues the prompt's, when the model has a tokenizer: the prompt's text followed by it is the
+   * text of the prompt and the tokens decoded together. (`tokenizer.decode(tokens)` alone may differ at the start: a
+   * SentencePiece-style decoder, Llama 2's, drops the space a text begins with.)
+   */
   text?: string;
   /** Why it ended: a stop token or string, or maxTokens. */
   reason: 'stop' | 'maxTokens';

@@ -70,6 +70,35 @@ async function loadTokenizer(fn, module, files, check) {
   return tokenizer;
 }
 
+// The text that generated tokens add to the prompt's (generate's and stream's `text`), piece by piece. The tokens are
+// decoded after the prompt's last few, less those tokens' own text: decoded alone, the first token would lose the
+// space it begins with under a SentencePiece-style decoder (it strips the space a text starts with), and prompt + text
+// would read "Once upon a timethere". A character whose bytes span tokens comes whole, in one piece: the U+FFFD its
+// first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left).
+// decode(generated) → the generated text so far; piece(last) → the text not yet given out.
+const CONTEXT_TOKENS = 4;
+function generatedText(tokenizer, prompt) {
+  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
+  // (a character the prompt's last bytes began is the generated tokens' to complete)
+  const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
+  let text = '', given = 0;
+  return {
+    decode(generated) {
+      const all = tokenizer.decode(Int32Array.from([...context, ...generated]));
+      let from = 0;  // where the context's text ends (a decoder's clean-up may join the two at the seam)
+      while (from < before.length && all[from] === before[from]) ++from;
+      text = all.slice(from);
+      return text;
+    },
+    piece(last) {
+      const ready = last ? text : text.replace(/\uFFFD+$/, '');
+      const piece = ready.slice(given);
+      given = Math.max(given, ready.length);
+      return piece;
+    },
+  };
+}
+
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
 // The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
@@ -285,19 +314,14 @@ class Model {
     };
     const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
     const generated = [];
-    let text = '';
+    const text = this.#tokenizer ? generatedText(this.#tokenizer, plan.ids) : null;
     for (let index = 0; ; ++index) {
       const { token, done } = next ? next() : await workerStep(index === 0);
       generated.push(token);
-      let piece;
-      if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
-        const all = this.#tokenizer.decode(Int32Array.from(generated));
-        piece = all.slice(text.length);
-        text = all;
-      }
-      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => text.includes(s));
+      const so = text?.decode(generated) ?? '';
+      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => so.includes(s));
       plan.stoppedByString = stopString;
-      yield { id: token, index, text: piece, last: done || stopString };
+      yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
       if (done || stopString) return;
       if (next) await nextTask();
       if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
@@ -322,16 +346,17 @@ class Model {
     const fn = 'Model.generate';
     const plan = this.#plan(fn, prompt, opts);
     const tokens = [];
-    let last;
+    let last, text = '';
     for await (const t of this.#tokens(fn, plan)) {
       tokens.push(t.id);
       last = t;
+      if (this.#tokenizer) text += t.text;
       plan.onToken?.(t);
     }
     const ids = Int32Array.from(tokens);
     const stopped = plan.stopIds.includes(last.id) || plan.stoppedByString;
     const result = { tokens: ids, reason: stopped ? 'stop' : 'maxTokens' };
-    if (this.#tokenizer) result.text = this.#tokenizer.decode(ids);
+    if (this.#tokenizer) result.text = text;  // the pieces together: what the tokens add to the prompt's text
     return result;
   }
 

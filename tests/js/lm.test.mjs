@@ -144,6 +144,47 @@ test('stream(): tokens as they come, early exit, seeds, stop ids, the generation
   assert.equal(lab.liveModels, 0);
 });
 
+// A SentencePiece-style tokenizer.json (Llama 2's decoders: ▁ → space, byte fallback, and the space a text begins with
+// stripped) of `vocab` ids, token i spelled `names[i]` where given and "t<i>" otherwise.
+function sentencePiece(vocab, names) {
+  const tokens = Array.from({ length: vocab }, (_, i) => names[i] ?? `t${i}`);
+  return new TextEncoder().encode(JSON.stringify({
+    model: { type: 'BPE', vocab: Object.fromEntries(tokens.map((t, i) => [t, i])), merges: [], byte_fallback: true },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' },
+      { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
+  }));
+}
+
+test('generated text continues the prompt: a first token keeps its space, a character split over tokens comes whole', async () => {
+  const { lab } = labs[0];
+  const weights = await files(dir, 'gpt2-f16');  // vocab 50, no tokenizer: ids in and out
+  const bare = await lab.loadModel(weights);
+  // Sampled tokens depend on the seed alone, not on a tokenizer: find a seed whose first four are distinct, then
+  // spell them as a word beginning with a space and the three bytes of "€" (E2 82 AC).
+  const prompt = [3, 4], sample = { maxTokens: 4, temperature: 1.5, topK: 0, topP: 1, stop: [] };
+  let seed = 0, ids;
+  for (; ; ++seed) {
+    ids = Array.from((await bare.generate(prompt, { ...sample, seed })).tokens);
+    if (new Set(ids).size === 4 && !ids.some((id) => prompt.includes(id))) break;
+  }
+  bare.dispose();
+  const names = { [ids[0]]: '▁Hi', [ids[1]]: '<0xE2>', [ids[2]]: '<0x82>', [ids[3]]: '<0xAC>' };
+  const model = await lab.loadModel({ ...weights, 'tokenizer.json': sentencePiece(50, names) });
+  const pieces = [];
+  for await (const t of model.stream(prompt, { ...sample, seed })) pieces.push(t.text);
+  // Decoded alone the tokens read "Hi€" (the Strip decoder drops the space a text begins with); after the prompt they
+  // add " Hi€". The euro sign's first two bytes add nothing visible yet, its last adds it whole.
+  assert.deepEqual(pieces, [' Hi', '', '', '€']);
+  const { text, tokens } = await model.generate(prompt, { ...sample, seed });
+  assert.deepEqual(Array.from(tokens), ids);
+  assert.equal(text, ' Hi€');
+  assert.equal(model.tokenizer.decode([...prompt, ...tokens]), `t${prompt[0]}t${prompt[1]}${text}`);
+  // Bytes that never make a character are given at the end, as the decoder gives them (U+FFFD).
+  const cut = await model.generate(prompt, { ...sample, seed, maxTokens: 3 });
+  assert.equal(cut.text, ' Hi\uFFFD\uFFFD');
+  model.dispose();
+});
+
 test('a lab on the operators\' module started with a wasmUrl function gets the language-model module from it too', async () => {
   const seen = [];
   const lab = await init({ wasmUrl: (file) => (seen.push(file), pathToFileURL(dist + file)) });
