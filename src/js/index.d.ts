@@ -1433,7 +1433,10 @@ export interface Lab {
    * ```
    */
   loadTokenizer(files: TokenizerFiles): Promise<Tokenizer>;
-  /** Tokenizers of this instance not yet disposed or garbage-collected. */
+  /**
+   * Tokenizers from {@link Lab.loadTokenizer} not yet disposed or garbage-collected. A model's own
+   * {@link Model.tokenizer} is not among them: it goes with its model ({@link Lab.liveModels}).
+   */
   readonly liveTokenizers: number;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;
