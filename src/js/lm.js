@@ -53,13 +53,14 @@ function abortError(signal) {
 // The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
 // file name → bytes), in the module `module()` gives (one with the models); the engine then checks that its largest
 // id is a row of the embeddings (a tokenizer may have fewer ids than the embeddings have rows, never more):
-// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out). The
+// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out); half of
+// GPT-2's pair (vocab.json without merges.txt, or the reverse) is the tokenizer's error, not a model without one. The
 // tokenizer belongs to the model: Model.dispose() frees it too.
 // A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
 // stay synchronous calls with no message per token (generate decodes the text after every token), and its few
 // megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
 async function loadTokenizer(fn, module, files, check) {
-  if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
+  if (!files['tokenizer.json'] && !files['vocab.json'] && !files['merges.txt']) return null;
   const tokenizer = await loadTokenizerFrom(await module(), files, null, fn);
   try {
     await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');

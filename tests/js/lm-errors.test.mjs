@@ -81,6 +81,9 @@ test('bad files: each a clear error naming the file and field, nothing left behi
         { name: 'RangeError', message: /tokenizer\.json has token id 60, but the embeddings have 50 rows \(config\.json vocab_size = 50\)/ }],
       // The tokenizer's own errors begin with the function called, as every other error here does.
       ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /^loadModel: tokenizer\.json: / }],
+      // Half of GPT-2's pair: a tokenizer was meant, so the load says what is missing instead of loading without it.
+      ['vocab.json without merges.txt', withFile('vocab.json', bytes('{"0": 0}')),
+        { name: 'RangeError', message: /^loadModel: a tokenizer needs tokenizer\.json, or vocab\.json and merges\.txt; got vocab\.json without merges\.txt/ }],
       ['a tokenizer_config.json naming a token the vocabulary lacks', { ...withFile('tokenizer.json', bytes(letters(50))), 'tokenizer_config.json': bytes('{"bos_token": "<s>"}') },
         { name: 'RangeError', message: /^loadModel: tokenizer_config\.json: bos_token: "<s>" is not a token of the tokenizer/ }],
     ];
