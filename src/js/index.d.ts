@@ -1396,7 +1396,8 @@ export interface Lab {
   /**
    * Loads a decoder-only checkpoint (GPT-2, Llama, Qwen2, Mistral; F32, F16 or BF16 safetensors, sharded or not) from
    * a Hugging Face model folder: its files ({@link ModelFiles}), or a base URL laid out as a repository's
-   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine —,
+   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine, as is a web page
+   * (`text/html`), which dev servers such as Vite's send for a file they do not have —,
    * `model.safetensors.index.json` or `model.safetensors`, the shards, the tokenizer's files), each response body
    * streamed into the engine. Every tensor goes straight to its place in wasm memory as its bytes arrive; the engine
    * checks the files against `config.json` first (names, shapes, dtypes) and names the file and field of any error.

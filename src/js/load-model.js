@@ -111,13 +111,22 @@ function urlSource(fn, base, signal) {
         const advice = root.protocol === 'file:' ? `: this fetch reads no file: URLs; ${byName}` : '';
         throw new Error(`${fn}: could not fetch ${url} (${e?.message ?? e})${advice}`, { cause: e });
       }
-      if (response.status === 404 && optional) {
+      // No file of a model folder is a web page: a text/html answer is a server's page for a file it does not have
+      // (a dev server's single-page-app fallback, Vite's among them, answers every missing path with index.html and
+      // 200). For a file that may be missing, that is its absence, as a 404 is; for one that must be there, the error
+      // says what came instead of the parser's "not valid JSON" / "not a safetensors file".
+      const page = /^\s*text\/html\b/i.test(response.headers.get('Content-Type') ?? '');
+      if ((response.status === 404 || (page && response.ok)) && optional) {
         await response.body?.cancel();
         return null;
       }
       if (!response.ok) {
         await response.body?.cancel();
         throw new Error(`${fn}: could not fetch ${url} (HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''})`);
+      }
+      if (page) {
+        await response.body?.cancel();
+        throw new Error(`${fn}: ${url} answered with a web page (Content-Type text/html), not the file: the server does not have it (a dev server answers a missing file with its index page)`);
       }
       const length = Number(response.headers.get('Content-Length'));
       const size = response.headers.get('Content-Encoding') || !(length >= 0) ? undefined : length;

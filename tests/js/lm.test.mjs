@@ -6,6 +6,7 @@
 // stop ids, seeds; GPT-2 with the exact GELU as well as its tanh form; a lab on the operators' module loads the
 // language-model module itself.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
@@ -102,6 +103,28 @@ test('a URL without generation_config.json or an index: the 404s are fine, and o
   assert.equal(model.tokenizer, null);  // no tokenizer files: token ids in and out
   assert.deepEqual(model.config.defaults, { temperature: 0, topK: 0, topP: 1 });  // no generation config: greedy
   model.dispose();
+});
+
+// A dev server (Vite's among them) answers a path it has no file for with its index page, 200 and text/html, instead
+// of a 404: the optional files are then absent, and a missing config.json is an error that says what came.
+test('a server that answers missing files with a web page: the optional ones are absent, a required one an error', async () => {
+  const { lab } = labs[0];
+  const folder = await files(dir, 'gpt2-f16');
+  const spa = createServer((req, res) => {
+    const name = decodeURIComponent(req.url.split('/').pop());
+    if (req.url.startsWith('/models/gpt2/') && folder[name]) res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(folder[name]);
+    else res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>app</title>');
+  });
+  await new Promise((resolve) => spa.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise((resolve) => spa.close(resolve)));
+  const base = `http://127.0.0.1:${spa.address().port}/models/`;
+  const model = await lab.loadModel(`${base}gpt2/`);
+  assert.equal(model.tokenizer, null);
+  assert.deepEqual(model.config.defaults, { temperature: 0, topK: 0, topP: 1 });
+  model.dispose();
+  await assert.rejects(lab.loadModel(`${base}gpt3/`),
+    /^Error: loadModel: http:\/\/127\.0\.0\.1:\d+\/models\/gpt3\/config\.json answered with a web page \(Content-Type text\/html\), not the file/);
+  assert.equal(lab.liveModels, 0);
 });
 
 test('stream(): tokens as they come, early exit, seeds, stop ids, the generation config\'s defaults', async () => {
