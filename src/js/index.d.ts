@@ -1101,8 +1101,8 @@ export interface GeneratedToken {
   index: number;
   /**
    * The text it adds to the prompt's and the earlier tokens' (with a tokenizer), else undefined. A character whose
-   * bytes span tokens comes whole with its last one (the tokens before add `''`); joined, the pieces are
-   * {@link GenerateResult.text}.
+   * bytes span tokens comes whole with its last one (the tokens before add `''`), and a token past the tokenizer's
+   * ids (an embedding row it has no token for) adds `''`; joined, the pieces are {@link GenerateResult.text}.
    */
   text: string | undefined;
   /** Whether it is the last one (maxTokens reached, or a stop). */

@@ -75,8 +75,10 @@ async function loadTokenizer(fn, module, files, check) {
 // decoded after the prompt's last few, less those tokens' own text: decoded alone, the first token would lose the
 // space it begins with under a SentencePiece-style decoder (it strips the space a text starts with), and prompt + text
 // would read "Once upon a timethere". A character whose bytes span tokens comes whole, in one piece: the U+FFFD its
-// first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left).
-// decode(generated) → the generated text so far; piece(last) → the text not yet given out.
+// first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left). A
+// token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
+// text and adds none, as Hugging Face's decode skips it. decode(generated) → the generated text so far; piece(last)
+// → the text not yet given out.
 const CONTEXT_TOKENS = 4;
 function generatedText(tokenizer, prompt) {
   const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
@@ -85,7 +87,7 @@ function generatedText(tokenizer, prompt) {
   let text = '', given = 0;
   return {
     decode(generated) {
-      const all = tokenizer.decode(Int32Array.from([...context, ...generated]));
+      const all = tokenizer.decode(Int32Array.from([...context, ...generated].filter((id) => id < tokenizer.vocabSize)));
       let from = 0;  // where the context's text ends (a decoder's clean-up may join the two at the seam)
       while (from < before.length && all[from] === before[from]) ++from;
       text = all.slice(from);

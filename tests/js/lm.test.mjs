@@ -105,6 +105,29 @@ test('a URL without generation_config.json or an index: the 404s are fine, and o
   model.dispose();
 });
 
+// A tokenizer may have fewer ids than the embeddings have rows (Qwen2 pads its embeddings past its tokens): a sampled
+// row past the tokenizer's ids has no text, as Hugging Face's decode skips it, and the generation goes on.
+test('a generated token past the tokenizer\'s ids adds no text and does not end the generation', async () => {
+  const { lab } = labs[0];
+  const model = await lab.loadModel({ ...(await files(dir, 'gpt2-f16')), 'tokenizer.json': sentencePiece(20, { 5: '▁so', 6: '▁be', 7: '▁it' }) });
+  assert.deepEqual([model.config.vocabSize, model.tokenizer.vocabSize], [50, 20]);
+  const prompt = [5, 6, 7], sample = { maxTokens: 12, temperature: 1.5, topK: 0, topP: 1, stop: [], seed: 0 };
+  let pieces;
+  for (; ; ++sample.seed) {  // a seed whose tokens fall on both sides of the tokenizer's last id
+    pieces = [];
+    for await (const t of model.stream(prompt, sample)) pieces.push([t.id, t.text]);
+    if (pieces.some(([id]) => id >= 20) && pieces.some(([id]) => id < 20)) break;
+  }
+  const ids = pieces.map(([id]) => id);
+  for (const [id, text] of pieces) if (id >= 20) assert.equal(text, '', `token ${id} has no text`);
+  const { text, tokens } = await model.generate(prompt, sample);
+  assert.deepEqual(Array.from(tokens), ids);
+  assert.equal(text, pieces.map(([, piece]) => piece).join(''));
+  const known = ids.filter((id) => id < 20);
+  assert.equal(model.tokenizer.decode([...prompt, ...known]), `${model.tokenizer.decode(prompt)}${text}`);
+  model.dispose();
+});
+
 // A dev server (Vite's among them) answers a path it has no file for with its index page, 200 and text/html, instead
 // of a 404: the optional files are then absent, and a missing config.json is an error that says what came.
 test('a server that answers missing files with a web page: the optional ones are absent, a required one an error', async () => {
