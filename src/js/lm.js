@@ -445,7 +445,8 @@ export function makeLoadModel(m, live) {
     if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
       throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
     const src = source(fn, given, signal);
-    if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+    if (threads?.closed())
+      throw new Error(`attnlab: this lab was disposed${threads.pool ? '; its workers are gone' : ''} (loadModel needs a new init())`);
     if (count > 1) {
       const { WorkerEngine, workersSink, canShare } = await lmWorkers();
       const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 
-import { loadLabs } from './support/load.mjs';
+import { init, loadLabs } from './support/load.mjs';
 import { files, serve, writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const { dir, cleanup } = writeCheckpoints(['gpt2-f16', 'llama-tied-bf16']);
@@ -112,6 +112,10 @@ test('bad files: each a clear error naming the file and field, nothing left behi
     }
     await assert.rejects(lab.loadModel(new URL('https://huggingface.co/org/model/tree/v1.0/onnx/')), { name: 'TypeError', message: /: https:\/\/huggingface\.co\/org\/model\/resolve\/v1\.0\/onnx\/$/ });
     await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
+    // A disposed lab loads no more models; one that never had workers is not told they are gone.
+    const single = await init({ gpt: true, simd: backend === 'wasm-simd' });
+    single.dispose();
+    await assert.rejects(single.loadModel(good), { name: 'Error', message: /^attnlab: this lab was disposed \(loadModel needs a new init\(\)\)$/ });
   }
 });
 
