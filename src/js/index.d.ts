@@ -1085,8 +1085,8 @@ export interface ModelGenerateOptions {
   /** Seed of the sampler (an integer below 2⁵³): equal seeds give equal samples. Default: a random one. */
   seed?: number;
   /**
-   * Stop after any of these token ids (the stop token is the last one returned); strings stop once the generated
-   * text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   * Stop after any of these token ids (the stop token is the last one returned); strings (not empty) stop once the
+   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
    */
   stop?: number | string | readonly (number | string)[];
   /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */
@@ -1099,7 +1099,11 @@ export interface GeneratedToken {
   id: number;
   /** Its index among the generated tokens (0 for the first). */
   index: number;
-  /** The text it adds (with a tokenizer; a piece may complete a character an earlier one began), else undefined. */
+  /**
+   * The text it adds to the prompt's and the earlier tokens' (with a tokenizer), else undefined. A character whose
+   * bytes span tokens comes whole with its last one (the tokens before add `''`), and a token past the tokenizer's
+   * ids (an embedding row it has no token for) adds `''`; joined, the pieces are {@link GenerateResult.text}.
+   */
   text: string | undefined;
   /** Whether it is the last one (maxTokens reached, or a stop). */
   last: boolean;
@@ -1109,7 +1113,11 @@ export interface GeneratedToken {
 export interface GenerateResult {
   /** The generated tokens (the prompt not included). */
   tokens: Int32Array<ArrayBuffer>;
-  /** Their text, when the model has a tokenizer. */
+  /**
+   * Their text as it continues the prompt's, when the model has a tokenizer: the prompt's text followed by it is the
+   * text of the prompt and the tokens decoded together. (`tokenizer.decode(tokens)` alone may differ at the start: a
+   * SentencePiece-style decoder, Llama 2's, drops the space a text begins with.)
+   */
   text?: string;
   /** Why it ended: a stop token or string, or maxTokens. */
   reason: 'stop' | 'maxTokens';
@@ -1388,7 +1396,8 @@ export interface Lab {
   /**
    * Loads a decoder-only checkpoint (GPT-2, Llama, Qwen2, Mistral; F32, F16 or BF16 safetensors, sharded or not) from
    * a Hugging Face model folder: its files ({@link ModelFiles}), or a base URL laid out as a repository's
-   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine —,
+   * `resolve/main/` folder (`config.json`, `generation_config.json` if there is one — a 404 is fine, as is a web page
+   * (`text/html`), which dev servers such as Vite's send for a file they do not have —,
    * `model.safetensors.index.json` or `model.safetensors`, the shards, the tokenizer's files), each response body
    * streamed into the engine. Every tensor goes straight to its place in wasm memory as its bytes arrive; the engine
    * checks the files against `config.json` first (names, shapes, dtypes) and names the file and field of any error.
@@ -1398,7 +1407,8 @@ export interface Lab {
    * (`attnlab/inline` cannot: it carries only the operators — use `attnlab/inline-gpt`). Its models live in that
    * module's memory, not in the lab's ({@link Lab.memoryBytes}).
    * @returns a promise of the {@link Model}.
-   * @throws (rejects with) TypeError for a source or option of the wrong type; RangeError naming the file and the
+   * @throws (rejects with) TypeError for a source or option of the wrong type, or a Hugging Face hub URL that is not
+   * under `resolve/` (a repository's or a file's web page: the message gives the files' URL); RangeError naming the file and the
    * field or tensor for an unsupported architecture or `rope_scaling`, a malformed or truncated file, a tensor whose
    * shape disagrees with `config.json`, a quantized dtype, or a model too large for wasm memory (2 GiB); Error for a
    * missing file, a download that fails (halfway too: the message says how far it got), or the signal's reason when
@@ -1424,7 +1434,10 @@ export interface Lab {
    * ```
    */
   loadTokenizer(files: TokenizerFiles): Promise<Tokenizer>;
-  /** Tokenizers of this instance not yet disposed or garbage-collected. */
+  /**
+   * Tokenizers from {@link Lab.loadTokenizer} not yet disposed or garbage-collected. A model's own
+   * {@link Model.tokenizer} is not among them: it goes with its model ({@link Lab.liveModels}).
+   */
   readonly liveTokenizers: number;
   /** Version and kernels of the running module. */
   buildInfo(): BuildInfo;

@@ -4,7 +4,7 @@
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
-import { checkKeys, describe, flag, int32s, options } from './checks.js';
+import { checkKeys, describe, flag, int32, int32s, options } from './checks.js';
 import { engineSink, source, streamModel } from './load-model.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
@@ -53,14 +53,15 @@ function abortError(signal) {
 // The tokenizer (tokenizer.json, or GPT-2's vocab.json + merges.txt) is built from the files loadModel found (`files`:
 // file name → bytes), in the module `module()` gives (one with the models); the engine then checks that its largest
 // id is a row of the embeddings (a tokenizer may have fewer ids than the embeddings have rows, never more):
-// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out). The
+// `check(largestId, fileName)`. A folder without tokenizer files loads without one (token ids in and out); half of
+// GPT-2's pair (vocab.json without merges.txt, or the reverse) is the tokenizer's error, not a model without one. The
 // tokenizer belongs to the model: Model.dispose() frees it too.
 // A model on workers keeps its tokenizer here, on the calling thread, like a whole model: encode, decode and tokens
 // stay synchronous calls with no message per token (generate decodes the text after every token), and its few
 // megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
-async function loadTokenizer(module, files, check) {
-  if (!files['tokenizer.json'] && !(files['vocab.json'] && files['merges.txt'])) return null;
-  const tokenizer = await loadTokenizerFrom(await module(), files, null);
+async function loadTokenizer(fn, module, files, check) {
+  if (!files['tokenizer.json'] && !files['vocab.json'] && !files['merges.txt']) return null;
+  const tokenizer = await loadTokenizerFrom(await module(), files, null, fn);
   try {
     await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
   } catch (e) {
@@ -68,6 +69,37 @@ async function loadTokenizer(module, files, check) {
     throw e;
   }
   return tokenizer;
+}
+
+// The text that generated tokens add to the prompt's (generate's and stream's `text`), piece by piece. The tokens are
+// decoded after the prompt's last few, less those tokens' own text: decoded alone, the first token would lose the
+// space it begins with under a SentencePiece-style decoder (it strips the space a text starts with), and prompt + text
+// would read "Once upon a timethere". A character whose bytes span tokens comes whole, in one piece: the U+FFFD its
+// first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left). A
+// token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
+// text and adds none, as Hugging Face's decode skips it. decode(generated) → the generated text so far; piece(last)
+// → the text not yet given out.
+const CONTEXT_TOKENS = 4;
+function generatedText(tokenizer, prompt) {
+  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
+  // (a character the prompt's last bytes began is the generated tokens' to complete)
+  const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
+  let text = '', given = 0;
+  return {
+    decode(generated) {
+      const all = tokenizer.decode(Int32Array.from([...context, ...generated].filter((id) => id < tokenizer.vocabSize)));
+      let from = 0;  // where the context's text ends (a decoder's clean-up may join the two at the seam)
+      while (from < before.length && all[from] === before[from]) ++from;
+      text = all.slice(from);
+      return text;
+    },
+    piece(last) {
+      const ready = last ? text : text.replace(/\uFFFD+$/, '');
+      const piece = ready.slice(given);
+      given = Math.max(given, ready.length);
+      return piece;
+    },
+  };
 }
 
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
@@ -243,9 +275,14 @@ class Model {
       throw new TypeError(`${fn}: signal must be an AbortSignal, got ${describe(rest.signal)}`);
     if (rest.stop !== undefined) {
       const list = Array.isArray(rest.stop) ? rest.stop : [rest.stop];
+      const at = (i) => (Array.isArray(rest.stop) ? `stop[${i}]` : 'stop');  // named as given, strings and ids mixed
+      list.forEach((s, i) => {
+        if (typeof s !== 'string') int32(fn, at(i), s);
+        // Every text contains '': it would end the generation at its first token.
+        else if (s === '') throw new RangeError(`${fn}: ${at(i)} is an empty string, which every text contains; give the text to stop at`);
+      });
       plan.stopIds = list.filter((s) => typeof s !== 'string');
       plan.stopStrings = list.filter((s) => typeof s === 'string');
-      plan.stopIds = Array.from(int32s(fn, 'stop', plan.stopIds));
       if (plan.stopStrings.length && !this.#tokenizer)
         throw new TypeError(`${fn}: stop strings need a tokenizer, and this model was loaded without one: give stop token ids`);
     }
@@ -280,19 +317,14 @@ class Model {
     };
     const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
     const generated = [];
-    let text = '';
+    const text = this.#tokenizer ? generatedText(this.#tokenizer, plan.ids) : null;
     for (let index = 0; ; ++index) {
       const { token, done } = next ? next() : await workerStep(index === 0);
       generated.push(token);
-      let piece;
-      if (this.#tokenizer) {  // the text so far, decoded whole: a piece may complete a character the last one began
-        const all = this.#tokenizer.decode(Int32Array.from(generated));
-        piece = all.slice(text.length);
-        text = all;
-      }
-      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => text.includes(s));
+      const so = text?.decode(generated) ?? '';
+      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => so.includes(s));
       plan.stoppedByString = stopString;
-      yield { id: token, index, text: piece, last: done || stopString };
+      yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
       if (done || stopString) return;
       if (next) await nextTask();
       if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
@@ -317,16 +349,17 @@ class Model {
     const fn = 'Model.generate';
     const plan = this.#plan(fn, prompt, opts);
     const tokens = [];
-    let last;
+    let last, text = '';
     for await (const t of this.#tokens(fn, plan)) {
       tokens.push(t.id);
       last = t;
+      if (this.#tokenizer) text += t.text;
       plan.onToken?.(t);
     }
     const ids = Int32Array.from(tokens);
     const stopped = plan.stopIds.includes(last.id) || plan.stoppedByString;
     const result = { tokens: ids, reason: stopped ? 'stop' : 'maxTokens' };
-    if (this.#tokenizer) result.text = this.#tokenizer.decode(ids);
+    if (this.#tokenizer) result.text = text;  // the pieces together: what the tokens add to the prompt's text
     return result;
   }
 
@@ -412,7 +445,8 @@ export function makeLoadModel(m, live) {
     if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
       throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
     const src = source(fn, given, signal);
-    if (threads?.closed()) throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+    if (threads?.closed())
+      throw new Error(`attnlab: this lab was disposed${threads.pool ? '; its workers are gone' : ''} (loadModel needs a new init())`);
     if (count > 1) {
       const { WorkerEngine, workersSink, canShare } = await lmWorkers();
       const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
@@ -424,7 +458,7 @@ export function makeLoadModel(m, live) {
       const engine = new WorkerEngine(pool, placed, threads.stats);
       let tokenizer;
       try {
-        tokenizer = await loadTokenizer(() => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
+        tokenizer = await loadTokenizer(fn, () => moduleWithModels(m, fn), tokenizerFiles, (largest, file) => engine.checkVocabulary(largest, file));
       } catch (e) {
         engine.free();
         throw e;
@@ -435,7 +469,7 @@ export function makeLoadModel(m, live) {
     const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
     let tokenizer;
     try {
-      tokenizer = await loadTokenizer(() => mm, tokenizerFiles, (largest, file) => {
+      tokenizer = await loadTokenizer(fn, () => mm, tokenizerFiles, (largest, file) => {
         const { lmModelCheckVocabulary: check, on } = callsOf(mm), d = on(check, handle);
         d[check.F.largest] = largest;
         check.call(fn, d, { file: new TextEncoder().encode(file) });

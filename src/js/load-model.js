@@ -89,6 +89,14 @@ function urlSource(fn, base, signal) {
   } catch (e) {
     throw new TypeError(`${fn}: ${JSON.stringify(base)} is not a URL${globalThis.location ? '' : ` (relative URLs need a page to resolve against; for a folder on disk, ${byName})`}`);
   }
+  // The Hugging Face hub serves a repository's files under resolve/<revision>/; its other paths (the repository's
+  // page, a file's page under blob/, a folder's under tree/) are web pages, whose HTML would come back as config.json.
+  if (/^(huggingface\.co|hf\.co)$/.test(root.hostname) && !root.pathname.includes('/resolve/')) {
+    const page = root.pathname.match(/^(.*?)\/(blob|tree)\/([^/]+)\/(.*)$/);  // a folder's page, or a file's (its folder)
+    const folder = page && (page[2] === 'blob' ? page[4].replace(/[^/]*\/$/, '') : page[4]);
+    const files = page ? `${root.origin}${page[1]}/resolve/${page[3]}/${folder}` : `${root.href}resolve/main/`;
+    throw new TypeError(`${fn}: ${root.href} is not where the hub serves a repository's files; they are under resolve/<revision>/: ${files}`);
+  }
   return {
     where: root.href,
     has: () => true,
@@ -103,7 +111,12 @@ function urlSource(fn, base, signal) {
         const advice = root.protocol === 'file:' ? `: this fetch reads no file: URLs; ${byName}` : '';
         throw new Error(`${fn}: could not fetch ${url} (${e?.message ?? e})${advice}`, { cause: e });
       }
-      if (response.status === 404 && optional) {
+      // No file of a model folder is a web page: a text/html answer is a server's page for a file it does not have
+      // (a dev server's single-page-app fallback, Vite's among them, answers every missing path with index.html and
+      // 200). For a file that may be missing, that is its absence, as a 404 is; for one that must be there, the error
+      // says what came instead of the parser's "not valid JSON" / "not a safetensors file".
+      const page = /^\s*text\/html\b/i.test(response.headers.get('Content-Type') ?? '');
+      if ((response.status === 404 || (page && response.ok)) && optional) {
         await response.body?.cancel();
         return null;
       }
@@ -111,13 +124,17 @@ function urlSource(fn, base, signal) {
         await response.body?.cancel();
         throw new Error(`${fn}: could not fetch ${url} (HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''})`);
       }
+      if (page) {
+        await response.body?.cancel();
+        throw new Error(`${fn}: ${url} answered with a web page (Content-Type text/html), not the file: the server does not have it (a dev server answers a missing file with its index page)`);
+      }
       const length = Number(response.headers.get('Content-Length'));
       const size = response.headers.get('Content-Encoding') || !(length >= 0) ? undefined : length;
       return {
         size,
         async *chunks() {
           const reader = response.body.getReader();
-          let loaded = 0;
+          let loaded = 0, done = false;
           try {
             for (;;) {
               let step;
@@ -127,11 +144,17 @@ function urlSource(fn, base, signal) {
                 if (signal?.aborted) throw abortError(signal);
                 throw new Error(`${fn}: the download of ${url} failed after ${loaded}${size === undefined ? '' : ` of ${size}`} bytes (${e?.message ?? e})`, { cause: e });
               }
-              if (step.done) return;
+              if (step.done) {
+                done = true;
+                return;
+              }
               loaded += step.value.length;
               yield step.value;
             }
           } finally {
+            // A load that stops before the body's end (a bad file, a throwing onProgress) ends the download: a body
+            // merely left unread keeps its connection open, and the server sending, until it is collected.
+            if (!done) await reader.cancel().catch(() => {});
             reader.releaseLock();
           }
         },

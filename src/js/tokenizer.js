@@ -185,10 +185,10 @@ class Tokenizer {
 /**
  * Loads a tokenizer into module `m` from a model folder's files (a Record or Map from file name to Uint8Array,
  * ArrayBuffer or Blob): tokenizer.json (+ tokenizer_config.json, special_tokens_map.json), or vocab.json +
- * merges.txt. `live` ({ count }) counts the tokenizers alive. The model loader calls this with its own files.
+ * merges.txt. `live` ({ count }) counts the tokenizers alive. The model loader calls this with its own files, and
+ * its own name as `fn`, which begins every error (the function the caller called).
  */
-export async function loadTokenizerFrom(m, files, live) {
-  const fn = 'loadTokenizer';
+export async function loadTokenizerFrom(m, files, live, fn = 'loadTokenizer') {
   const entries = files instanceof Map ? [...files] : files !== null && typeof files === 'object' && !ArrayBuffer.isView(files) && !isBlob(files)
     ? Object.entries(files)
     : null;

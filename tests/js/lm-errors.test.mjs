@@ -3,9 +3,10 @@
 // no model is left alive. The engine's own checks are tested in depth natively (tests/native/lm_errors_test.cpp);
 // these go through the package: bytes, Blobs, fetches that fail or are aborted halfway, and calls on a model.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 
-import { loadLabs } from './support/load.mjs';
+import { init, loadLabs } from './support/load.mjs';
 import { files, serve, writeCheckpoints } from './support/lm-fixtures.mjs';
 
 const { dir, cleanup } = writeCheckpoints(['gpt2-f16', 'llama-tied-bf16']);
@@ -78,14 +79,21 @@ test('bad files: each a clear error naming the file and field, nothing left behi
       // The fixture's embeddings have 50 rows: a tokenizer with ids up to 60 belongs to other weights.
       ['a tokenizer whose vocabulary disagrees with the embeddings', withFile('tokenizer.json', bytes(letters(61))),
         { name: 'RangeError', message: /tokenizer\.json has token id 60, but the embeddings have 50 rows \(config\.json vocab_size = 50\)/ }],
-      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /tokenizer\.json/ }],
+      // The tokenizer's own errors begin with the function called, as every other error here does.
+      ['a malformed tokenizer.json', withFile('tokenizer.json', bytes(letters(20).slice(0, -5))), { name: 'RangeError', message: /^loadModel: tokenizer\.json: / }],
+      // Half of GPT-2's pair: a tokenizer was meant, so the load says what is missing instead of loading without it.
+      ['vocab.json without merges.txt', withFile('vocab.json', bytes('{"0": 0}')),
+        { name: 'RangeError', message: /^loadModel: a tokenizer needs tokenizer\.json, or vocab\.json and merges\.txt; got vocab\.json without merges\.txt/ }],
+      ['a tokenizer_config.json naming a token the vocabulary lacks', { ...withFile('tokenizer.json', bytes(letters(50))), 'tokenizer_config.json': bytes('{"bos_token": "<s>"}') },
+        { name: 'RangeError', message: /^loadModel: tokenizer_config\.json: bos_token: "<s>" is not a token of the tokenizer/ }],
     ];
     for (const [label, source, check] of cases) await expectFailure(lab, `${backend}: ${label}`, () => lab.loadModel(source), check);
     // A tokenizer that fits: the model takes and gives text, and dispose() frees both.
     const withText = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
     assert.deepEqual(Array.from(withText.tokenizer.encode('0123')), [0, 1, 2, 3]);
     const { tokens, text } = await withText.generate('0123', { maxTokens: 3, temperature: 0, stop: [] });
-    assert.equal(text, withText.tokenizer.decode(tokens));
+    // The text the tokens add after the prompt's (this tokenizer has no decoder: tokens are joined by spaces).
+    assert.equal(withText.tokenizer.decode([0, 1, 2, 3, ...tokens]), `${withText.tokenizer.decode([0, 1, 2, 3])}${text}`);
     assert.equal(withText.forward('01').shape[0], 2);
     withText.dispose();
     assert.ok(withText.tokenizer.disposed, "the model's tokenizer is freed with it");
@@ -95,7 +103,19 @@ test('bad files: each a clear error naming the file and field, nothing left behi
     await assert.rejects(lab.loadModel('gpt2/'), { name: 'TypeError', message: /"gpt2\/" is not a URL .*pass the folder's files by name/ });
     await assert.rejects(lab.loadModel(new URL(`file://${dir}/gpt2-f16/`)),
       { name: 'Error', message: /could not fetch file:\/\/.*\/gpt2-f16\/config\.json \(.*\): .*file: URLs.*pass the folder's files by name/ });
+    // A hub URL copied from the browser (the repository's page, a folder's or a file's) serves HTML, not the files:
+    // the error gives the files' URL (and nothing is fetched).
+    for (const page of ['https://huggingface.co/openai-community/gpt2', 'https://huggingface.co/openai-community/gpt2/tree/main',
+      'https://huggingface.co/openai-community/gpt2/blob/main/config.json']) {
+      await assert.rejects(lab.loadModel(page), { name: 'TypeError',
+        message: /^loadModel: https:\/\/huggingface\.co\/.* is not where the hub serves a repository's files; they are under resolve\/<revision>\/: https:\/\/huggingface\.co\/openai-community\/gpt2\/resolve\/main\/$/ });
+    }
+    await assert.rejects(lab.loadModel(new URL('https://huggingface.co/org/model/tree/v1.0/onnx/')), { name: 'TypeError', message: /: https:\/\/huggingface\.co\/org\/model\/resolve\/v1\.0\/onnx\/$/ });
     await assert.rejects(lab.loadModel(good, { signal: 'stop' }), { name: 'TypeError', message: /signal must be an AbortSignal/ });
+    // A disposed lab loads no more models; one that never had workers is not told they are gone.
+    const single = await init({ gpt: true, simd: backend === 'wasm-simd' });
+    single.dispose();
+    await assert.rejects(single.loadModel(good), { name: 'Error', message: /^attnlab: this lab was disposed \(loadModel needs a new init\(\)\)$/ });
   }
 });
 
@@ -118,6 +138,43 @@ test('downloads: a fetch that fails halfway, a missing file, an abort — nothin
   await assert.rejects(lab.loadModel(good, { signal: controller.signal }), /changed my mind/);
 });
 
+// A load refused partway through a file must let go of the download: a response body left unread keeps its
+// connection open (and a server sending a 500 MB checkpoint) until the body is garbage-collected. The server here
+// sends a malformed header and then bytes without end; it sees the client close the connection. Without the
+// cancel the close never comes, and the test's timeout fails it.
+test('a load refused partway through a download ends the download: the server sees the connection close', { timeout: 60_000 }, async () => {
+  const { lab } = labs[0];
+  const malformed = bytes('{"a":   ');
+  const head = new Uint8Array(8 + malformed.length), rest = new Uint8Array(1 << 20);
+  new DataView(head.buffer).setBigUint64(0, BigInt(malformed.length), true);
+  head.set(malformed, 8);
+  let closed;
+  const connectionClosed = new Promise((resolve) => (closed = resolve));
+  const endless = createServer(async (req, res) => {
+    const name = req.url.split('/').pop();
+    if (name !== 'model.safetensors') {
+      if (good[name]) res.writeHead(200).end(good[name]);
+      else res.writeHead(404).end();
+      return;
+    }
+    res.on('close', closed);
+    res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+    res.write(head);
+    while (!res.destroyed) {
+      if (!res.write(rest)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    }
+  });
+  await new Promise((resolve) => endless.listen(0, '127.0.0.1', resolve));
+  after(() => {  // (also after a timeout, when the connection was left open)
+    endless.closeAllConnections();
+    return new Promise((resolve) => endless.close(resolve));
+  });
+  await assert.rejects(lab.loadModel(`http://127.0.0.1:${endless.address().port}/m/resolve/main/`),
+    { name: 'RangeError', message: /loadModel: model\.safetensors: not a usable safetensors file: the JSON header is malformed/ });
+  await connectionClosed;
+  assert.equal(lab.liveModels, 0);
+});
+
 test('calls on a loaded model: bad ids, an empty prompt, maxTokens past the context; the model keeps working', async () => {
   for (const { name: backend, lab } of labs) {
     const model = await lab.loadModel(good);  // vocab 50, n_positions 48
@@ -138,6 +195,12 @@ test('calls on a loaded model: bad ids, an empty prompt, maxTokens past the cont
     await rejectsRange(model.generate([3], { maxTokens: 2, topK: 1.5 }), /topK must be an integer >= 0/);
     await rejectsRange(model.generate([3], { maxTokens: 2, stop: [99] }), /stop\[0\] = 99 is not a token id/);
     assert.throws(() => model.stream([3], { maxTokens: 2, stop: 'the end' }), { name: 'TypeError', message: /stop strings need a tokenizer/ });
+    // A list of strings and ids: each error names the entry as given (its index in the whole list).
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: ['the end', null] }), { name: 'TypeError', message: /Model\.stream: stop\[1\] must be a number, got null/ });
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: ['the end', 4.5] }), { name: 'RangeError', message: /Model\.stream: stop\[1\] must be an integer/ });
+    // '' is in every text: it would stop every generation at its first token.
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: [4, ''] }), { name: 'RangeError', message: /Model\.stream: stop\[1\] is an empty string/ });
+    assert.throws(() => model.stream([3], { maxTokens: 2, stop: '' }), { name: 'RangeError', message: /Model\.stream: stop is an empty string/ });
     assert.throws(() => model.stream([3], { maxTokens: 2, beams: 4 }), { name: 'TypeError', message: /unknown option "beams"/ });
     assert.throws(() => model.stream([3]), { name: 'TypeError', message: /options with maxTokens are required/ });
     // Still the same model.

@@ -6,6 +6,7 @@
 // stop ids, seeds; GPT-2 with the exact GELU as well as its tanh form; a lab on the operators' module loads the
 // language-model module itself.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
@@ -104,6 +105,51 @@ test('a URL without generation_config.json or an index: the 404s are fine, and o
   model.dispose();
 });
 
+// A tokenizer may have fewer ids than the embeddings have rows (Qwen2 pads its embeddings past its tokens): a sampled
+// row past the tokenizer's ids has no text, as Hugging Face's decode skips it, and the generation goes on.
+test('a generated token past the tokenizer\'s ids adds no text and does not end the generation', async () => {
+  const { lab } = labs[0];
+  const model = await lab.loadModel({ ...(await files(dir, 'gpt2-f16')), 'tokenizer.json': sentencePiece(20, { 5: '▁so', 6: '▁be', 7: '▁it' }) });
+  assert.deepEqual([model.config.vocabSize, model.tokenizer.vocabSize], [50, 20]);
+  const prompt = [5, 6, 7], sample = { maxTokens: 12, temperature: 1.5, topK: 0, topP: 1, stop: [], seed: 0 };
+  let pieces;
+  for (; ; ++sample.seed) {  // a seed whose tokens fall on both sides of the tokenizer's last id
+    pieces = [];
+    for await (const t of model.stream(prompt, sample)) pieces.push([t.id, t.text]);
+    if (pieces.some(([id]) => id >= 20) && pieces.some(([id]) => id < 20)) break;
+  }
+  const ids = pieces.map(([id]) => id);
+  for (const [id, text] of pieces) if (id >= 20) assert.equal(text, '', `token ${id} has no text`);
+  const { text, tokens } = await model.generate(prompt, sample);
+  assert.deepEqual(Array.from(tokens), ids);
+  assert.equal(text, pieces.map(([, piece]) => piece).join(''));
+  const known = ids.filter((id) => id < 20);
+  assert.equal(model.tokenizer.decode([...prompt, ...known]), `${model.tokenizer.decode(prompt)}${text}`);
+  model.dispose();
+});
+
+// A dev server (Vite's among them) answers a path it has no file for with its index page, 200 and text/html, instead
+// of a 404: the optional files are then absent, and a missing config.json is an error that says what came.
+test('a server that answers missing files with a web page: the optional ones are absent, a required one an error', async () => {
+  const { lab } = labs[0];
+  const folder = await files(dir, 'gpt2-f16');
+  const spa = createServer((req, res) => {
+    const name = decodeURIComponent(req.url.split('/').pop());
+    if (req.url.startsWith('/models/gpt2/') && folder[name]) res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(folder[name]);
+    else res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>app</title>');
+  });
+  await new Promise((resolve) => spa.listen(0, '127.0.0.1', resolve));
+  after(() => new Promise((resolve) => spa.close(resolve)));
+  const base = `http://127.0.0.1:${spa.address().port}/models/`;
+  const model = await lab.loadModel(`${base}gpt2/`);
+  assert.equal(model.tokenizer, null);
+  assert.deepEqual(model.config.defaults, { temperature: 0, topK: 0, topP: 1 });
+  model.dispose();
+  await assert.rejects(lab.loadModel(`${base}gpt3/`),
+    /^Error: loadModel: http:\/\/127\.0\.0\.1:\d+\/models\/gpt3\/config\.json answered with a web page \(Content-Type text\/html\), not the file/);
+  assert.equal(lab.liveModels, 0);
+});
+
 test('stream(): tokens as they come, early exit, seeds, stop ids, the generation config\'s defaults', async () => {
   const { lab } = labs[0];
   const model = await lab.loadModel(await files(dir, 'llama-untied-sharded'));
@@ -142,6 +188,47 @@ test('stream(): tokens as they come, early exit, seeds, stop ids, the generation
   model.dispose();
   assert.throws(() => model.forward([1]), /Model.forward: this model was disposed/);
   assert.equal(lab.liveModels, 0);
+});
+
+// A SentencePiece-style tokenizer.json (Llama 2's decoders: ▁ → space, byte fallback, and the space a text begins with
+// stripped) of `vocab` ids, token i spelled `names[i]` where given and "t<i>" otherwise.
+function sentencePiece(vocab, names) {
+  const tokens = Array.from({ length: vocab }, (_, i) => names[i] ?? `t${i}`);
+  return new TextEncoder().encode(JSON.stringify({
+    model: { type: 'BPE', vocab: Object.fromEntries(tokens.map((t, i) => [t, i])), merges: [], byte_fallback: true },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' },
+      { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
+  }));
+}
+
+test('generated text continues the prompt: a first token keeps its space, a character split over tokens comes whole', async () => {
+  const { lab } = labs[0];
+  const weights = await files(dir, 'gpt2-f16');  // vocab 50, no tokenizer: ids in and out
+  const bare = await lab.loadModel(weights);
+  // Sampled tokens depend on the seed alone, not on a tokenizer: find a seed whose first four are distinct, then
+  // spell them as a word beginning with a space and the three bytes of "€" (E2 82 AC).
+  const prompt = [3, 4], sample = { maxTokens: 4, temperature: 1.5, topK: 0, topP: 1, stop: [] };
+  let seed = 0, ids;
+  for (; ; ++seed) {
+    ids = Array.from((await bare.generate(prompt, { ...sample, seed })).tokens);
+    if (new Set(ids).size === 4 && !ids.some((id) => prompt.includes(id))) break;
+  }
+  bare.dispose();
+  const names = { [ids[0]]: '▁Hi', [ids[1]]: '<0xE2>', [ids[2]]: '<0x82>', [ids[3]]: '<0xAC>' };
+  const model = await lab.loadModel({ ...weights, 'tokenizer.json': sentencePiece(50, names) });
+  const pieces = [];
+  for await (const t of model.stream(prompt, { ...sample, seed })) pieces.push(t.text);
+  // Decoded alone the tokens read "Hi€" (the Strip decoder drops the space a text begins with); after the prompt they
+  // add " Hi€". The euro sign's first two bytes add nothing visible yet, its last adds it whole.
+  assert.deepEqual(pieces, [' Hi', '', '', '€']);
+  const { text, tokens } = await model.generate(prompt, { ...sample, seed });
+  assert.deepEqual(Array.from(tokens), ids);
+  assert.equal(text, ' Hi€');
+  assert.equal(model.tokenizer.decode([...prompt, ...tokens]), `t${prompt[0]}t${prompt[1]}${text}`);
+  // Bytes that never make a character are given at the end, as the decoder gives them (U+FFFD).
+  const cut = await model.generate(prompt, { ...sample, seed, maxTokens: 3 });
+  assert.equal(cut.text, ' Hi\uFFFD\uFFFD');
+  model.dispose();
 });
 
 test('a lab on the operators\' module started with a wasmUrl function gets the language-model module from it too', async () => {
