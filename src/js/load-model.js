@@ -48,6 +48,10 @@ function filesSource(fn, files, signal) {
     if (!(v instanceof Uint8Array || v instanceof ArrayBuffer || isBlob(v)))
       throw new TypeError(`${fn}: ${name} must be a Uint8Array, an ArrayBuffer or a Blob, got ${describe(v)}`);
   }
+  // A tokenizer was meant, in a form the package does not read: said before any weights are read, rather than a
+  // model that loads without one (a URL's folder is not listed, so there it loads without one, as documented).
+  if (files.has('tokenizer.model') && !['tokenizer.json', 'vocab.json', 'merges.txt'].some((f) => files.has(f)))
+    throw new RangeError(`${fn}: tokenizer.model is SentencePiece's own model file, which attnlab does not read: give the folder's tokenizer.json too (transformers writes one with the tokenizer's save_pretrained), or leave tokenizer.model out to load the model without a tokenizer`);
   return {
     where: 'the files given',
     has: (name) => files.has(name),

@@ -84,6 +84,9 @@ test('bad files: each a clear error naming the file and field, nothing left behi
       // Half of GPT-2's pair: a tokenizer was meant, so the load says what is missing instead of loading without it.
       ['vocab.json without merges.txt', withFile('vocab.json', bytes('{"0": 0}')),
         { name: 'RangeError', message: /^loadModel: a tokenizer needs tokenizer\.json, or vocab\.json and merges\.txt; got vocab\.json without merges\.txt/ }],
+      // SentencePiece's model file alone: a tokenizer was meant, in a form the package does not read.
+      ['tokenizer.model without tokenizer.json', withFile('tokenizer.model', bytes('\n\u0005hello')),
+        { name: 'RangeError', message: /^loadModel: tokenizer\.model is SentencePiece's own model file, which attnlab does not read: give the folder's tokenizer\.json too/ }],
       ['a tokenizer_config.json naming a token the vocabulary lacks', { ...withFile('tokenizer.json', bytes(letters(50))), 'tokenizer_config.json': bytes('{"bos_token": "<s>"}') },
         { name: 'RangeError', message: /^loadModel: tokenizer_config\.json: bos_token: "<s>" is not a token of the tokenizer/ }],
     ];
