@@ -40,7 +40,7 @@ export const softmaxLab: Lab = {
     section.append(
       buttonGroup('Worked examples', PRESETS.map((p) => ({
         label: p.label, title: p.note, name: `sm-preset-${p.label}`,
-        onClick: () => { note.textContent = p.note; store.update({ logits: [...p.logits] }); },
+        onClick: () => store.update({ logits: [...p.logits] }),
       }))),
       note,
     );
@@ -100,9 +100,17 @@ export const softmaxLab: Lab = {
       addBtn.disabled = xs.length >= SOFTMAX_LIMITS.logits.max;
     };
 
+    // The note speaks of an example's numbers: it shows while the logits are that example's (picked, typed or from a
+    // link) and goes when they change, and it says when the temperature has moved off the articles' T = 1.
+    const showNote = (logits: number[], t: number) => {
+      const p = PRESETS.find((q) => q.logits.length === logits.length && q.logits.every((x, i) => x === logits[i]));
+      note.textContent = !p ? '' : t === 1 ? p.note : `${p.note} (The article’s figures are at T = 1.)`;
+    };
+
     const render = () => {
       const t0 = performance.now();
       const { logits, smTemp } = store.state;
+      showNote(logits, smTemp);
       const p = engine.softmax(Float32Array.from(logits), { cols: logits.length, temperature: smTemp });
       renderList(logits);
       const labels = logits.map((_, i) => `x${sub(i + 1)}`);
@@ -146,7 +154,7 @@ export const softmaxLab: Lab = {
         el('strong', { text: 'Why subtract the max? ' }),
         big
           ? `Here the largest exponent is ${fmt(xmax / smTemp, 2)} > 88.72, so e^(x/T) overflows float32 to ∞ and the naive formula gives ∞/∞ = NaN. Subtracting m = ${fmt(xmax, 2)} first makes the largest exponent 0 (e⁰ = 1) and nothing overflows; the ratio is unchanged because e^(−m/T) cancels above and below.`
-          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: try [100, 110] at T = 0.5.',
+          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it.',
       );
 
       clear(scales);
