@@ -113,6 +113,10 @@ test('words pulling words: weights and the new apple match float64; line widths 
   const widths = await page.$$eval('svg[data-plane="pull"] g.pulls line', (ls) => ls.map((l) => [Number(l.dataset.weight), Number(l.getAttribute('stroke-width'))]));
   const thickest = widths.reduce((a, b) => (b[1] > a[1] ? b : a));
   assert.equal(thickest[0], p.weight[banana]);
+  // A point's spoken label gives its coordinates as the table does: "a" sits at fruitiness −0.01 (a float32 value just
+  // under 0.01), not "-1.00e-2".
+  const aLabel = await page.$eval('svg[data-plane="pull"] g[data-word="a"]', (g) => g.getAttribute('aria-label'));
+  assert.match(aLabel, /^a at fruitiness -0\.01, techiness 0\.11,/);
 
   // The other sentence: phone pulls apple towards tech.
   await page.selectOption('select[data-control="pull-sentence"]', '1');
