@@ -132,3 +132,23 @@ test('a worked example’s note shows only while its logits are on screen, and s
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('a logit out of range is marked invalid (styled and announced), says why, and is put back when the field is left', async () => {
+  const { page, log, done } = await openPage(env, '');
+  const field = 'input[data-control="sm-logit-2"]';
+  const before = await probs(page);
+  await page.fill(field, '1e9');
+  await settle(page);
+  // aria-invalid="true": an empty value would mean "false" to a screen reader and miss the invalid style.
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  assert.equal(await page.$eval(field, (i) => getComputedStyle(i).backgroundColor), 'rgb(255, 243, 242)');
+  assert.equal(await page.textContent('[data-figure="sm-logit-problem"]'), 'x₃ must be a number from −1000 to 1000; the lab keeps x₃ = 2.1 until it is.');
+  assert.deepEqual(await probs(page), before, 'the rejected value changed nothing');
+  await page.keyboard.press('Tab');
+  await settle(page);
+  assert.equal(await page.inputValue(field), '2.1');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+  assert.equal(await page.textContent('[data-figure="sm-logit-problem"]'), '');
+  assert.deepEqual(log.errors, []);
+  await done();
+});

@@ -9,7 +9,7 @@ import { tex } from '../../ui/katex';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { BarChart } from '../../ui/bars';
 import { exact, fmt, fmtProb } from '../../ui/format';
-import { buttonGroup } from '../../ui/controls';
+import { buttonGroup, markInvalid } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
 
 export const KV_KEYS = ['apple', 'banana', 'chair'] as const;
@@ -50,7 +50,7 @@ export const kvLookupLab: Lab = {
     wordInput.addEventListener('input', () => {
       const w = wordInput.value;
       const ok = /^[\p{L}\p{N}' -]{0,24}$/u.test(w);
-      wordInput.toggleAttribute('aria-invalid', !ok);
+      markInvalid(wordInput, !ok);
       if (ok) store.update({ kvWord: w });
     });
     const exactOut = el('p', { class: 'kv-exact', 'data-output': 'kv-exact', 'aria-live': 'polite' });

@@ -7,7 +7,7 @@ import { LIMITS } from '../../state/params';
 import { SOFTMAX_LIMITS } from './state';
 import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
-import { buttonGroup, logSlider, formatTemp } from '../../ui/controls';
+import { buttonGroup, logSlider, formatTemp, markInvalid } from '../../ui/controls';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
 import { fmt, fmtProb, exact, sub } from '../../ui/format';
@@ -48,6 +48,8 @@ export const softmaxLab: Lab = {
     // Logit editor (typing) and the two charts.
     const list = el('div', { class: 'logit-list', role: 'group', 'aria-label': 'Logits' });
     const addBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'sm-add', text: '+ add logit' });
+    // A typed logit the lab cannot use (empty, not a number, past ±abs) is not applied: say so, and what it kept.
+    const badNote = el('p', { class: 'help warn-text', role: 'status', 'data-figure': 'sm-logit-problem' });
     addBtn.addEventListener('click', () => {
       const xs = store.state.logits;
       if (xs.length < SOFTMAX_LIMITS.logits.max) store.update({ logits: [...xs, 0] });
@@ -57,7 +59,7 @@ export const softmaxLab: Lab = {
     const temp = logSlider(LIMITS.temp.min, LIMITS.temp.max, store.state.smTemp, (v) => store.update({ smTemp: v }), 'sm-temp', 'Temperature T');
     section.append(
       el('div', { class: 'two-col' },
-        el('div', { class: 'panel' }, el('h3', { text: 'Logits x (drag a bar, or type)' }), logitBars.root, list, addBtn),
+        el('div', { class: 'panel' }, el('h3', { text: 'Logits x (drag a bar, or type)' }), logitBars.root, list, badNote, addBtn),
         el('div', { class: 'panel' }, el('h3', { text: 'Probabilities softmax(x / T)' }), probBars.root, temp.root,
           el('p', { class: 'help', text: 'T < 1 sharpens (towards the arg-max), T > 1 flattens (towards uniform). Attention’s 1/√d_k is a temperature of √d_k.' }))),
     );
@@ -80,13 +82,16 @@ export const softmaxLab: Lab = {
       if (inputs.length !== xs.length) {
         clear(list);
         inputs = xs.map((_, i) => {
-          const input = el('input', { type: 'number', step: 'any', 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
+          const { abs } = SOFTMAX_LIMITS.logits;
+          const input = el('input', { type: 'number', step: 'any', min: -abs, max: abs, 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
           input.addEventListener('input', () => {
             const v = Number(input.value);
-            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= SOFTMAX_LIMITS.logits.abs;
-            input.toggleAttribute('aria-invalid', !ok);
+            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= abs;
+            markInvalid(input, !ok);
+            badNote.textContent = ok ? '' : `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i] ?? 0, 3)} until it is.`;
             if (ok) store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) });
           });
+          input.addEventListener('blur', () => { if (input.hasAttribute('aria-invalid')) { input.value = String(store.state.logits[i]); input.removeAttribute('aria-invalid'); badNote.textContent = ''; } });
           const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
           rm.disabled = xs.length <= SOFTMAX_LIMITS.logits.min;
           rm.addEventListener('click', () => {
