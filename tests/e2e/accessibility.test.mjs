@@ -118,3 +118,24 @@ test('tabbing through the section list brings each link into view, clear of the 
     await done();
   }
 });
+
+test('the query token’s index number keeps 4.5:1 contrast on its yellow, for the page’s words and a real model’s tokens', async () => {
+  // axe passes a one-digit index without judging it (too short to tell text from an icon), so the contrast is
+  // computed here: WCAG relative luminance of the text colour against the chip's background.
+  const lum = (rgb) => {
+    const [r, g, b] = rgb.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number).map((c) => c / 255).map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  for (const query of ['', `?wp=real&c=1&qi=10&t=${encodeURIComponent('And God said, Let there be light: and there was light.')}`]) {
+    const { page, log, done } = await openPage(env, query);
+    if (query) await page.waitForSelector('#attention button.token.real[data-token="10"][aria-pressed="true"]', { timeout: 60000 });
+    const { fg, bg } = await page.$eval('#attention button.token[aria-pressed="true"]', (b) => ({
+      fg: getComputedStyle(b.querySelector('.token-index')).color, bg: getComputedStyle(b).backgroundColor,
+    }));
+    const r = ratio(fg, bg);
+    assert.ok(r >= 4.5, `${query || 'default view'}: index ${fg} on ${bg} is ${r.toFixed(2)}:1`);
+    assert.deepEqual(log.errors, []);
+    await done();
+  }
+});

@@ -135,6 +135,13 @@ test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, prese
   await page.fill('#cost input[data-control="cost-heads"]', '8');
   await checkCalc(page, custom);
   assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
+  // Out of range: the field is marked aria-invalid="true" (what assistive technology and the invalid style read).
+  await page.fill('#cost input[data-control="cost-layers"]', '0');
+  assert.equal(await page.getAttribute('#cost input[data-control="cost-layers"]', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#cost [data-cost="error"]'), /layers must be a whole number/);
+  await page.fill('#cost input[data-control="cost-layers"]', '6');
+  await checkCalc(page, custom);
+  assert.equal(await page.getAttribute('#cost input[data-control="cost-layers"]', 'aria-invalid'), null);
   assert.deepEqual(log.errors, []);
   await done();
 });

@@ -52,6 +52,15 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   assert.ok(got.weight[0] > 0.4 && got.weight[1] > 0.3 && got.weight[2] < 0.1, `weights ${got.weight}`);
   assert.match(await page.textContent('[data-output="kv-exact"]'), /KeyError/);
 
+  // The result names the query it looked up: "fruit", then a key's own vector after its preset, then an edited one.
+  const named = () => page.$eval('#kv-lookup .kv-result', (p) => p.textContent.split(':')[0]);
+  assert.equal(await named(), 'Soft lookup of “fruit”');
+  await page.click('button[data-control="kv-preset-chair"]');
+  await settle(page);
+  assert.equal(await named(), 'Soft lookup of q = the key of “chair”');
+  await page.click('button[data-control="kv-preset-fruit"]');
+  await settle(page);
+
   // Edit the query, a key and a value through the tables.
   await page.fill('table[data-matrix="kv-query"] input[data-r="0"][data-c="1"]', '1.5');
   await page.fill('table[data-matrix="kv-keys"] input[data-r="2"][data-c="0"]', '0.5');
@@ -61,6 +70,7 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   await checkKv(page, [1, 1.5], K, [10, -3, 2]);
   assert.match(page.url(), /kq=1%2C1\.5/);
   assert.match(page.url(), /kv=10%2C-3%2C2/);
+  assert.equal(await named(), 'Soft lookup of your query q = [1, 1.5]');
 
   // Exact lookup of a real key gives exactly its value.
   await page.fill('input[data-control="kv-word"]', 'banana');
@@ -113,6 +123,10 @@ test('words pulling words: weights and the new apple match float64; line widths 
   const widths = await page.$$eval('svg[data-plane="pull"] g.pulls line', (ls) => ls.map((l) => [Number(l.dataset.weight), Number(l.getAttribute('stroke-width'))]));
   const thickest = widths.reduce((a, b) => (b[1] > a[1] ? b : a));
   assert.equal(thickest[0], p.weight[banana]);
+  // A point's spoken label gives its coordinates as the table does: "a" sits at fruitiness −0.01 (a float32 value just
+  // under 0.01), not "-1.00e-2".
+  const aLabel = await page.$eval('svg[data-plane="pull"] g[data-word="a"]', (g) => g.getAttribute('aria-label'));
+  assert.match(aLabel, /^a at fruitiness -0\.01, techiness 0\.11,/);
 
   // The other sentence: phone pulls apple towards tech.
   await page.selectOption('select[data-control="pull-sentence"]', '1');

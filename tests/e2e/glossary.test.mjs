@@ -1,4 +1,4 @@
-// Words a newcomer may not know are explained where they appear: nats, float32, wasm/WebAssembly, Web Worker,
+// Words a newcomer may not know are explained where they appear: logit, nats, float32, wasm/WebAssembly, Web Worker,
 // layer-normed, <unk>, held-out, d_model, KiB. Each use in the page's prose is a term that is a tab stop, whose
 // description (aria-describedby) explains it, and whose tooltip shows on hover, keyboard focus and touch. axe on
 // the sections that carry them.
@@ -9,9 +9,9 @@ import { createRequire } from 'node:module';
 import { setup, openPage, settle } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const TERMS = ['nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB'];
+const TERMS = ['logit', 'nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB'];
 // The same words as they occur in text ("Web Workers" too; "wasm" not as part of the backend name "wasm-simd").
-const IN_TEXT = /<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
+const IN_TEXT = /\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
 
 let env;
 before(async () => { env = await setup(); });

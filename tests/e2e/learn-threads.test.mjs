@@ -155,6 +155,8 @@ test('your own text: the sample trains, writes samples and draws its heads; a pa
     await page.waitForFunction(([sel, src]) => new RegExp(src).test(document.querySelector(sel).textContent), [problem, want.source], { timeout: 10000, polling: 50 });
   }
   assert.equal(await stepOf(page), stepBefore, 'the model it had is still there');
+  // The line below still describes that model's text: the message says whose it is.
+  assert.match(await page.textContent(problem), /too long: 200,001 characters.* The model below keeps the text it has \(\d[\d,]* characters\)\.$/);
   // A pasted text: a new model on it.
   const own = 'The quick brown fox jumps over the lazy dog. '.repeat(16) + 'Pack my box with five dozen liquor jugs. '.repeat(16);
   await page.fill('textarea[data-control="learn-text"]', own);

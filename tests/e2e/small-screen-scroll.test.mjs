@@ -69,6 +69,14 @@ test('390 px: every box that scrolls sideways fades on the side with more, and i
     return out;
   }, boxes);
   assert.deepEqual(bad, []);
+  // A box whose overflow a style made visible scrolls nothing: a tab stop there would be a dead second stop around the
+  // same picture (the model view's large head sits in a box of its own that scrolls). That box is named by its picture.
+  await page.waitForSelector('#model[data-model-state="ready"]', { timeout: 60000 });
+  await layOutAll(page);
+  const dead = await page.$$eval('[data-scrolls]', (bs) => bs.filter((b) => !/auto|scroll/.test(getComputedStyle(b).overflowX))
+    .map((b) => `${b.closest('section.lab')?.id}: <${b.className}> ${b.getAttribute('aria-label')}`));
+  assert.deepEqual(dead, [], 'no region on a box that does not scroll itself');
+  assert.match(await page.$eval('#model .model-head-map', (b) => b.getAttribute('aria-label') ?? ''), /^Heatmap, scrolls sideways: Layer \d head \d attention weights/);
   assert.deepEqual(log.errors, []);
   await done();
 });

@@ -106,3 +106,49 @@ test('the temperature slider moves off T = 1 with the arrow keys', async () => {
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('a worked example’s note shows only while its logits are on screen, and says when T has left 1', async () => {
+  // The note quotes an article's numbers (softmax([4, −1, 2.1]) ≈ [0.8648, …]): beside other logits it would
+  // contradict the table under it.
+  const { page, log, done } = await openPage(env, '');
+  const note = () => page.textContent('#softmax .preset-note');
+  // The default logits are the [4, −1, 2.1] example, so its note is there from the start (and from a link).
+  assert.match(await note(), /0\.8648/);
+  await page.fill('input[data-control="sm-logit-0"]', '1');
+  await settle(page);
+  assert.equal(await note(), '', 'typed logits are no worked example');
+  await page.click('button[data-control="sm-preset-[1, 1.1]"]');
+  await settle(page);
+  assert.match(await note(), /10% apart/);
+  await page.click('button[data-control="sm-add"]');
+  await settle(page);
+  assert.equal(await note(), '', 'a third logit ends the two-logit example');
+  await page.click('button[aria-label="remove logit 3"]');
+  await settle(page);
+  assert.match(await note(), /10% apart/, 'back to [1, 1.1]: its note again');
+  await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = String(Math.log10(0.5)); el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  assert.match(await note(), /10% apart.*at T = 1\./);
+  assert.deepEqual(log.errors, []);
+  await done();
+});
+
+test('a logit out of range is marked invalid (styled and announced), says why, and is put back when the field is left', async () => {
+  const { page, log, done } = await openPage(env, '');
+  const field = 'input[data-control="sm-logit-2"]';
+  const before = await probs(page);
+  await page.fill(field, '1e9');
+  await settle(page);
+  // aria-invalid="true": an empty value would mean "false" to a screen reader and miss the invalid style.
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  assert.equal(await page.$eval(field, (i) => getComputedStyle(i).backgroundColor), 'rgb(255, 243, 242)');
+  assert.equal(await page.textContent('[data-figure="sm-logit-problem"]'), 'x₃ must be a number from −1000 to 1000; the lab keeps x₃ = 2.1 until it is.');
+  assert.deepEqual(await probs(page), before, 'the rejected value changed nothing');
+  await page.keyboard.press('Tab');
+  await settle(page);
+  assert.equal(await page.inputValue(field), '2.1');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+  assert.equal(await page.textContent('[data-figure="sm-logit-problem"]'), '');
+  assert.deepEqual(log.errors, []);
+  await done();
+});

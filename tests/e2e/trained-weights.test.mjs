@@ -157,3 +157,18 @@ test('multi-head on trained weights: a head that follows content words is named 
   assert.deepEqual(log.errors, []);
   await done();
 });
+
+test('multi-head: greyed size menus say why, and the note goes when they can be chosen', async () => {
+  // With trained weights the heads and their width are the model's; the menus beside them must say so, or a reader
+  // who tries to change h finds a dead control with the reason in the other box.
+  const { page, log, done } = await openPage(env, '#multihead');
+  const note = () => page.textContent('[data-figure="mh-size-note"]');
+  assert.equal(await page.$eval('select[data-control="heads"]', (s) => s.disabled), true);
+  assert.match(await note(), /^The trained model’s own: 2 heads of width 8\. Switch off “trained weights” to choose them\.$/);
+  await page.$eval('#multihead input[data-control="mh-trained"]', (i) => i.click());
+  await settle(page);
+  assert.equal(await page.$eval('select[data-control="heads"]', (s) => s.disabled), false);
+  assert.equal(await note(), '');
+  assert.deepEqual(log.errors, []);
+  await done();
+});

@@ -75,6 +75,15 @@ export function buttonGroup(label: string, items: { label: string; title?: strin
   return g;
 }
 
+/**
+ * Marks a field's value as one the page cannot use, or clears the mark. aria-invalid must say "true": the empty value
+ * that toggleAttribute writes means "false" to assistive technology, and the invalid style (base.css) asks for "true".
+ */
+export function markInvalid(input: HTMLElement, bad: boolean): void {
+  if (bad) input.setAttribute('aria-invalid', 'true');
+  else input.removeAttribute('aria-invalid');
+}
+
 export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string }, onChange: (v: number) => void): HTMLInputElement {
   const input = el('input', {
     type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: 'decimal',
@@ -83,7 +92,7 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
   input.addEventListener('input', () => {
     const v = Number(input.value);
     const ok = input.value.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
-    input.toggleAttribute('aria-invalid', !ok);
+    markInvalid(input, !ok);
     if (ok) onChange(v);
   });
   return input;

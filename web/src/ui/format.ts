@@ -7,7 +7,8 @@ export function fmt(v: number, digits = 3): string {
   if (Number.isNaN(v)) return 'NaN';
   if (v === 0) return '0';
   const a = Math.abs(v);
-  if (a < 10 ** -digits || a >= 1e5) return v.toExponential(2).replace('e+', 'e');
+  // A float32 value written as 10^-digits (0.01 is stored as 0.0099999998) is no tiny number: it prints as 0.01.
+  if (a < 10 ** -digits * (1 - 2 ** -20) || a >= 1e5) return v.toExponential(2).replace('e+', 'e');
   return v.toFixed(digits).replace(/\.?0+$/, '') || '0';
 }
 

@@ -1,4 +1,4 @@
-// Words a newcomer may not know (nats, float32, wasm, Web Worker, layer-normed, <unk>, held-out, d_model, KiB) are
+// Words a newcomer may not know (logit, nats, float32, wasm, Web Worker, layer-normed, <unk>, held-out, d_model, KiB) are
 // explained where they appear: each use in the page's prose becomes a dotted-underlined term that is a tab stop;
 // hovering it, focusing it from the keyboard or tapping it shows a short explanation, and screen readers hear the
 // same text as its description. Text the labs write later is covered too (a MutationObserver), so a status line
@@ -7,6 +7,7 @@
 import { el } from './dom';
 
 const TERMS: Record<string, string> = {
+  logit: 'logit: a raw score before softmax, any number from −∞ to ∞; softmax turns a row of logits into probabilities. A larger logit gets a larger share.',
   nats: 'nats: the unit of a loss measured with the natural logarithm (ln). Guessing evenly among V tokens costs ln V nats; 1 nat ≈ 1.44 bits.',
   float32: 'float32: a 32-bit floating-point number, the format the engine computes in: about 7 significant digits, largest value about 3.4 × 10³⁸.',
   wasm: 'wasm (WebAssembly): compiled code that the browser runs at close to native speed. The engine is C++ compiled to it.',
@@ -20,10 +21,10 @@ const TERMS: Record<string, string> = {
 };
 
 // Longest first, so "Web Workers" is one term; "wasm" only as a word of its own (not the backend name "wasm-simd").
-const PATTERN = /<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
+const PATTERN = /\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
 const SKIP = 'script, style, textarea, input, select, option, button, label, a, summary, table, svg, code, pre, .katex, .term, [aria-hidden="true"], .term-tip, .section-nav';
 
-const key = (match: string) => (match.startsWith('Web Worker') ? 'Web Worker' : match);
+const key = (match: string) => (match.startsWith('Web Worker') ? 'Web Worker' : match === 'logits' ? 'logit' : match);
 const defId = (k: string) => `term-${k.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase()}`;
 
 function wrapText(node: Text): void {

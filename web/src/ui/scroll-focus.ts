@@ -7,8 +7,10 @@ const SELECTOR = '.table-scroll, .katex-display, .learn-big, .heatmap-scroll';
 function label(box: Element): string {
   const caption = box.querySelector('caption')?.textContent?.trim();
   if (caption) return `Table, scrolls sideways: ${caption}`;
-  const picture = box.matches('.heatmap-scroll') ? box.querySelector('svg[role="img"]')?.getAttribute('aria-label')?.split(':')[0] : undefined;
-  if (picture) return `Heatmap, scrolls sideways: ${picture}`;
+  // A heatmap's own box, or a plain box around one (the model view's large head): named after the picture.
+  const svg = box.querySelector('svg[role="img"]');
+  const picture = svg?.getAttribute('aria-label')?.split(':')[0];
+  if (picture) return `${box.matches('.heatmap-scroll') || svg!.matches('.heatmap-svg') ? 'Heatmap' : 'Figure'}, scrolls sideways: ${picture}`;
   const tex = box.querySelector('annotation')?.textContent?.trim();
   if (tex) return `Formula, scrolls sideways: ${tex.length > 80 ? `${tex.slice(0, 80)}…` : tex}`;
   return 'Scrolls sideways';
@@ -22,7 +24,9 @@ function edges(box: HTMLElement): void {
 }
 
 function update(box: HTMLElement): void {
-  const over = box.scrollWidth > box.clientWidth + 1;
+  // Only a box that scrolls itself: one whose overflow a page style has made visible (the model view's heatmap, whose
+  // outer box scrolls instead) would be a second, dead tab stop around the same picture.
+  const over = box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(getComputedStyle(box).overflowX);
   edges(box);
   if (over === box.hasAttribute('data-scrolls')) return;
   if (over) {

@@ -64,6 +64,8 @@ export const multiheadLab: Lab = {
     const output = blank('mh-output', 'output');
     const headsGrid = el('div', { class: 'heads-grid' });
     const shapeCheck = el('p', { class: 'shape-check', 'aria-live': 'polite' });
+    // Why the two size menus are greyed: a model's sizes are its own.
+    const sizeNote = el('p', { class: 'help', 'data-figure': 'mh-size-note' });
     let views: HeadView[] = [];
     // The inputs of the last run, for "Copy as NumPy code".
     let last: MultiHeadCodeInput | undefined;
@@ -82,7 +84,7 @@ export const multiheadLab: Lab = {
       tex(String.raw`\begin{gathered} \text{head}_h = \operatorname{softmax}\!\Big(\frac{Q_h K_h^{\top}}{\sqrt{d_k}}+M\Big)V_h \\ \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1,\dots,\text{head}_H)\,W_O \end{gathered}`, true),
       el('div', { class: 'controls' },
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Heads' }),
-          field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex),
+          field('Number of heads h', heads), field('Width of each head d_k = d_v', headDim), dmodelTex, sizeNote),
         el('fieldset', { class: 'control-group' }, el('legend', { text: 'Weights and mask' }),
           picker.root, trainedToggle.root, draw.root, weightsNote, el('div', { class: 'field' }, causal.root), resetWo,
           el('p', { class: 'help', text: 'Tokens and embeddings come from the attention lab’s sentence.' }))),
@@ -114,6 +116,7 @@ export const multiheadLab: Lab = {
     };
     const renderReal = (s: AppState) => {
       heads.disabled = headDim.disabled = true;
+      sizeNote.textContent = 'The real model’s own sizes. Switch off “real model” to choose them.';
       draw.setDisabled(true);
       last = undefined;
       const m = realModel()?.model;
@@ -128,6 +131,7 @@ export const multiheadLab: Lab = {
       const c = m.config;
       const layer = Math.min(s.realLayer, c.layers - 1);
       const h = c.heads, d = c.headDim, n = run.n;
+      sizeNote.textContent = `The real model’s own: ${h} heads of width ${d}. Switch off “real model” to choose them.`;
       showSize(heads, h);
       showSize(headDim, d);
       setTex(dmodelTex, String.raw`d_{\text{model}} = h\cdot d_k = ${h}\cdot ${d} = ${c.dModel}`, true);
@@ -170,6 +174,7 @@ export const multiheadLab: Lab = {
       const d = model ? model.dk : s.headDim;
       const dModel = h * d;
       if (model) { heads.value = String(h); headDim.value = String(d); }
+      sizeNote.textContent = model ? `The trained model’s own: ${h} heads of width ${d}. Switch off “trained weights” to choose them.` : '';
       weightsNote.textContent = model
         ? `Trained: layer 1 of ${trainedName(model)}. ${s.mhCausal ? 'With the causal mask on, each head’s weights below are the model’s own.' : 'The model never sees later words: turn the causal mask on to see its own weights.'}`
         : 'W_Q, W_K, W_V and W_O are random here: a trained model learns them (switch on “trained weights”).';

@@ -9,7 +9,7 @@ import { tex } from '../../ui/katex';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { BarChart } from '../../ui/bars';
 import { exact, fmt, fmtProb } from '../../ui/format';
-import { buttonGroup } from '../../ui/controls';
+import { buttonGroup, markInvalid } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
 
 export const KV_KEYS = ['apple', 'banana', 'chair'] as const;
@@ -26,7 +26,7 @@ export const kvLookupLab: Lab = {
       tex(String.raw`\operatorname{attention}(q, K, v) = \operatorname{softmax}(qK^{\top})\,v = \sum_j a_j v_j`, true),
     );
 
-    const qSpec: MatrixSpec = { name: 'kv-query', caption: 'query q (“fruit”)', rows: 1, cols: 2, values: new Float32Array(2), rowLabels: ['fruit'], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false,
+    const qSpec: MatrixSpec = { name: 'kv-query', caption: 'query q', rows: 1, cols: 2, values: new Float32Array(2), rowLabels: ['q'], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false,
       onEdit: (_, c, v) => store.update({ kvQuery: store.state.kvQuery.map((x, j) => (j === c ? clamp(v) : x)) }) };
     const kSpec: MatrixSpec = { name: 'kv-keys', caption: 'keys K', rows: 3, cols: 2, values: new Float32Array(6), rowLabels: [...KV_KEYS], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false,
       onEdit: (r, c, v) => store.update({ kvKeys: store.state.kvKeys.map((x, j) => (j === r * 2 + c ? clamp(v) : x)) }) };
@@ -50,7 +50,7 @@ export const kvLookupLab: Lab = {
     wordInput.addEventListener('input', () => {
       const w = wordInput.value;
       const ok = /^[\p{L}\p{N}' -]{0,24}$/u.test(w);
-      wordInput.toggleAttribute('aria-invalid', !ok);
+      markInvalid(wordInput, !ok);
       if (ok) store.update({ kvWord: w });
     });
     const exactOut = el('p', { class: 'kv-exact', 'data-output': 'kv-exact', 'aria-live': 'polite' });
@@ -103,7 +103,12 @@ export const kvLookupLab: Lab = {
       body.appendChild(el('tr', { class: 'sum-row' }, el('th', { scope: 'row', text: 'Σ = result' }), el('td'), el('td'), el('td'),
         el('td', { 'data-col': 'result', 'data-value': exact(r.output[0]), text: fmt(r.output[0], 4) })));
       table.appendChild(body);
-      result.textContent = `Soft lookup of the query: ${KV_KEYS.map((n, j) => `${fmtProb(w[j])} × ${fmt(v[j], 3)} (${n})`).join(' + ')} = ${fmt(r.output[0], 4)}.`;
+      // Name the query by what it is now: a label fixed to "fruit" would stay on the key of "chair" after its preset.
+      const same = (a: number[]) => a.length === 2 && a[0] === s.kvQuery[0] && a[1] === s.kvQuery[1];
+      const keyOf = KV_KEYS.findIndex((_, j) => same(s.kvKeys.slice(j * 2, j * 2 + 2)));
+      const name = same([1, 0.2]) ? '“fruit”' : keyOf >= 0 ? `q = the key of “${KV_KEYS[keyOf]}”` : `your query q = [${Array.from(q, (x) => fmt(x, 3)).join(', ')}]`;
+      result.dataset.query = keyOf >= 0 ? KV_KEYS[keyOf] : same([1, 0.2]) ? 'fruit' : 'edited';
+      result.textContent = `Soft lookup of ${name}: ${KV_KEYS.map((n, j) => `${fmtProb(w[j])} × ${fmt(v[j], 3)} (${n})`).join(' + ')} = ${fmt(r.output[0], 4)}.`;
 
       if (document.activeElement !== wordInput) wordInput.value = s.kvWord;
       const hit = KV_KEYS.indexOf(s.kvWord as (typeof KV_KEYS)[number]);

@@ -37,7 +37,7 @@ export const spacesLab: Lab = {
         el('p', {}, el('strong', { text: 'Where do W_Q, W_K and W_V come from? ' }),
           'In a real model they are learned: training adjusts their numbers, over a great deal of text, until the attention they produce helps predict the next word. Here you set them by hand.'),
         el('p', {}, el('strong', { text: 'Why three? ' }),
-          'Each word plays three parts. As a query it asks what it is looking for (W_Q); as a key it offers itself to the others’ queries (W_K); as a value it is what gets passed on when it is picked (W_V). With one matrix for all three, or none at all, the pull of one word on another always equals the pull back, and the words move in the very space that measured them. Set all three to the identity and Q, K and V are the same table, X itself: the plain pulling of the figure above.')),
+          'Each word plays three parts. As a query it asks what it is looking for (W_Q); as a key it offers itself to the others’ queries (W_K); as a value it is what gets passed on when it is picked (W_V). With one matrix for all three, or none at all, the score of one word against another always equals the score back (their softmax weights can still differ: see “Asymmetric pull” below), and the words move in the very space that measured them. Set all three to the identity and Q, K and V are the same table, X itself: the plain pulling of the figure above.')),
       tex(String.raw`q = xW_Q,\quad k = xW_K,\quad v = xW_V,\qquad \text{new}_i = \sum_j \operatorname{softmax}_j(q_i\cdot k_j)\, v_j`, true),
     );
     const cols = ['→ fruit', '→ tech'];

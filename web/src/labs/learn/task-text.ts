@@ -19,7 +19,7 @@ export function describeTask(task: TaskName, { taskText, exampleNote, why }: { t
     taskText.append(el('p', { text: 'Your own text, or a sample of the text the page’s shipped model learned from. The model learns to predict each next token of it; below, it writes as it trains, from nonsense to words to the text’s own turns of phrase.' }));
     exampleNote.textContent = `Each small square is one head on the first ${EXAMPLE_TOKENS} tokens of the text, as the tokenizer cut them; brighter means more weight. Choose one to see it large with its tokens.`;
   } else {
-    taskText.append(el('p', { text: 'Sentences from a small grammar written for this page, in which the articles’ examples recur. The model learns to predict each next word. Some words can only be predicted by looking back: after “the capital of Spain is” comes “madrid”, and only “spain”, three words earlier, says so. Nobody tells a head where to look; training finds it. Type your own sentence below and see where each head looks from its last word.' }));
+    taskText.append(el('p', { text: 'Sentences from a small grammar written for this page, in which the articles’ examples recur. The model learns to predict each next word. Some words can only be predicted by looking back: after “the capital of Spain is” comes “madrid”, and only “spain”, two words before it, says so. Nobody tells a head where to look; training finds it. Type your own sentence below and see where each head looks from its last word.' }));
     exampleNote.textContent = 'Each small square is one head on your sentence; brighter means more weight. Choose one to see it large with its words.';
   }
 }

@@ -69,7 +69,9 @@ export class TextInput {
   private submit(): void {
     const text = this.input.value;
     const problem = textProblem(text);
-    this.problem.textContent = problem;
+    // The line under it still describes the text the model has: say so, or it reads as the refused text's.
+    const kept = problem && this.current !== undefined ? ` The model below keeps the text it has (${this.current.length.toLocaleString('en')} characters).` : '';
+    this.problem.textContent = problem + kept;
     if (problem) { this.input.focus(); return; }
     this.current = text;
     this.on.use(text);

@@ -7,7 +7,7 @@ import { LIMITS } from '../../state/params';
 import { SOFTMAX_LIMITS } from './state';
 import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
-import { buttonGroup, logSlider, formatTemp } from '../../ui/controls';
+import { buttonGroup, logSlider, formatTemp, markInvalid } from '../../ui/controls';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
 import { fmt, fmtProb, exact, sub } from '../../ui/format';
@@ -40,7 +40,7 @@ export const softmaxLab: Lab = {
     section.append(
       buttonGroup('Worked examples', PRESETS.map((p) => ({
         label: p.label, title: p.note, name: `sm-preset-${p.label}`,
-        onClick: () => { note.textContent = p.note; store.update({ logits: [...p.logits] }); },
+        onClick: () => store.update({ logits: [...p.logits] }),
       }))),
       note,
     );
@@ -48,6 +48,8 @@ export const softmaxLab: Lab = {
     // Logit editor (typing) and the two charts.
     const list = el('div', { class: 'logit-list', role: 'group', 'aria-label': 'Logits' });
     const addBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'sm-add', text: '+ add logit' });
+    // A typed logit the lab cannot use (empty, not a number, past ±abs) is not applied: say so, and what it kept.
+    const badNote = el('p', { class: 'help warn-text', role: 'status', 'data-figure': 'sm-logit-problem' });
     addBtn.addEventListener('click', () => {
       const xs = store.state.logits;
       if (xs.length < SOFTMAX_LIMITS.logits.max) store.update({ logits: [...xs, 0] });
@@ -57,7 +59,7 @@ export const softmaxLab: Lab = {
     const temp = logSlider(LIMITS.temp.min, LIMITS.temp.max, store.state.smTemp, (v) => store.update({ smTemp: v }), 'sm-temp', 'Temperature T');
     section.append(
       el('div', { class: 'two-col' },
-        el('div', { class: 'panel' }, el('h3', { text: 'Logits x (drag a bar, or type)' }), logitBars.root, list, addBtn),
+        el('div', { class: 'panel' }, el('h3', { text: 'Logits x (drag a bar, or type)' }), logitBars.root, list, badNote, addBtn),
         el('div', { class: 'panel' }, el('h3', { text: 'Probabilities softmax(x / T)' }), probBars.root, temp.root,
           el('p', { class: 'help', text: 'T < 1 sharpens (towards the arg-max), T > 1 flattens (towards uniform). Attention’s 1/√d_k is a temperature of √d_k.' }))),
     );
@@ -80,13 +82,16 @@ export const softmaxLab: Lab = {
       if (inputs.length !== xs.length) {
         clear(list);
         inputs = xs.map((_, i) => {
-          const input = el('input', { type: 'number', step: 'any', 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
+          const { abs } = SOFTMAX_LIMITS.logits;
+          const input = el('input', { type: 'number', step: 'any', min: -abs, max: abs, 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
           input.addEventListener('input', () => {
             const v = Number(input.value);
-            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= SOFTMAX_LIMITS.logits.abs;
-            input.toggleAttribute('aria-invalid', !ok);
+            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= abs;
+            markInvalid(input, !ok);
+            badNote.textContent = ok ? '' : `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i] ?? 0, 3)} until it is.`;
             if (ok) store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) });
           });
+          input.addEventListener('blur', () => { if (input.hasAttribute('aria-invalid')) { input.value = String(store.state.logits[i]); input.removeAttribute('aria-invalid'); badNote.textContent = ''; } });
           const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
           rm.disabled = xs.length <= SOFTMAX_LIMITS.logits.min;
           rm.addEventListener('click', () => {
@@ -100,9 +105,17 @@ export const softmaxLab: Lab = {
       addBtn.disabled = xs.length >= SOFTMAX_LIMITS.logits.max;
     };
 
+    // The note speaks of an example's numbers: it shows while the logits are that example's (picked, typed or from a
+    // link) and goes when they change, and it says when the temperature has moved off the articles' T = 1.
+    const showNote = (logits: number[], t: number) => {
+      const p = PRESETS.find((q) => q.logits.length === logits.length && q.logits.every((x, i) => x === logits[i]));
+      note.textContent = !p ? '' : t === 1 ? p.note : `${p.note} (The article’s figures are at T = 1.)`;
+    };
+
     const render = () => {
       const t0 = performance.now();
       const { logits, smTemp } = store.state;
+      showNote(logits, smTemp);
       const p = engine.softmax(Float32Array.from(logits), { cols: logits.length, temperature: smTemp });
       renderList(logits);
       const labels = logits.map((_, i) => `x${sub(i + 1)}`);
@@ -146,7 +159,7 @@ export const softmaxLab: Lab = {
         el('strong', { text: 'Why subtract the max? ' }),
         big
           ? `Here the largest exponent is ${fmt(xmax / smTemp, 2)} > 88.72, so e^(x/T) overflows float32 to ∞ and the naive formula gives ∞/∞ = NaN. Subtracting m = ${fmt(xmax, 2)} first makes the largest exponent 0 (e⁰ = 1) and nothing overflows; the ratio is unchanged because e^(−m/T) cancels above and below.`
-          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: try [100, 110] at T = 0.5.',
+          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it.',
       );
 
       clear(scales);
