@@ -97,11 +97,11 @@ export function wordsFindings(findings: HTMLElement, nextLine: HTMLElement, e: E
   clear(findings);
   const t = words.length;
   const heads = e.scores.previous[0].length;
-  findings.append(el('p', { text: `Measured now at step ${e.step}. From the last word, “${words[t - 1]}”, where each head looks (its largest weight); choose a head to see its whole pattern.` }));
+  findings.append(el('p', { text: `Measured now at step ${e.step}. From the last token, “${words[t - 1]}”, where each head looks (its largest weight); choose a head to see its whole pattern.` }));
   const list = el('ul', {});
   for (let y = 0; y < e.probe.attention.length; y++) for (let h = 0; h < heads; h++) {
     const order = Array.from(lastRow(e, y, h, t), (w, j) => ({ w, j })).sort((p, q) => q.w - p.w).slice(0, 2);
-    list.appendChild(el('li', { text: `Layer ${y + 1} head ${h + 1}: ${order.map((o) => `“${words[o.j]}” (${o.j + 1}) ${score(o.w)}`).join(', ')}; on held-out text it puts ${score(e.scores.previous[y][h])} on the previous word.` }));
+    list.appendChild(el('li', { text: `Layer ${y + 1} head ${h + 1}: ${order.map((o) => `“${words[o.j]}” (${o.j + 1}) ${score(o.w)}`).join(', ')}; on held-out text it puts ${score(e.scores.previous[y][h])} on the previous token.` }));
   }
   findings.appendChild(list);
   const next = e.probe.next.map((n, i) => `“${label(n.id, i)}” ${pct(n.p)}`).join(' · ');

@@ -65,7 +65,7 @@ export const learnLab: Lab = {
     const why = el('div', { class: 'learn-why' });
     section.append(el('div', { class: 'two-col' },
       el('div', { class: 'panel' }, el('h3', { text: 'Loss' }), loss.chart.root, loss.legend,
-        el('p', { class: 'help', text: 'Loss: the average of −ln(the probability the model gave the right next word), in nats. Lower is better; guessing evenly among V words scores ln V.' })),
+        el('p', { class: 'help', text: 'Loss: the average of −ln(the probability the model gave the right next token), in nats. Lower is better; guessing evenly among the V tokens of its vocabulary scores ln V.' })),
       el('div', { class: 'panel' }, el('h3', { text: 'What the heads learned' }), findings, why)));
 
     // The example: induction's fixed repeat, or a sentence typed from the vocabulary.

@@ -125,7 +125,7 @@ export const positionLab: Lab = {
         const { near, far } = nearFar(cos, T);
         section.dataset.realPosNear = near.toFixed(4);
         section.dataset.realPosFar = far.toFixed(4);
-        realClaim.textContent = `The real model that ships with the page (GPT-2’s layout) has ${positions} learned position vectors of ${dModel} numbers; its first ${T} are drawn. Neighbouring positions there have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Trained on English, it too made neighbouring positions alike.' : 'Neighbours are not much more alike than distant positions here.'}`;
+        realClaim.textContent = `The real model that ships with the page (GPT-2’s layout) has ${positions} learned position vectors of ${dModel} numbers; its first ${T} are drawn. Neighbouring positions there have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Trained on English, it too made neighbours more alike than distant positions.' : 'Neighbours are not much more alike than distant positions here.'}`;
       }).catch((e: Error) => { realClaim.textContent = `The model’s weights did not load: ${e.message}`; realBtn.disabled = false; });
     });
     section.append(realBtn, realFig.figure, realClaim);
@@ -260,7 +260,7 @@ export const positionLab: Lab = {
       const { near, far } = nearFar(cos, T);
       section.dataset.posNear = near.toFixed(4);
       section.dataset.posFar = far.toFixed(4);
-      posClaim.textContent = `Measured on the ${T} learned vectors: neighbouring positions have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Training made neighbouring positions alike, though nothing told it they were neighbours.' : 'Neighbours are not much more alike than distant positions here.'}`;
+      posClaim.textContent = `Measured on the ${T} learned vectors: neighbouring positions have cosine similarity ${fmt(near, 2)} on average, positions 8 or more apart ${fmt(far, 2)}. ${near > far + 0.1 ? 'Training made neighbours more alike than distant positions, though nothing told it which positions were neighbours.' : 'Neighbours are not much more alike than distant positions here.'}`;
       ctx.reportTiming('position', performance.now() - t0);
     };
     onTrainedChange(render);
