@@ -43,7 +43,7 @@ float nucleus_floor(const float* p, std::size_t vocab, float top_p, std::uint32_
   // gathered and goes on summing where the last round stopped.
   double before = 0.0;
   float last = 0.0f;
-  for (std::size_t k = 256, summed = 0;; k = k < (SIZE_MAX >> 4) ? k * 16 : k) {
+  for (std::size_t k = 256, summed = 0;; k = k < vocab / 16 ? k * 16 : vocab) {  // the last round takes every entry
     const float floor = k < vocab ? kth_largest(p, vocab, k, heap) : 0.0f;
     std::size_t n = 0;
     for (std::size_t i = 0; i < vocab; ++i)
