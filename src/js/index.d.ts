@@ -1408,9 +1408,10 @@ export interface Lab {
    * module's memory, not in the lab's ({@link Lab.memoryBytes}).
    * @returns a promise of the {@link Model}.
    * @throws (rejects with) TypeError for a source or option of the wrong type, or a Hugging Face hub URL that is not
-   * under `resolve/` (a repository's or a file's web page: the message gives the files' URL); RangeError naming the file and the
-   * field or tensor for an unsupported architecture or `rope_scaling`, a malformed or truncated file, a tensor whose
-   * shape disagrees with `config.json`, a quantized dtype, or a model too large for wasm memory (2 GiB); Error for a
+   * under `resolve/` (a repository's or a file's web page: the message gives the files' URL); RangeError naming the
+   * file and the field or tensor for an unsupported architecture or `rope_scaling`, a malformed or truncated file, a
+   * tensor whose shape disagrees with `config.json`, a quantized dtype, SentencePiece's `tokenizer.model` given
+   * without `tokenizer.json`, or a model too large for wasm memory (2 GiB); Error for a
    * missing file, a download that fails (halfway too: the message says how far it got), or the signal's reason when
    * aborted. Nothing of a failed load stays in memory.
    */

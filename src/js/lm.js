@@ -5,7 +5,7 @@
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
 import { checkKeys, describe, flag, int32, int32s, options } from './checks.js';
-import { engineSink, source, streamModel } from './load-model.js';
+import { TOKENIZER_MAKERS, engineSink, source, streamModel } from './load-model.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
 
@@ -60,7 +60,7 @@ function abortError(signal) {
 // stay synchronous calls with no message per token (generate decodes the text after every token), and its few
 // megabytes are not weights, which alone are cut across the workers; the check runs on the first worker's shard.
 async function loadTokenizer(fn, module, files, check) {
-  if (!files['tokenizer.json'] && !files['vocab.json'] && !files['merges.txt']) return null;
+  if (!TOKENIZER_MAKERS.some((f) => files[f])) return null;
   const tokenizer = await loadTokenizerFrom(await module(), files, null, fn);
   try {
     await check(tokenizer.vocabSize - 1, files['tokenizer.json'] ? 'tokenizer.json' : 'vocab.json');
@@ -321,8 +321,8 @@ class Model {
     for (let index = 0; ; ++index) {
       const { token, done } = next ? next() : await workerStep(index === 0);
       generated.push(token);
-      const so = text?.decode(generated) ?? '';
-      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => so.includes(s));
+      const soFar = text?.decode(generated) ?? '';
+      const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => soFar.includes(s));
       plan.stoppedByString = stopString;
       yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
       if (done || stopString) return;

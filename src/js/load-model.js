@@ -19,6 +19,8 @@ const INDEX = 'model.safetensors.index.json';
 // vocab.json and merges.txt.
 const TOKENIZER_JSON = ['tokenizer.json', 'tokenizer_config.json'];
 const TOKENIZER_BPE = ['vocab.json', 'merges.txt'];
+/** The files a tokenizer is made of: any one of them given means a tokenizer was meant. */
+export const TOKENIZER_MAKERS = [TOKENIZER_JSON[0], ...TOKENIZER_BPE];
 
 // A Blob or File (any object with a size and slices that read as ArrayBuffers: Node's and the DOM's alike).
 function isBlob(v) {
@@ -50,7 +52,7 @@ function filesSource(fn, files, signal) {
   }
   // A tokenizer was meant, in a form the package does not read: said before any weights are read, rather than a
   // model that loads without one (a URL's folder is not listed, so there it loads without one, as documented).
-  if (files.has('tokenizer.model') && !['tokenizer.json', 'vocab.json', 'merges.txt'].some((f) => files.has(f)))
+  if (files.has('tokenizer.model') && !TOKENIZER_MAKERS.some((f) => files.has(f)))
     throw new RangeError(`${fn}: tokenizer.model is SentencePiece's own model file, which attnlab does not read: give the folder's tokenizer.json too (transformers writes one with the tokenizer's save_pretrained), or leave tokenizer.model out to load the model without a tokenizer`);
   return {
     where: 'the files given',
