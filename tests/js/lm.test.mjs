@@ -114,6 +114,7 @@ test('a generated token past the tokenizer\'s ids adds no text and does not end 
   const prompt = [5, 6, 7], sample = { maxTokens: 12, temperature: 1.5, topK: 0, topP: 1, stop: [], seed: 0 };
   let pieces;
   for (; ; ++sample.seed) {  // a seed whose tokens fall on both sides of the tokenizer's last id
+    assert.ok(sample.seed < 100, 'no seed of 100 gave tokens on both sides of id 20');
     pieces = [];
     for await (const t of model.stream(prompt, sample)) pieces.push([t.id, t.text]);
     if (pieces.some(([id]) => id >= 20) && pieces.some(([id]) => id < 20)) break;
@@ -210,6 +211,7 @@ test('generated text continues the prompt: a first token keeps its space, a char
   const prompt = [3, 4], sample = { maxTokens: 4, temperature: 1.5, topK: 0, topP: 1, stop: [] };
   let seed = 0, ids;
   for (; ; ++seed) {
+    assert.ok(seed < 100, 'no seed of 100 gave four distinct tokens outside the prompt');
     ids = Array.from((await bare.generate(prompt, { ...sample, seed })).tokens);
     if (new Set(ids).size === 4 && !ids.some((id) => prompt.includes(id))) break;
   }
