@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench:lm-kernels` — the language models' matrix-vector kernels alone (src/core/kernels/lm_simd.cpp),
-// over GPT-2 small's 49 matrices (12 layers' four and the tied head: 124 M weights), one thread, in Node. A decode
+// over GPT-2 small's 49 matrices (12 layers' four and the tied head: 123.5 M weights), one thread, in Node. A decode
 // step is these products plus attention, norms and sampling; the kernels alone say how fast each weight format's
 // loop is with nothing around it, so how close to its kernels the whole step runs (bench:lm), and the most the
 // ratio between two formats' decode can reach. Prints, per format, CPU time per token-equivalent (every matrix
@@ -14,8 +14,8 @@
 // The kernels are the package's own objects (this checkout's wasm-simd preset), linked into a bare module
 // (tests/bench/wasm: target attnlab_lm_kernels, built here when missing or stale). Weights are random: F32
 // uniform in ±0.04, F16 those values rounded to F16 and stored as the engine stores them (× 2¹⁰: lm_kernels.h),
-// BF16 their top halves; x in ±1 (F16: times 2¹⁰², as lm/linear.cpp passes it). Each kernel's result on two
-// matrices is checked against a float64 sum of the same weights first, within the float32 summation bound.
+// BF16 their top halves; x in ±1 (F16: times 2¹⁰², as lm/linear.cpp passes it). Every run first checks each kernel
+// against a float64 sum of the weights it holds, within the float32 summation bound, on the shapes `small` lists.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -71,7 +71,6 @@ const alloc = (bytes) => {
   if (!p) throw new Error(`bench_alloc(${bytes}) failed: wasm memory is full`);
   return p;
 };
-let weights = 0;
 const matrices = (shapes) => shapes.map(([rows, cols]) => {
   const padded = Math.ceil(rows / P) * P, n = padded * cols;
   const m = { rows, cols, f32: alloc(4 * n), f16: alloc(2 * n), bf16: alloc(2 * n), x: alloc(4 * cols), xs: alloc(4 * cols), y: alloc(4 * padded) };
@@ -87,7 +86,6 @@ const matrices = (shapes) => shapes.map(([rows, cols]) => {
       }
   const x = new Float32Array(heap(), m.x, cols), xs = new Float32Array(heap(), m.xs, cols);
   for (let c = 0; c < cols; ++c) x[c] = random() * 2 - 1, xs[c] = x[c] * 2 ** 102;
-  weights += rows * cols;
   return m;
 });
 
@@ -123,8 +121,8 @@ console.log(`checked: every kernel's y within γ_n·Σ|w·x| of a float64 sum of
 if (checkOnly) process.exit(0);
 
 console.log(`attnlab language-model kernels alone: GPT-2 small's matrices; ${os.cpus()[0].model}, ${os.cpus().length} cores; Node ${process.version}; load ${load()}`);
-weights = 0;
 const mats = matrices(gpt2);
+const weights = gpt2.reduce((sum, [rows, cols]) => sum + rows * cols, 0);
 console.log(`${(weights / 1e6).toFixed(1)} M weights a token`);
 
 const cpu = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
