@@ -159,7 +159,7 @@ export const softmaxLab: Lab = {
         el('strong', { text: 'Why subtract the max? ' }),
         big
           ? `Here the largest exponent is ${fmt(xmax / smTemp, 2)} > 88.72, so e^(x/T) overflows float32 to ∞ and the naive formula gives ∞/∞ = NaN. Subtracting m = ${fmt(xmax, 2)} first makes the largest exponent 0 (e⁰ = 1) and nothing overflows; the ratio is unchanged because e^(−m/T) cancels above and below.`
-          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it.',
+          : `Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it${110 / smTemp > EXP_OVERFLOW ? '' : ` at T < ${fmt(110 / EXP_OVERFLOW, 2)} (110 / 88.72)`}.`,
       );
 
       clear(scales);
