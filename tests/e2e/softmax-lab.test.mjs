@@ -129,6 +129,15 @@ test('a worked example’s note shows only while its logits are on screen, and s
   await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = String(Math.log10(0.5)); el.dispatchEvent(new Event('input', { bubbles: true })); });
   await settle(page);
   assert.match(await note(), /10% apart.*at T = 1\./);
+  // The overflow hint points to [100, 110]: it goes past e^88.72 only while 110 / T does, so at T = 2 the hint says up
+  // to which T (110 / 88.72 = 1.24), and at T = 1 it needs no condition.
+  const hint = () => page.textContent('#softmax .callout');
+  await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = String(Math.log10(2)); el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  assert.match(await hint(), /the \[100, 110\] example goes past it at T < 1\.24 \(110 \/ 88\.72\)\.$/);
+  await page.$eval('input[data-control="sm-temp"]', (el) => { el.value = '0'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+  await settle(page);
+  assert.match(await hint(), /the \[100, 110\] example goes past it\.$/);
   assert.deepEqual(log.errors, []);
   await done();
 });

@@ -24,7 +24,8 @@ const TERMS: Record<string, string> = {
 const PATTERN = /\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
 const SKIP = 'script, style, textarea, input, select, option, button, label, a, summary, table, svg, code, pre, .katex, .term, [aria-hidden="true"], .term-tip, .section-nav';
 
-const key = (match: string) => (match.startsWith('Web Worker') ? 'Web Worker' : match === 'logits' ? 'logit' : match);
+// A plural ("Web Workers", "logits") is explained under its singular.
+const key = (match: string) => (match in TERMS ? match : match.slice(0, -1));
 const defId = (k: string) => `term-${k.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase()}`;
 
 function wrapText(node: Text): void {

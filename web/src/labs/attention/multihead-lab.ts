@@ -64,8 +64,10 @@ export const multiheadLab: Lab = {
     const output = blank('mh-output', 'output');
     const headsGrid = el('div', { class: 'heads-grid' });
     const shapeCheck = el('p', { class: 'shape-check', 'aria-live': 'polite' });
-    // Why the two size menus are greyed: a model's sizes are its own.
+    // Why the two size menus are greyed: a model's sizes are its own, and which switch frees them.
     const sizeNote = el('p', { class: 'help', 'data-figure': 'mh-size-note' });
+    const ownSizes = (model: string, sw: string, hd?: [number, number]) =>
+      `The ${model}’s own${hd ? `: ${hd[0]} heads of width ${hd[1]}` : ' sizes'}. Switch off “${sw}” to choose them.`;
     let views: HeadView[] = [];
     // The inputs of the last run, for "Copy as NumPy code".
     let last: MultiHeadCodeInput | undefined;
@@ -116,7 +118,7 @@ export const multiheadLab: Lab = {
     };
     const renderReal = (s: AppState) => {
       heads.disabled = headDim.disabled = true;
-      sizeNote.textContent = 'The real model’s own sizes. Switch off “real model” to choose them.';
+      sizeNote.textContent = ownSizes('real model', 'real model');
       draw.setDisabled(true);
       last = undefined;
       const m = realModel()?.model;
@@ -131,7 +133,7 @@ export const multiheadLab: Lab = {
       const c = m.config;
       const layer = Math.min(s.realLayer, c.layers - 1);
       const h = c.heads, d = c.headDim, n = run.n;
-      sizeNote.textContent = `The real model’s own: ${h} heads of width ${d}. Switch off “real model” to choose them.`;
+      sizeNote.textContent = ownSizes('real model', 'real model', [h, d]);
       showSize(heads, h);
       showSize(headDim, d);
       setTex(dmodelTex, String.raw`d_{\text{model}} = h\cdot d_k = ${h}\cdot ${d} = ${c.dModel}`, true);
@@ -174,7 +176,7 @@ export const multiheadLab: Lab = {
       const d = model ? model.dk : s.headDim;
       const dModel = h * d;
       if (model) { heads.value = String(h); headDim.value = String(d); }
-      sizeNote.textContent = model ? `The trained model’s own: ${h} heads of width ${d}. Switch off “trained weights” to choose them.` : '';
+      sizeNote.textContent = model ? ownSizes('trained model', 'trained weights', [h, d]) : '';
       weightsNote.textContent = model
         ? `Trained: layer 1 of ${trainedName(model)}. ${s.mhCausal ? 'With the causal mask on, each head’s weights below are the model’s own.' : 'The model never sees later words: turn the causal mask on to see its own weights.'}`
         : 'W_Q, W_K, W_V and W_O are random here: a trained model learns them (switch on “trained weights”).';

@@ -8,11 +8,13 @@ import { el, clear } from '../../ui/dom';
 import { tex } from '../../ui/katex';
 import { MatrixTable, type MatrixSpec } from '../../ui/matrix-table';
 import { BarChart } from '../../ui/bars';
-import { exact, fmt, fmtProb } from '../../ui/format';
+import { exact, fmt, fmtProb, vec } from '../../ui/format';
 import { buttonGroup, markInvalid } from '../../ui/controls';
 import { interpolateViridis } from 'd3';
 
 export const KV_KEYS = ['apple', 'banana', 'chair'] as const;
+/** The article's query “fruit”: the lab's default query. */
+const FRUIT = kvLookupSlice.defaults().kvQuery;
 
 export const kvLookupLab: Lab = {
   id: 'kv-lookup',
@@ -37,7 +39,7 @@ export const kvLookupLab: Lab = {
     const values = new MatrixTable(vSpec);
     values.root.classList.add('edit-plain');
     const presets = buttonGroup('Query presets', [
-      { label: '“fruit”', title: 'The query of “An Intuition for Attention”', name: 'kv-preset-fruit', onClick: () => store.update({ kvQuery: [1, 0.2] }) },
+      { label: '“fruit”', title: 'The query of “An Intuition for Attention”', name: 'kv-preset-fruit', onClick: () => store.update({ kvQuery: [...FRUIT] }) },
       ...KV_KEYS.map((w, r) => ({ label: `q = key of “${w}”`, name: `kv-preset-${w}`, onClick: () => store.update({ kvQuery: store.state.kvKeys.slice(r * 2, r * 2 + 2) }) })),
       { label: 'reset all', name: 'kv-reset', onClick: () => { const { kvQuery, kvKeys, kvValues } = kvLookupSlice.defaults(); store.update({ kvQuery, kvKeys, kvValues }); } },
     ]);
@@ -104,10 +106,9 @@ export const kvLookupLab: Lab = {
         el('td', { 'data-col': 'result', 'data-value': exact(r.output[0]), text: fmt(r.output[0], 4) })));
       table.appendChild(body);
       // Name the query by what it is now: a label fixed to "fruit" would stay on the key of "chair" after its preset.
-      const same = (a: number[]) => a.length === 2 && a[0] === s.kvQuery[0] && a[1] === s.kvQuery[1];
+      const same = (a: number[]) => a[0] === s.kvQuery[0] && a[1] === s.kvQuery[1];
       const keyOf = KV_KEYS.findIndex((_, j) => same(s.kvKeys.slice(j * 2, j * 2 + 2)));
-      const name = same([1, 0.2]) ? '“fruit”' : keyOf >= 0 ? `q = the key of “${KV_KEYS[keyOf]}”` : `your query q = [${Array.from(q, (x) => fmt(x, 3)).join(', ')}]`;
-      result.dataset.query = keyOf >= 0 ? KV_KEYS[keyOf] : same([1, 0.2]) ? 'fruit' : 'edited';
+      const name = same(FRUIT) ? '“fruit”' : keyOf >= 0 ? `q = the key of “${KV_KEYS[keyOf]}”` : `your query q = ${vec(q)}`;
       result.textContent = `Soft lookup of ${name}: ${KV_KEYS.map((n, j) => `${fmtProb(w[j])} × ${fmt(v[j], 3)} (${n})`).join(' + ')} = ${fmt(r.output[0], 4)}.`;
 
       if (document.activeElement !== wordInput) wordInput.value = s.kvWord;

@@ -7,7 +7,7 @@ import { LIMITS } from '../../state/params';
 import { SOFTMAX_LIMITS } from './state';
 import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
-import { buttonGroup, logSlider, formatTemp, markInvalid } from '../../ui/controls';
+import { buttonGroup, logSlider, formatTemp, markInvalid, numberInput } from '../../ui/controls';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
 import { fmt, fmtProb, exact, sub } from '../../ui/format';
@@ -83,15 +83,15 @@ export const softmaxLab: Lab = {
         clear(list);
         inputs = xs.map((_, i) => {
           const { abs } = SOFTMAX_LIMITS.logits;
-          const input = el('input', { type: 'number', step: 'any', min: -abs, max: abs, 'aria-label': `logit ${i + 1}`, 'data-control': `sm-logit-${i}`, inputmode: 'decimal' });
+          const input = numberInput(xs[i], { min: -abs, max: abs, name: `sm-logit-${i}`, label: `logit ${i + 1}` },
+            (v) => store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) }));
+          // numberInput marks a value it refuses and keeps the last good one: say so here, and put that one back when
+          // the field is left (as a matrix cell does).
+          const bad = () => input.getAttribute('aria-invalid') === 'true';
           input.addEventListener('input', () => {
-            const v = Number(input.value);
-            const ok = input.value.trim() !== '' && Number.isFinite(v) && Math.abs(v) <= abs;
-            markInvalid(input, !ok);
-            badNote.textContent = ok ? '' : `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i] ?? 0, 3)} until it is.`;
-            if (ok) store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) });
+            badNote.textContent = bad() ? `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i], 3)} until it is.` : '';
           });
-          input.addEventListener('blur', () => { if (input.hasAttribute('aria-invalid')) { input.value = String(store.state.logits[i]); input.removeAttribute('aria-invalid'); badNote.textContent = ''; } });
+          input.addEventListener('blur', () => { if (bad()) { input.value = String(store.state.logits[i]); markInvalid(input, false); badNote.textContent = ''; } });
           const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
           rm.disabled = xs.length <= SOFTMAX_LIMITS.logits.min;
           rm.addEventListener('click', () => {
@@ -159,7 +159,7 @@ export const softmaxLab: Lab = {
         el('strong', { text: 'Why subtract the max? ' }),
         big
           ? `Here the largest exponent is ${fmt(xmax / smTemp, 2)} > 88.72, so e^(x/T) overflows float32 to ∞ and the naive formula gives ∞/∞ = NaN. Subtracting m = ${fmt(xmax, 2)} first makes the largest exponent 0 (e⁰ = 1) and nothing overflows; the ratio is unchanged because e^(−m/T) cancels above and below.`
-          : 'Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it.',
+          : `Multiplying the top and bottom by e^(−m/T) changes nothing mathematically, but it keeps every exponent ≤ 0, so e^(…) never overflows. In float32, e^x is ∞ beyond x ≈ 88.72: the [100, 110] example goes past it${110 / smTemp > EXP_OVERFLOW ? '' : ` at T < ${fmt(110 / EXP_OVERFLOW, 2)} (110 / 88.72)`}.`,
       );
 
       clear(scales);
