@@ -133,6 +133,6 @@ export function trainedInput(m: TrainedModel, words: string[]): TrainedInput {
 /** How the labs name the weights on screen. */
 export function trainedName(m: TrainedModel): string {
   return m.source === 'shipped'
-    ? `the page's trained model (d_model ${m.dModel}, ${m.heads} heads, trained by the engine on the words corpus)`
+    ? `the page’s trained model (d_model ${m.dModel}, ${m.heads} heads, trained by the engine on the words corpus)`
     : `the model you trained in “Watch attention learn” (step ${m.step}, d_model ${m.dModel}, ${m.heads} heads)`;
 }

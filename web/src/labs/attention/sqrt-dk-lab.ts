@@ -40,7 +40,7 @@ export const sqrtDkLab: Lab = {
     const { engine, store } = ctx;
     section.append(
       el('h2', { text: 'Why divide by √d_k?' }),
-      el('p', { class: 'intro', text: `A dot product of two d_k-dimensional vectors adds up d_k products. If every entry of q and k is random with mean 0 and variance 1, and all of them are independent, each product has variance 1 and the variances of the d_k products add up: q·k has variance d_k, so its typical size grows like √d_k. Fed to softmax, such large scores make one weight ≈ 1 and the rest ≈ 0 (tiny gradients). Dividing by √d_k brings the variance back to 1. The queries and keys of real text are not independent (the words of a sentence depend on each other, which is what attention uses), so in a model the division keeps the scores’ size in check without making their variance exactly 1. Here ${SQRT_N} random queries meet ${SQRT_N} random keys: ${SQRT_N * SQRT_N} dot products, computed by the engine.` }),
+      el('p', { class: 'intro', text: `A dot product of two d_k-dimensional vectors adds up d_k products. If every entry of q and k is random with mean 0 and variance 1, and all of them are independent, each product has variance 1 and the variances of the d_k products add up: q·k has variance d_k, so its typical size grows like √d_k. Fed to softmax, such large scores make one weight ≈ 1 and the rest ≈ 0 (tiny gradients). Dividing by √d_k brings the variance back to 1. The queries and keys of real text are not independent (the words of a sentence depend on each other, which is what attention uses), so in a model the division keeps the scores’ size in check without making their variance exactly 1. Here ${SQRT_N} random queries meet ${SQRT_N} random keys: ${(SQRT_N * SQRT_N).toLocaleString('en')} dot products, computed by the engine.` }),
       tex(String.raw`\operatorname{Var}(q\cdot k) = \sum_{t=1}^{d_k} \operatorname{Var}(q_t k_t) = d_k, \qquad \operatorname{Var}\!\Big(\frac{q\cdot k}{\sqrt{d_k}}\Big) = 1`, true),
     );
 
@@ -106,7 +106,7 @@ export const sqrtDkLab: Lab = {
 
       clear(stats);
       stats.append(
-        el('caption', { text: `${m} dot products at d_k = ${dk} (random draw #${rootSeed})` }),
+        el('caption', { text: `${m.toLocaleString('en')} dot products at d_k = ${dk} (random draw #${rootSeed})` }),
         el('thead', {}, el('tr', {}, el('td'), el('th', { scope: 'col', text: 'mean' }),
           el('th', { scope: 'col', text: 'measured variance = mean of squares' }), el('th', { scope: 'col', text: 'predicted variance' }))),
         el('tbody', {},
