@@ -296,8 +296,12 @@ Status attend_streaming(const AttentionProblem& p, Workspace& ws) {
         // The packed tile is [dk][kKeyTile]: of each of its rows, its first `cols` keys, which hold every key the GEMMs
         // below read (a panel's keys start at panel_lo ≥ 0), instead of all kKeyTile.
         float t = 0.0f;
-        for (std::size_t d = 0; d < p.dk; ++d) t += touch(kt + j0 * p.dk + d * kKeyTile, cols);
-        for (std::size_t c = 0; c < cols; ++c) t += touch(p.v + (j0 + c) * p.ldv, p.dv);
+        if (cols == kKeyTile) t += touch(kt + j0 * p.dk, p.dk * kKeyTile);  // a whole tile: one block of memory
+        else
+          for (std::size_t d = 0; d < p.dk; ++d) t += touch(kt + j0 * p.dk + d * kKeyTile, cols);
+        if (p.ldv == p.dv) t += touch(p.v + j0 * p.ldv, cols * p.dv);  // rows side by side (a cache's): one block too
+        else
+          for (std::size_t c = 0; c < cols; ++c) t += touch(p.v + (j0 + c) * p.ldv, p.dv);
         touched = t;
       }
       // gemm(first row, row count, first key, key count) over the whole tile at once, or panel by panel.
