@@ -7,6 +7,8 @@
 //   --positions=N  cached positions (default 160: the middle of bench:lm's decode)
 //   --evict=MiB    read between layers (default 40; 0: nothing, and what of the caches fits stays in the CPU's caches)
 //   --tokens=N     tokens per round (default 200), --rounds=N rounds (default 3)
+//   --check        only check each build: its output over the cache, the same bits as over the keys and values
+//                  given to the call directly (the general path, which packs them itself); exits 1 if not
 import os from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +27,19 @@ let seed = 1;
 const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
 const k = Float32Array.from({ length: positions * HEADS * D }, random), v = Float32Array.from({ length: positions * HEADS * D }, random);
 const q = Float32Array.from({ length: HEADS * D }, random), out = new Float32Array(HEADS * D);
+if (process.argv.includes('--check')) {
+  let bad = 0;
+  for (const b of builds) {
+    const cache = b.lab.kvCache({ kvHeads: HEADS, dk: D, dv: D, capacity: positions, layout: 'bshd' }).append(k, v);
+    const over = b.lab.attention({ q, cache, heads: HEADS, causal: true }).output;
+    const direct = b.lab.attention({ q, k, v, nq: 1, nk: positions, heads: HEADS, dk: D, dv: D, layout: 'bshd', causal: true }).output;
+    const same = over.every((x, i) => Object.is(x, direct[i]));
+    bad += !same;
+    console.log(`${b.dir}: decode attention over the cache ${same ? 'ok' : 'DIFFERS from the same keys and values given directly'}`);
+    cache.dispose();
+  }
+  process.exit(bad ? 1 : 0);
+}
 for (const b of builds) {
   b.caches = Array.from({ length: LAYERS }, () =>
     b.lab.kvCache({ kvHeads: HEADS, dk: D, dv: D, capacity: positions, layout: 'bshd' }).append(k, v));

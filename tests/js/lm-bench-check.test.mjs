@@ -45,3 +45,11 @@ test('the LM kernels bench (the matrix-vector kernels alone) builds its module a
   assert.equal(run.status, 0, `bench/lm-kernels.mjs --check failed:\n${out}`);
   assert.match(out, /^checked: every kernel's y within/m);
 });
+
+test('the decode-attention bench checks what it times: over the cache, the bits of the same keys and values given directly', () => {
+  for (const positions of [1, 160, 300]) {
+    const run = spawnSync(process.execPath, ['bench/decode-attention.mjs', dist, '--check', `--positions=${positions}`], { cwd: repo, encoding: 'utf8' });
+    assert.equal(run.status, 0, `bench/decode-attention.mjs --check failed:\n${run.stdout}\n${run.stderr}`);
+    assert.match(run.stdout, /decode attention over the cache ok/);
+  }
+});
