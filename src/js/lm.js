@@ -4,7 +4,7 @@
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
-import { checkKeys, describe, flag, int32, int32s, options } from './checks.js';
+import { checkKeys, describe, flag, int32, options, tokenIds } from './checks.js';
 import { TOKENIZER_MAKERS, engineSink, source, streamModel } from './load-model.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
@@ -192,13 +192,13 @@ class Model {
     return this.#disposed;
   }
 
-  // Token ids from an Int32Array, an array of integers, or a string (through the tokenizer).
+  // Token ids as the tokenizer takes them (checks.js's tokenIds), or a string (through the tokenizer).
   #ids(fn, name, v) {
     if (typeof v === 'string') {
       if (!this.#tokenizer) throw new TypeError(`${fn}: ${name} is a string, but this model was loaded without a tokenizer: pass token ids (an Int32Array or an array of integers)`);
       return this.#tokenizer.encode(v);
     }
-    return int32s(fn, name, v);
+    return tokenIds(fn, name, v);
   }
 
   #forwardArgs(fn, ids, opts) {
