@@ -1103,7 +1103,8 @@ export interface ModelGenerateOptions {
   seed?: number;
   /**
    * Stop after any of these token ids (the stop token is the last one returned); strings (not empty) stop once the
-   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early. A
+   * bad entry is named by its place in the list as given, strings and ids counted alike (`stop[2]`; `stop` for one).
    */
   stop?: number | string | readonly (number | string)[];
   /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */

@@ -283,10 +283,21 @@ class Model {
       });
       plan.stopIds = list.filter((s) => typeof s !== 'string');
       plan.stopStrings = list.filter((s) => typeof s === 'string');
+      plan.stopNames = list.map((s, i) => (typeof s === 'string' ? null : at(i))).filter((name) => name !== null);
       if (plan.stopStrings.length && !this.#tokenizer)
         throw new TypeError(`${fn}: stop strings need a tokenizer, and this model was loaded without one: give stop token ids`);
     }
     return plan;
+  }
+
+  // The engine names a bad stop id by its index among the ids it was sent (stop[k]); the caller's list may mix
+  // strings in, or be one id: the error names the entry as given.
+  #stopError(fn, plan, err) {
+    const prefix = `${fn}: stop[`;
+    if (!(err instanceof RangeError) || !plan.stopNames || !err.message.startsWith(prefix)) return err;
+    const k = /^(\d+)\]/.exec(err.message.slice(prefix.length));
+    const name = k && plan.stopNames[Number(k[1])];
+    return name ? new RangeError(`${fn}: ${name}${err.message.slice(prefix.length + k[0].length)}`) : err;
   }
 
   // This thread's engine: the prompt through the model (begin), then one token per next().
@@ -312,10 +323,16 @@ class Model {
       try {
         return await (first ? e.begin(fn, plan) : e.next(fn));
       } catch (err) {
-        throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+        if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+        throw first ? this.#stopError(fn, plan, err) : err;
       }
     };
-    const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
+    let next = null;
+    try {
+      if (e.threads === 1) next = this.#localSteps(fn, plan);
+    } catch (err) {
+      throw this.#stopError(fn, plan, err);
+    }
     const generated = [];
     const text = this.#tokenizer ? generatedText(this.#tokenizer, plan.ids) : null;
     for (let index = 0; ; ++index) {

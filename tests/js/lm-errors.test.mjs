@@ -284,3 +284,18 @@ test('token ids: a model takes and refuses what its tokenizer does', async () =>
   assert.deepEqual(model.forward([3, 4, 5]).logits, logits);
   model.dispose();
 });
+
+// A stop list of strings and ids: the engine sees the ids alone, and the error names the entry in the list as given.
+test('a bad stop id among stop strings is named by its index in the list given', async () => {
+  for (const { name: backend, lab } of labs) {
+    const model = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
+    const bad = (stop, name) => ({ name: 'RangeError', message: new RegExp(`^Model\\.(generate|stream): ${name.replace(/[[\]]/g, '\\$&')} = 99 is not a token id`) });
+    for (const [stop, name] of [[['9', 99], 'stop[1]'], [['9', 4, '8', 99], 'stop[3]'], [[4, 99, 'x'], 'stop[1]'], [99, 'stop'], [[99], 'stop[0]']]) {
+      const label = `${backend}: stop ${JSON.stringify(stop)}`;
+      await assert.rejects(model.generate([3], { maxTokens: 2, stop }), bad(stop, name), label);
+      await assert.rejects(model.stream([3], { maxTokens: 2, stop }).next(), bad(stop, name), label);
+    }
+    assert.equal((await model.generate([3], { maxTokens: 2, temperature: 0, stop: ['9', 4] })).tokens.length > 0, true);
+    model.dispose();
+  }
+});

@@ -180,6 +180,8 @@ test('errors: the same classes and messages as one thread; the model and the wor
     for await (const t of m.stream('0123', { maxTokens: 5, temperature: 0, stop: [] })) streamed.push(t.text);
     assert.equal(streamed.join(''), r.text);
     said.push({ tokens: Array.from(r.tokens), text: r.text });
+    // A bad stop id among stop strings is named by its index in the list as given, on the workers too.
+    await assert.rejects(m.generate('0', { maxTokens: 2, stop: ['9', 4, '8', 99] }), { name: 'RangeError', message: /^Model\.generate: stop\[3\] = 99 is not a token id/ });
     m.dispose();
     assert.ok(m.tokenizer.disposed, "the model's tokenizer is freed with it");
   }
