@@ -1477,7 +1477,10 @@ export interface Lab {
   trainTimes(): TrainTimes;
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
-   * does a call still running on the workers (the synchronous functions keep working). Idempotent.
+   * does a call still running on the workers (the synchronous functions keep working). The models
+   * {@link Lab.loadModel} placed on the workers end with them: each is disposed ({@link Model.disposed},
+   * {@link Lab.liveModels} no longer counts it) and any call on it is an `Error` saying so; a model on the
+   * calling thread (`threads: 1`) keeps working. Idempotent.
    */
   dispose(): void;
   /**

@@ -102,6 +102,9 @@ function generatedText(tokenizer, prompt) {
   };
 }
 
+// Model's method that lab.dispose() calls on the models placed on the lab's workers.
+const LAB_DISPOSED = Symbol('attnlab.labDisposed');
+
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
 // The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
@@ -148,6 +151,7 @@ class Model {
   #split;
   #tokenizer;
   #disposed = false;
+  #gone = 'this model was disposed';  // what a call says once it was: lab.dispose() says why
   #epoch = 0;  // bumped by every generation: an older iterator then ends
 
   constructor(engine, tokenizer, live) {
@@ -161,8 +165,12 @@ class Model {
   }
 
   #engine(fn) {
-    if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+    if (this.#disposed) throw this.#goneError(fn);
     return this.#e;
+  }
+
+  #goneError(fn) {
+    return new Error(`${fn}: ${this.#gone}`);
   }
 
   /** The checkpoint's configuration as the engine read it (config.json, generation_config.json). */
@@ -245,7 +253,7 @@ class Model {
     try {
       return await e.forward(fn, tokens, wantAttention, wantQkv);
     } catch (err) {
-      throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+      throw this.#disposed ? this.#goneError(fn) : err;
     }
   }
 
@@ -323,7 +331,7 @@ class Model {
       try {
         return await (first ? e.begin(fn, plan) : e.next(fn));
       } catch (err) {
-        if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+        if (this.#disposed) throw this.#goneError(fn);
         throw first ? this.#stopError(fn, plan, err) : err;
       }
     };
@@ -344,7 +352,7 @@ class Model {
       yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
       if (done || stopString) return;
       if (next) await nextTask();
-      if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+      if (this.#disposed) throw this.#goneError(fn);
       if (epoch !== this.#epoch) throw new Error(`${fn}: another generate() or stream() on this model started; this one ended`);
       if (plan.signal?.aborted) throw abortError(plan.signal);
     }
@@ -417,6 +425,13 @@ class Model {
     this.#tokenizer?.dispose();
     ++this.#epoch;
   }
+
+  // lab.dispose(): the workers that hold this model are ending.
+  [LAB_DISPOSED]() {
+    if (this.#disposed) return;
+    this.#gone = 'this model was disposed with its lab (lab.dispose() ended the workers that held it)';
+    this.dispose();
+  }
 }
 
 // model.split: { threads, exchange, ranks: [{ rank, heads, kvHeads, ffn, vocab, positions }] } ([begin, end) ranges).
@@ -448,7 +463,16 @@ export function setLmWorkers(load) {
 
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
-  let threads = null;  // { pool, closed(), stats }, from lab-threads.js
+  let threads = null;  // { pool, closed(), stats, onDispose(end) }, from lab-threads.js
+  // The models placed on the lab's workers, which end with them (lab.dispose()): held weakly, so that one dropped
+  // without dispose() is still collected and freed by the registry.
+  const placed = new Set();
+  const hold = typeof WeakRef === 'function' ? (model) => new WeakRef(model) : (model) => ({ deref: () => model });
+  const place = (model) => {
+    for (const ref of placed) if (ref.deref()?.disposed !== false) placed.delete(ref);
+    placed.add(hold(model));
+    return model;
+  };
   async function loadModel(given, opts = {}) {
     const fn = 'loadModel';
     options(fn, opts);
@@ -480,7 +504,12 @@ export function makeLoadModel(m, live) {
         engine.free();
         throw e;
       }
-      return new Model(engine, tokenizer, live);
+      if (threads.closed()) {  // (disposed since the check above: the model would not be among those it ended)
+        engine.free();
+        tokenizer?.dispose();
+        throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+      }
+      return place(new Model(engine, tokenizer, live));
     }
     const mm = await moduleWithModels(m, fn);
     const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
@@ -500,6 +529,10 @@ export function makeLoadModel(m, live) {
   }
   loadModel[USE_POOL] = (t) => {
     threads = t;
+    t.onDispose(() => {
+      for (const ref of placed) ref.deref()?.[LAB_DISPOSED]();
+      placed.clear();
+    });
     return loadModel;
   };
   return loadModel;
