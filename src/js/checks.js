@@ -92,6 +92,19 @@ export function int32s(fn, name, v) {
   return Int32Array.from(v, (x, i) => int32(fn, `${name}[${i}]`, x));
 }
 
+// Token ids, for the tokenizer and the models alike (one contract: what decode takes, forward and generate take): an
+// Int32Array as it is; another integer typed array or an array of integers copied into one. An entry an Int32Array
+// cannot hold as it is (not an integer, past int32: a Uint32Array's 2³¹ and up) is refused naming its index; the
+// engine checks that each is a token id. Float and BigInt arrays are refused: ids are integers that fit an int32.
+const INTEGER_ARRAYS = new Set(['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Uint32Array']);
+export function tokenIds(fn, name, v) {
+  if (isI32(v)) return v;
+  const typed = ArrayBuffer.isView(v) && INTEGER_ARRAYS.has(Object.prototype.toString.call(v).slice(8, -1));
+  if (!typed && !Array.isArray(v))
+    throw new TypeError(`${fn}: ${name} must be an Int32Array, another integer typed array (Uint32Array, Uint16Array, …) or an array of integers, got ${describe(v)}`);
+  return Int32Array.from(v, (x, i) => int32(fn, `${name}[${i}]`, x));
+}
+
 // A list that must not be empty: in a descriptor, an empty tensor reads as one left out.
 export function nonEmpty(fn, name, v) {
   if (v.length === 0) throw new RangeError(`${fn}: ${name} must not be empty, got length 0`);

@@ -850,6 +850,23 @@ export interface GPT {
 export type ModelFiles = Record<string, Uint8Array | ArrayBuffer | BlobLike> | Map<string, Uint8Array | ArrayBuffer | BlobLike>;
 
 /**
+ * Token ids, as {@link Tokenizer.decode}, {@link Tokenizer.tokens}, {@link Model.forward}, {@link Model.generate}
+ * and {@link Model.stream} all take them: an `Int32Array` (read as it is), another integer typed array (a
+ * `Uint32Array`, `Uint16Array`, …), or an array of integers. Each id must fit an int32 (a `Uint32Array`'s 2³¹ and up
+ * do not); a value that does not, or is not an integer, is a `RangeError` naming its index (`ids[3]`). Float and
+ * BigInt arrays are a `TypeError`.
+ */
+export type TokenIds =
+  | Int32Array
+  | Uint32Array
+  | Int16Array
+  | Uint16Array
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | readonly number[];
+
+/**
  * A `Blob` or `File` (declared structurally, so that these types need neither the DOM lib nor `@types/node`): its
  * size, and its bytes whole or in slices, read as ArrayBuffers.
  */
@@ -1086,7 +1103,8 @@ export interface ModelGenerateOptions {
   seed?: number;
   /**
    * Stop after any of these token ids (the stop token is the last one returned); strings (not empty) stop once the
-   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early.
+   * generated text contains them (needs a tokenizer). Default: {@link ModelConfig.eos}; `[]` never stops early. A
+   * bad entry is named by its place in the list as given, strings and ids counted alike (`stop[2]`; `stop` for one).
    */
   stop?: number | string | readonly (number | string)[];
   /** Aborting ends the generation before its next token: the promise (or iterator) rejects with the signal's reason. */
@@ -1127,7 +1145,7 @@ export interface GenerateResult {
  * A decoder-only checkpoint in the engine's wasm memory, from {@link Lab.loadModel}: GPT-2 (`GPT2LMHeadModel`) or a
  * Llama-family model (`LlamaForCausalLM`, `Qwen2ForCausalLM`, `MistralForCausalLM`). Its weights are stored once, as
  * the files have them (F16 and BF16 matrices stay 16-bit and are widened in the kernels); generation keeps a KV cache
- * in wasm memory. Token ids are `Int32Array`s or arrays of integers (strings too, with a tokenizer).
+ * in wasm memory. Token ids are {@link TokenIds}, as its tokenizer takes them (strings too, with a tokenizer).
  *
  * Errors: arguments of the wrong type throw `TypeError`; a token id outside the vocabulary, an empty prompt, a prompt
  * and `maxTokens` past the context, or a bad sampling option throws `RangeError` naming it, and the model keeps
@@ -1159,7 +1177,7 @@ export interface Model {
    * model on workers throws an `Error` saying to use {@link Model.forwardAsync}.
    * @typeParam O The options as written, from which the result's fields are typed.
    */
-  forward<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+  forward<const O extends ModelForwardOptions = {}>(ids: TokenIds | string,
     options?: O & KnownKeys<O, ModelForwardOptions>): ModelForwardResult<O>;
   /**
    * {@link Model.forward} as a promise: on the workers for a model placed on them (each computes its heads and its
@@ -1167,7 +1185,7 @@ export interface Model {
    * float32 rounding: the workers' partial sums are added in another order than one thread's.
    * @typeParam O The options as written, from which the result's fields are typed.
    */
-  forwardAsync<const O extends ModelForwardOptions = {}>(ids: Int32Array | readonly number[] | string,
+  forwardAsync<const O extends ModelForwardOptions = {}>(ids: TokenIds | string,
     options?: O & KnownKeys<O, ModelForwardOptions>): Promise<ModelForwardResult<O>>;
   /**
    * Generates up to `maxTokens` tokens after `prompt`: the prompt runs through the model once into the KV cache,
@@ -1175,13 +1193,13 @@ export interface Model {
    * {@link Model.forward} over the prompt and the tokens so far. Between tokens the event loop runs; `onToken`
    * sees each token as it comes. One generation runs per model: starting another ends this one (it rejects).
    */
-  generate(prompt: Int32Array | readonly number[] | string,
+  generate(prompt: TokenIds | string,
     options: ModelGenerateOptions & { onToken?: (token: GeneratedToken) => void }): Promise<GenerateResult>;
   /**
    * {@link Model.generate} as an async iterator: `for await (const t of model.stream(prompt, { maxTokens: 20 }))`.
    * The options are checked when it is called; leaving the loop early ends the generation.
    */
-  stream(prompt: Int32Array | readonly number[] | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
+  stream(prompt: TokenIds | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
   /**
    * Each worker's share as the worker counts it now (after the calls before this one): memory, weights, the phases
    * its engine ran. One entry, the calling thread's, for a model on it.
@@ -1269,17 +1287,17 @@ export interface Tokenizer {
   encode(text: string, options?: EncodeOptions): Int32Array;
   /**
    * The text of `ids`, through the file's decoders.
-   * @throws TypeError when `ids` is not an Int32Array or an array of integers; RangeError naming the index of an
-   * id that is not a token id; Error after dispose().
+   * @throws TypeError when `ids` is not {@link TokenIds}; RangeError naming the index of an id that is not a token
+   * id; Error after dispose().
    */
-  decode(ids: Int32Array | readonly number[], options?: DecodeOptions): string;
+  decode(ids: TokenIds, options?: DecodeOptions): string;
   /**
    * Each id's token as text, for display: GPT-2's `Ġhave` as `" have"`, SentencePiece's `▁the` as `" the"`, a byte
    * token `<0x0A>` as `"\n"`. Bytes that are not text on their own (part of a character split between tokens)
    * are shown as `<0xE2>`; added tokens as their text.
    * @throws as {@link Tokenizer.decode}.
    */
-  tokens(ids: Int32Array | readonly number[]): string[];
+  tokens(ids: TokenIds): string[];
   /** The id of a token as the vocabulary spells it (`"Ġhave"`, `"<s>"`), or undefined. */
   idOf(token: string): number | undefined;
   /** The token of an id as the vocabulary spells it, or undefined for a number that is not a token id. */
@@ -1459,7 +1477,10 @@ export interface Lab {
   trainTimes(): TrainTimes;
   /**
    * Ends the workers of {@link InitOptions.threads}; afterwards every async twin rejects with an `Error`, and so
-   * does a call still running on the workers (the synchronous functions keep working). Idempotent.
+   * does a call still running on the workers (the synchronous functions keep working). The models
+   * {@link Lab.loadModel} placed on the workers end with them: each is disposed ({@link Model.disposed},
+   * {@link Lab.liveModels} no longer counts it) and any call on it is an `Error` saying so; a model on the
+   * calling thread (`threads: 1`) keeps working. Idempotent.
    */
   dispose(): void;
   /**

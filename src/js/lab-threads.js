@@ -23,8 +23,10 @@ export async function withThreads(lab, { threads, module, gpt, workerScript, exc
     const make = lab[name];
     lab[name] = (arg) => make(arg)[USE_THREADS](gptThreads);
   }
-  // Real models (lab.loadModel) go on the workers, one shard each, unless loadModel's threads says otherwise.
-  lab.loadModel = lab.loadModel[USE_POOL]({ pool, closed: () => disposed, stats });
+  // Real models (lab.loadModel) go on the workers, one shard each, unless loadModel's threads says otherwise; the
+  // lab's dispose() disposes those (their shards end with the workers), not the ones on the calling thread.
+  const ends = [];
+  lab.loadModel = lab.loadModel[USE_POOL]({ pool, closed: () => disposed, stats, onDispose: (end) => ends.push(end) });
   lab.threads = threads;
   // Where the async twins' work ran, counted since init() (async.js): a snapshot.
   lab.threadStats = () => ({ ...stats });
@@ -32,6 +34,7 @@ export async function withThreads(lab, { threads, module, gpt, workerScript, exc
   lab.trainTimes = () => ({ ...times });
   lab.dispose = () => {
     disposed = true;
+    for (const end of ends) end();
     pool?.dispose();
   };
   return lab;

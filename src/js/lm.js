@@ -4,7 +4,7 @@
 // object is garbage-collected. The language-model engine is in the modules with the small GPT; a lab running the
 // operators' module loads that module the first time it needs it (model-module.js).
 import { engineCall } from './call.js';
-import { checkKeys, describe, flag, int32, int32s, options } from './checks.js';
+import { checkKeys, describe, flag, int32, options, tokenIds } from './checks.js';
 import { TOKENIZER_MAKERS, engineSink, source, streamModel } from './load-model.js';
 import { compiledModelModule, moduleWithModels } from './model-module.js';
 import { loadTokenizerFrom } from './tokenizer.js';
@@ -102,6 +102,9 @@ function generatedText(tokenizer, prompt) {
   };
 }
 
+// Model's method that lab.dispose() calls on the models placed on the lab's workers.
+const LAB_DISPOSED = Symbol('attnlab.labDisposed');
+
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'signal'];
 
 // The models of one lab: freed by dispose(), or — dropped without it — by this registry. `held`: { free, live }.
@@ -148,6 +151,7 @@ class Model {
   #split;
   #tokenizer;
   #disposed = false;
+  #gone = 'this model was disposed';  // what a call says once it was: lab.dispose() says why
   #epoch = 0;  // bumped by every generation: an older iterator then ends
 
   constructor(engine, tokenizer, live) {
@@ -161,8 +165,12 @@ class Model {
   }
 
   #engine(fn) {
-    if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+    if (this.#disposed) throw this.#goneError(fn);
     return this.#e;
+  }
+
+  #goneError(fn) {
+    return new Error(`${fn}: ${this.#gone}`);
   }
 
   /** The checkpoint's configuration as the engine read it (config.json, generation_config.json). */
@@ -192,13 +200,13 @@ class Model {
     return this.#disposed;
   }
 
-  // Token ids from an Int32Array, an array of integers, or a string (through the tokenizer).
+  // Token ids as the tokenizer takes them (checks.js's tokenIds), or a string (through the tokenizer).
   #ids(fn, name, v) {
     if (typeof v === 'string') {
       if (!this.#tokenizer) throw new TypeError(`${fn}: ${name} is a string, but this model was loaded without a tokenizer: pass token ids (an Int32Array or an array of integers)`);
       return this.#tokenizer.encode(v);
     }
-    return int32s(fn, name, v);
+    return tokenIds(fn, name, v);
   }
 
   #forwardArgs(fn, ids, opts) {
@@ -245,7 +253,7 @@ class Model {
     try {
       return await e.forward(fn, tokens, wantAttention, wantQkv);
     } catch (err) {
-      throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+      throw this.#disposed ? this.#goneError(fn) : err;
     }
   }
 
@@ -283,10 +291,21 @@ class Model {
       });
       plan.stopIds = list.filter((s) => typeof s !== 'string');
       plan.stopStrings = list.filter((s) => typeof s === 'string');
+      plan.stopNames = list.map((s, i) => (typeof s === 'string' ? null : at(i))).filter((name) => name !== null);
       if (plan.stopStrings.length && !this.#tokenizer)
         throw new TypeError(`${fn}: stop strings need a tokenizer, and this model was loaded without one: give stop token ids`);
     }
     return plan;
+  }
+
+  // The engine names a bad stop id by its index among the ids it was sent (stop[k]); the caller's list may mix
+  // strings in, or be one id: the error names the entry as given.
+  #stopError(fn, plan, err) {
+    const prefix = `${fn}: stop[`;
+    if (!(err instanceof RangeError) || !plan.stopNames || !err.message.startsWith(prefix)) return err;
+    const k = /^(\d+)\]/.exec(err.message.slice(prefix.length));
+    const name = k && plan.stopNames[Number(k[1])];
+    return name ? new RangeError(`${fn}: ${name}${err.message.slice(prefix.length + k[0].length)}`) : err;
   }
 
   // This thread's engine: the prompt through the model (begin), then one token per next().
@@ -312,10 +331,16 @@ class Model {
       try {
         return await (first ? e.begin(fn, plan) : e.next(fn));
       } catch (err) {
-        throw this.#disposed ? new Error(`${fn}: this model was disposed`) : err;
+        if (this.#disposed) throw this.#goneError(fn);
+        throw first ? this.#stopError(fn, plan, err) : err;
       }
     };
-    const next = e.threads > 1 ? null : this.#localSteps(fn, plan);
+    let next = null;
+    try {
+      if (e.threads === 1) next = this.#localSteps(fn, plan);
+    } catch (err) {
+      throw this.#stopError(fn, plan, err);
+    }
     const generated = [];
     const text = this.#tokenizer ? generatedText(this.#tokenizer, plan.ids) : null;
     for (let index = 0; ; ++index) {
@@ -327,7 +352,7 @@ class Model {
       yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
       if (done || stopString) return;
       if (next) await nextTask();
-      if (this.#disposed) throw new Error(`${fn}: this model was disposed`);
+      if (this.#disposed) throw this.#goneError(fn);
       if (epoch !== this.#epoch) throw new Error(`${fn}: another generate() or stream() on this model started; this one ended`);
       if (plan.signal?.aborted) throw abortError(plan.signal);
     }
@@ -400,6 +425,13 @@ class Model {
     this.#tokenizer?.dispose();
     ++this.#epoch;
   }
+
+  // lab.dispose(): the workers that hold this model are ending.
+  [LAB_DISPOSED]() {
+    if (this.#disposed) return;
+    this.#gone = 'this model was disposed with its lab (lab.dispose() ended the workers that held it)';
+    this.dispose();
+  }
 }
 
 // model.split: { threads, exchange, ranks: [{ rank, heads, kvHeads, ffn, vocab, positions }] } ([begin, end) ranges).
@@ -431,7 +463,16 @@ export function setLmWorkers(load) {
 
 /** lab.loadModel for a lab on module `m`; `live` counts the models alive. */
 export function makeLoadModel(m, live) {
-  let threads = null;  // { pool, closed(), stats }, from lab-threads.js
+  let threads = null;  // { pool, closed(), stats, onDispose(end) }, from lab-threads.js
+  // The models placed on the lab's workers, which end with them (lab.dispose()): held weakly, so that one dropped
+  // without dispose() is still collected and freed by the registry.
+  const placed = new Set();
+  const hold = typeof WeakRef === 'function' ? (model) => new WeakRef(model) : (model) => ({ deref: () => model });
+  const place = (model) => {
+    for (const ref of placed) if (ref.deref()?.disposed !== false) placed.delete(ref);
+    placed.add(hold(model));
+    return model;
+  };
   async function loadModel(given, opts = {}) {
     const fn = 'loadModel';
     options(fn, opts);
@@ -463,7 +504,12 @@ export function makeLoadModel(m, live) {
         engine.free();
         throw e;
       }
-      return new Model(engine, tokenizer, live);
+      if (threads.closed()) {  // (disposed since the check above: the model would not be among those it ended)
+        engine.free();
+        tokenizer?.dispose();
+        throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+      }
+      return place(new Model(engine, tokenizer, live));
     }
     const mm = await moduleWithModels(m, fn);
     const { handle, tokenizerFiles } = await streamModel(fn, src, engineSink(mm, fn), { onProgress, signal });
@@ -483,6 +529,10 @@ export function makeLoadModel(m, live) {
   }
   loadModel[USE_POOL] = (t) => {
     threads = t;
+    t.onDispose(() => {
+      for (const ref of placed) ref.deref()?.[LAB_DISPOSED]();
+      placed.clear();
+    });
     return loadModel;
   };
   return loadModel;

@@ -3,7 +3,7 @@
 // reads Blobs, moves bytes (text as UTF-8, ids as int32) through one call descriptor per call (src/js/call.js,
 // src/wasm/tokenizer_bindings.cpp), and frees the tokenizer on dispose() or when it is garbage-collected.
 // The model loader builds its model.tokenizer with loadTokenizerFrom(m, files).
-import { checkKeys, describe, flag, int32s, options } from './checks.js';
+import { checkKeys, describe, flag, options, tokenIds } from './checks.js';
 import { engineCall } from './call.js';
 import { moduleWithModels } from './model-module.js';
 
@@ -86,12 +86,6 @@ function state(t, fn) {
 // Text the engine left in the tokenizer's buffer (address and length in the descriptor d; valid until its next call).
 const textAt = (m, at, len) => text.decode(m.HEAPU8.subarray(at, at + len));
 
-function ids(fn, v) {
-  if (v instanceof Int32Array) return v;
-  if (ArrayBuffer.isView(v) && !(v instanceof DataView) && !(typeof v[0] === 'bigint')) v = Array.from(v);
-  return int32s(fn, 'ids', v);
-}
-
 class Tokenizer {
   /** Number of ids: the model's tokens and the added tokens. */
   get vocabSize() {
@@ -129,7 +123,7 @@ class Tokenizer {
   decode(input, opts = {}) {
     const fn = 'Tokenizer.decode';
     const s = state(this, fn);
-    const list = ids(fn, input);
+    const list = tokenIds(fn, 'ids', input);
     options(fn, opts);
     checkKeys(fn, opts, ['skipSpecialTokens', 'cleanUpTokenizationSpaces']);
     const skip = flag(fn, 'skipSpecialTokens', opts.skipSpecialTokens);
@@ -143,7 +137,7 @@ class Tokenizer {
   tokens(input) {
     const fn = 'Tokenizer.tokens';
     const s = state(this, fn);
-    const list = ids(fn, input);
+    const list = tokenIds(fn, 'ids', input);
     const c = s.calls.Tokens, d = on(c, s.handle);
     c.call(fn, d, { ids: list });
     const base = d[c.F.text_at], at = d[c.F.offsets_at] / 4;

@@ -229,3 +229,73 @@ test('models are freed: twenty loads and dispose()s do not grow wasm memory', as
   for (let i = 0; i < 20; ++i) await cycle();
   assert.equal(lab.memoryBytes, settled);
 });
+
+// Token ids: the model takes every form its tokenizer takes (checks.js's tokenIds, one function for both), the
+// same ids to the same results, and refuses the same ones with the same error.
+test('token ids: a model takes and refuses what its tokenizer does', async () => {
+  const { lab } = labs[0];
+  const model = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
+  const tk = model.tokenizer;
+  const greedy = { maxTokens: 3, temperature: 0, stop: [] };
+  const logits = model.forward([3, 4, 5]).logits, decoded = tk.decode([3, 4, 5]), tokens = tk.tokens([3, 4, 5]);
+  const generated = Array.from((await model.generate([3, 4, 5], greedy)).tokens);
+  for (const T of [Int32Array, Uint32Array, Int16Array, Uint16Array, Int8Array, Uint8Array, Uint8ClampedArray]) {
+    const ids = T.of(3, 4, 5);
+    assert.equal(tk.decode(ids), decoded, T.name);
+    assert.deepEqual(tk.tokens(ids), tokens, T.name);
+    assert.deepEqual(model.forward(ids).logits, logits, T.name);
+    assert.deepEqual((await model.forwardAsync(ids)).logits, logits, T.name);
+    assert.deepEqual(Array.from((await model.generate(ids, greedy)).tokens), generated, T.name);
+    const streamed = [];
+    for await (const t of model.stream(ids, greedy)) streamed.push(t.id);
+    assert.deepEqual(streamed, generated, T.name);
+  }
+  // Each refused by all of them alike: the same class, and the same message after the function's name.
+  const refused = [
+    [Uint32Array.of(3, 2 ** 31), RangeError, 'ids[1] must be an integer (32-bit), got 2147483648'],
+    [[3, 4.5], RangeError, 'ids[1] must be an integer (32-bit), got 4.5'],
+    [[3, '4'], TypeError, 'ids[1] must be a number, got "4"'],
+    [Float32Array.of(3, 4), TypeError, /^ids must be an Int32Array, another integer typed array .* or an array of integers, got Float32Array$/],
+    [BigInt64Array.of(3n), TypeError, /got BigInt64Array$/],
+    [new BigUint64Array(0), TypeError, /got BigUint64Array$/],
+    [new DataView(new ArrayBuffer(4)), TypeError, /got DataView$/],
+    [3, TypeError, /got 3$/],
+  ];
+  const calls = [
+    ['Tokenizer.decode', 'ids', (ids) => tk.decode(ids)],
+    ['Tokenizer.tokens', 'ids', (ids) => tk.tokens(ids)],
+    ['Model.forward', 'ids', (ids) => model.forward(ids)],
+    ['Model.forward', 'ids', (ids) => model.forwardAsync(ids)],
+    ['Model.generate', 'prompt', (ids) => model.generate(ids, greedy)],
+    ['Model.stream', 'prompt', (ids) => model.stream(ids, greedy)],
+  ];
+  for (const [ids, type, message] of refused)
+    for (const [fn, name, call] of calls) {
+      const label = `${fn}(${ids?.constructor?.name ?? ids})`;
+      const text = typeof message === 'string' ? message.replace(/^ids/, name) : null;
+      await assert.rejects(async () => call(ids), (e) => {
+        assert.equal(e.constructor, type, label);
+        assert.ok(e.message.startsWith(`${fn}: ${name}`), `${label}: ${e.message}`);
+        if (text) assert.equal(e.message, `${fn}: ${text}`, label);
+        else assert.match(e.message.slice(`${fn}: `.length).replace(new RegExp(`^${name}`), 'ids'), message, label);
+        return true;
+      });
+    }
+  assert.deepEqual(model.forward([3, 4, 5]).logits, logits);
+  model.dispose();
+});
+
+// A stop list of strings and ids: the engine sees the ids alone, and the error names the entry in the list as given.
+test('a bad stop id among stop strings is named by its index in the list given', async () => {
+  for (const { name: backend, lab } of labs) {
+    const model = await lab.loadModel(withFile('tokenizer.json', bytes(letters(50))));
+    const bad = (stop, name) => ({ name: 'RangeError', message: new RegExp(`^Model\\.(generate|stream): ${name.replace(/[[\]]/g, '\\$&')} = 99 is not a token id`) });
+    for (const [stop, name] of [[['9', 99], 'stop[1]'], [['9', 4, '8', 99], 'stop[3]'], [[4, 99, 'x'], 'stop[1]'], [99, 'stop'], [[99], 'stop[0]']]) {
+      const label = `${backend}: stop ${JSON.stringify(stop)}`;
+      await assert.rejects(model.generate([3], { maxTokens: 2, stop }), bad(stop, name), label);
+      await assert.rejects(model.stream([3], { maxTokens: 2, stop }).next(), bad(stop, name), label);
+    }
+    assert.equal((await model.generate([3], { maxTokens: 2, temperature: 0, stop: ['9', 4] })).tokens.length > 0, true);
+    model.dispose();
+  }
+});

@@ -180,6 +180,8 @@ test('errors: the same classes and messages as one thread; the model and the wor
     for await (const t of m.stream('0123', { maxTokens: 5, temperature: 0, stop: [] })) streamed.push(t.text);
     assert.equal(streamed.join(''), r.text);
     said.push({ tokens: Array.from(r.tokens), text: r.text });
+    // A bad stop id among stop strings is named by its index in the list as given, on the workers too.
+    await assert.rejects(m.generate('0', { maxTokens: 2, stop: ['9', 4, '8', 99] }), { name: 'RangeError', message: /^Model\.generate: stop\[3\] = 99 is not a token id/ });
     m.dispose();
     assert.ok(m.tokenizer.disposed, "the model's tokenizer is freed with it");
   }
@@ -277,4 +279,35 @@ test('a lab on the operators\' module sends its workers the language-model modul
   } finally {
     ops.dispose();
   }
+});
+
+test('lab.dispose() disposes the models on its workers; a model on the calling thread keeps working', async () => {
+  const good = await files(dir, 'gpt2-f16');
+  const mine = await init({ gpt: true, threads: 2 });
+  const onWorkers = await mine.loadModel({ ...good, 'tokenizer.json': new TextEncoder().encode(letters(50)) });
+  const messages = await mine.loadModel(good, { exchange: 'message' });
+  const here = await mine.loadModel(good, { threads: 1 });
+  const before = here.forward([3, 4, 5]).logits;
+  const running = onWorkers.stream([3, 4], { maxTokens: 10, temperature: 0 });
+  await running.next();  // a generation in progress
+  assert.equal(mine.liveModels, 3);
+  mine.dispose();
+  // Its workers are gone, and their models with them: disposed, no longer counted, each call a clear error.
+  assert.equal(mine.liveModels, 1);
+  for (const m of [onWorkers, messages]) {
+    assert.equal(m.disposed, true);
+    const gone = (fn) => ({ name: 'Error', message: `${fn}: this model was disposed with its lab (lab.dispose() ended the workers that held it)` });
+    await assert.rejects(m.forwardAsync([3]), gone('Model.forward'));
+    await assert.rejects(m.generate([3], { maxTokens: 2 }), gone('Model.generate'));
+    assert.throws(() => m.stream([3], { maxTokens: 2 }), gone('Model.stream'));
+    await assert.rejects(m.workers(), gone('Model.workers'));
+    assert.throws(() => m.memoryBytes, gone('Model.memoryBytes'));
+    m.dispose();  // idempotent
+  }
+  await assert.rejects(running.next(), { name: 'Error', message: 'Model.stream: this model was disposed with its lab (lab.dispose() ended the workers that held it)' });
+  assert.ok(onWorkers.tokenizer.disposed, "the model's tokenizer goes with it");
+  // The model on the calling thread needs no worker: it runs, and is counted until its own dispose().
+  assert.deepEqual(here.forward([3, 4, 5]).logits, before);
+  here.dispose();
+  assert.equal(mine.liveModels, 0);
 });
