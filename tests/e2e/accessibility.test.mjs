@@ -1,12 +1,13 @@
 // axe-core (npm, injected into the page) on every section: at 1280 px in the default view and with every
 // disclosure open, and at 390 px with the causal masks on and every disclosure open. No serious or critical
 // violation anywhere; lesser findings are printed. The page is rendered whole first (off-screen steps skip
-// rendering through content-visibility, and axe must see what a reader scrolling down would see).
+// rendering through content-visibility, and axe must see what a reader scrolling down would see). And at 390 px
+// as the page first opens, nothing scrolled: every box that scrolls sideways is a tab stop already, and only those.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setup, openPage, openDisclosures, renderWhole } from './helpers.mjs';
+import { setup, openPage, openDisclosures, renderWhole, settle } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -55,6 +56,51 @@ test('axe at 390 px: causal masks on (hatched cells), every disclosure open', as
   await renderWhole(page, 390);
   await page.evaluate(AXE);
   check(await audit(page), '390 px, causal, disclosures open');
+  assert.deepEqual(log.errors, []);
+  await done();
+});
+
+/**
+ * Every box that can scroll sideways (ui/scroll-focus.ts), each either scrolling and a tab stop or neither. Reading
+ * a box's size lays out its step, so this sees boxes below the screen as they are, not as content-visibility left them.
+ */
+function tabStopsAgainstScrolling(page) {
+  return page.evaluate(() => [...document.querySelectorAll('main :is(.table-scroll, .katex-display, .learn-big, .heatmap-scroll)')].flatMap((b) => {
+    const scrolls = b.scrollWidth > b.clientWidth + 1 && /auto|scroll/.test(getComputedStyle(b).overflowX);
+    const stop = b.getAttribute('tabindex') === '0';
+    return scrolls === stop ? [] : [`${b.closest('section')?.id}: <${b.className}> scrolls ${scrolls}, tab stop ${stop}`];
+  }));
+}
+
+/** Waits until the page has measured every box it was given to measure (main[data-overflow-pending] gone). */
+async function measured(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => !document.querySelector('main').hasAttribute('data-overflow-pending'), null, { timeout: 60000, polling: 100 });
+}
+
+test('axe at 390 px without scrolling: the boxes that scroll sideways below the screen are tab stops too, and only those', async () => {
+  // Below the screen content-visibility leaves the steps unlaid-out; a reader who tabs (or lists regions) before
+  // scrolling there must still reach every box that scrolls, and meet no stop on one that does not.
+  const { page, log, done } = await openPage(env, '', { width: 390, height: 800 });
+  await settle(page);
+  await measured(page);
+  await page.evaluate(AXE);
+  const rule = async (what) => {
+    const v = await page.evaluate(async () => (await window.axe.run(document, { runOnly: ['scrollable-region-focusable'], resultTypes: ['violations'] })).violations
+      .flatMap((x) => x.nodes.map((n) => `${document.querySelector(n.target[0])?.closest('section')?.id ?? '?'}: ${n.target.join(' ')}`)));
+    assert.deepEqual(v, [], `${what}: scrollable-region-focusable`);
+  };
+  await rule('390 px, default view');
+  assert.deepEqual(await tabStopsAgainstScrolling(page), [], '390 px, default view');
+  // The tables folded into <details>, opened below the screen.
+  await openDisclosures(page);
+  await measured(page);
+  await rule('390 px, disclosures open');
+  assert.deepEqual(await tabStopsAgainstScrolling(page), [], '390 px, disclosures open');
+  // A wider window: the boxes below the screen that fit now are plain boxes again, with no tab stop.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await measured(page);
+  assert.deepEqual(await tabStopsAgainstScrolling(page), [], '1280 px after 390 px');
   assert.deepEqual(log.errors, []);
   await done();
 });

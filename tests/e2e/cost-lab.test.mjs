@@ -146,6 +146,44 @@ test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, prese
   await done();
 });
 
+test('cost section: large counts grouped with a comma for thousands, as the page’s other counts (no thin spaces)', async () => {
+  // “Long context”: n = 131072, so the grid’s n² and the calculator’s bytes and FLOPs run to 11–22 digits.
+  const { page, log, done } = await openPage(env, '#cost');
+  await page.click('button[data-control="cost-preset-long"]');
+  await page.waitForFunction(() => document.querySelector('#cost [data-cost="grid-number"]')?.dataset.value === String(131072n * 131072n));
+  const nn = 131072n * 131072n;
+  const seen = await page.evaluate(() => {
+    const cost = document.getElementById('cost');
+    // Every text and every attribute a reader or a screen reader gets (titles, labels); KaTeX's drawn text, not its source.
+    const texts = [];
+    const walker = document.createTreeWalker(cost, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) if (!n.parentElement.closest('annotation')) texts.push(n.data);
+    for (const e of cost.querySelectorAll('[title], [aria-label], [aria-valuetext]')) texts.push(...['title', 'aria-label', 'aria-valuetext'].map((a) => e.getAttribute(a) ?? ''));
+    const cell = cost.querySelector('table[data-table="cost-calc"] td[data-col="naive"]');
+    return {
+      thin: texts.filter((t) => /\d[\u2009\u202f\u00a0]\d{3}(?!\d)/.test(t)),
+      big: cost.querySelector('[data-cost="grid-number"]').textContent,
+      grid: cost.querySelector('svg[data-chart="cost-grid"]').getAttribute('aria-label'),
+      cell: { value: cell.dataset.value, title: cell.title },
+      flop: cost.querySelector('table[data-table="cost-flops"] td[data-col="all"]').title,
+      formula: cost.querySelector('.cost-ideal-formula .katex-html').textContent,
+      ideal: cost.querySelector('[data-cost="ideal"]').dataset.value,
+      caption: cost.querySelector('table[data-table="cost-calc"] caption').textContent,
+    };
+  });
+  const en = (v) => BigInt(v).toLocaleString('en');
+  assert.deepEqual(seen.thin, [], 'digits grouped by thin or no-break spaces');
+  assert.equal(seen.big, '17,179,869,184');
+  assert.equal(seen.big, en(nn));
+  assert.match(seen.grid, /, 17,179,869,184 cells;/);
+  assert.ok(seen.cell.title.startsWith(`${en(seen.cell.value)} bytes (`), seen.cell.title);
+  assert.match(seen.flop, /^\d{1,3}(,\d{3})+ FLOPs$/);
+  assert.match(seen.caption, /; 1 KB = 1,000 bytes$/);
+  assert.ok(seen.formula.includes(en(seen.ideal)), `the ideal tensor’s formula ends in ${en(seen.ideal)}: ${seen.formula}`);
+  assert.deepEqual(log.errors, []);
+  await done();
+});
+
 /**
  * Watches the main thread: a 20 ms setInterval (largest gap between ticks) and the Long Tasks API (time spent in
  * tasks over 50 ms). Engine work on the main thread would show up as long tasks covering most of the run.

@@ -1,7 +1,7 @@
-// Words a newcomer may not know are explained where they appear: logit, nats, float32, wasm/WebAssembly, Web Worker,
-// layer-normed, <unk>, held-out, d_model, KiB. Each use in the page's prose is a term that is a tab stop, whose
-// description (aria-describedby) explains it, and whose tooltip shows on hover, keyboard focus and touch. axe on
-// the sections that carry them.
+// Words a newcomer may not know are explained where they appear: logit, log-softmax, nats, float32, wasm/WebAssembly,
+// Web Worker, layer-normed, LayerNorm, <unk>, held-out, d_model, KiB, optimizer state. Each use in the page's prose
+// is a term that is a tab stop, whose description (aria-describedby) explains it, and whose tooltip shows on hover,
+// keyboard focus and touch. axe on the sections that carry them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,9 +9,9 @@ import { createRequire } from 'node:module';
 import { setup, openPage, settle } from './helpers.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const TERMS = ['logit', 'nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB'];
+const TERMS = ['logit', 'log-softmax', 'nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB', 'optimizer state'];
 // The same words as they occur in text ("Web Workers" too; "wasm" not as part of the backend name "wasm-simd").
-const IN_TEXT = /\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
+const IN_TEXT = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
 
 let env;
 before(async () => { env = await setup(); });
@@ -26,10 +26,9 @@ async function open(opts) {
   return r;
 }
 
-test('every term is explained in the prose where it appears, with a description and a tooltip by keyboard', async () => {
-  const { page, context, log } = await open({ width: 1280, height: 900 });
-  // Paragraphs and list items of the page's prose (not tables, charts, formulas, code or controls): no term unexplained.
-  const bare = await page.evaluate((src) => {
+/** Paragraphs and list items of the page's prose (not tables, charts, formulas, code or controls) with a term unexplained. */
+function bareTerms(page) {
+  return page.evaluate((src) => {
     const re = new RegExp(src);
     const out = [];
     for (const p of document.querySelectorAll('header p, main p, main li, main dd')) {
@@ -38,10 +37,13 @@ test('every term is explained in the prose where it appears, with a description 
     }
     return out;
   }, IN_TEXT.source);
-  assert.deepEqual(bare, [], 'terms left unexplained in the prose');
+}
+
+/** Checks that each of `terms` is used and explained on the page: a tab stop with a description that names it. */
+async function checkExplained(page, terms) {
   const found = await page.$$eval('dfn.term', (ds) => ds.map((d) => ({ term: d.dataset.term, tab: d.tabIndex, desc: document.getElementById(d.getAttribute('aria-describedby') ?? '')?.textContent ?? '' })));
-  console.log(`${found.length} explained uses: ${TERMS.map((t) => `${t} ×${found.filter((f) => f.term === t).length}`).join(', ')}`);
-  for (const t of TERMS) {
+  console.log(`${found.length} explained uses: ${terms.map((t) => `${t} ×${found.filter((f) => f.term === t).length}`).join(', ')}`);
+  for (const t of terms) {
     const uses = found.filter((f) => f.term === t);
     if (t === 'wasm' && !uses.length) continue; // the page may say WebAssembly instead
     assert.ok(uses.length > 0, `“${t}” appears and is explained`);
@@ -50,6 +52,12 @@ test('every term is explained in the prose where it appears, with a description 
       assert.ok(u.desc.startsWith(`${t}`) && u.desc.length > t.length + 20, `“${t}” has a description: ${u.desc}`);
     }
   }
+}
+
+test('every term is explained in the prose where it appears, with a description and a tooltip by keyboard', async () => {
+  const { page, context, log } = await open({ width: 1280, height: 900 });
+  assert.deepEqual(await bareTerms(page), [], 'terms left unexplained in the prose');
+  await checkExplained(page, TERMS);
   // Keyboard: focus shows the tooltip with the description's text, Escape hides it.
   const first = await page.$('dfn.term[data-term="KiB"]');
   await first.focus();
@@ -78,6 +86,18 @@ test('every term is explained in the prose where it appears, with a description 
   assert.deepEqual(v.filter((x) => x.impact === 'serious' || x.impact === 'critical'), [], SECTIONS.join(', '));
   assert.deepEqual(log.errors, []);
   await context.close();
+});
+
+test('a real model’s X is its LayerNorm’s output: the word is explained there too', async () => {
+  // The attention lab with the page's GPT-2 says what X is for the chosen layer: the LayerNorm of the residual stream.
+  const { page, log, done } = await openPage(env, '?wp=real&c=1#attention');
+  await page.waitForFunction(() => /LayerNorm/.test(document.querySelector('#attention')?.textContent ?? ''), null, { timeout: 120000, polling: 100 });
+  await settle(page);
+  assert.deepEqual(await bareTerms(page), [], 'terms left unexplained in the prose');
+  await checkExplained(page, ['LayerNorm']);
+  assert.ok(await page.$('#attention dfn.term[data-term="LayerNorm"]'), 'in the attention lab');
+  assert.deepEqual(log.errors, []);
+  await done();
 });
 
 test('390 px, touch: tapping a term shows its explanation on screen; tapping elsewhere hides it', async () => {

@@ -1,9 +1,9 @@
-// Words a newcomer may not know (logit, nats, float32, wasm, Web Worker, layer-normed, <unk>, held-out, d_model, KiB) are
-// explained where they appear: each use in the page's prose becomes a dotted-underlined term that is a tab stop;
-// hovering it, focusing it from the keyboard or tapping it shows a short explanation, and screen readers hear the
-// same text as its description. Text the labs write later is covered too (a MutationObserver), so a status line
-// that says "KiB" explains it like the intro does. Tables, formulas, code, controls and links are left alone:
-// a tab stop inside a button or a label would be a control inside a control.
+// Words a newcomer may not know (logit, log-softmax, nats, float32, wasm, Web Worker, layer-normed, LayerNorm, <unk>,
+// held-out, d_model, KiB, optimizer state) are explained where they appear: each use in the page's prose becomes a
+// dotted-underlined term that is a tab stop; hovering it, focusing it from the keyboard or tapping it shows a short
+// explanation, and screen readers hear the same text as its description. Text the labs write later is covered too
+// (a MutationObserver), so a status line that says "KiB" explains it like the intro does. Tables, formulas, code,
+// controls and links are left alone: a tab stop inside a button or a label would be a control inside a control.
 import { el } from './dom';
 
 const TERMS: Record<string, string> = {
@@ -18,10 +18,13 @@ const TERMS: Record<string, string> = {
   'held-out': 'held-out: kept out of training and used only to measure the model, so its score shows what the model learned rather than what it memorised.',
   d_model: 'd_model: the model’s width, how many numbers make up each token’s vector.',
   KiB: 'KiB (kibibyte): 1,024 bytes.',
+  LayerNorm: 'LayerNorm (layer normalization): shifts each token’s vector to mean 0 and scales it to spread 1, then applies a learned scale and shift. GPT-2 does this before every attention and feed-forward layer.',
+  'optimizer state': 'optimizer state: what training keeps besides the weights and their gradients. The engine trains with AdamW, which keeps two running averages for every parameter (of its gradient and of its gradient squared).',
+  'log-softmax': 'log-softmax: the logarithm of softmax, computed as xᵢ − m − ln Σⱼ e^(xⱼ − m) without forming the probabilities. It stays finite where a probability rounds to 0, so losses are computed from it.',
 };
 
 // Longest first, so "Web Workers" is one term; "wasm" only as a word of its own (not the backend name "wasm-simd").
-const PATTERN = /\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
+const PATTERN = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
 const SKIP = 'script, style, textarea, input, select, option, button, label, a, summary, table, svg, code, pre, .katex, .term, [aria-hidden="true"], .term-tip, .section-nav';
 
 // A plural ("Web Workers", "logits") is explained under its singular.

@@ -44,6 +44,29 @@ function update(box: HTMLElement): void {
 
 export function keyboardScrollable(root: HTMLElement): void {
   const watched = new WeakSet<Element>();
+  // Boxes to measure when the page is idle. Below the screen content-visibility leaves a step unlaid-out, so its
+  // boxes get no ResizeObserver entry and would become regions only once seen; a tab stop, and a screen reader's
+  // list of regions, must not wait for that. Reading a box's scrollWidth lays out its step (once, off the screen's
+  // critical path). root[data-overflow-pending] is set while boxes wait.
+  const pending = new Set<HTMLElement>();
+  let queued = false;
+  const idle = (run: (d?: IdleDeadline) => void) => ('requestIdleCallback' in window ? requestIdleCallback(run, { timeout: 1000 }) : setTimeout(run, 50));
+  const measure = (d?: IdleDeadline) => {
+    queued = false;
+    for (const box of pending) {
+      pending.delete(box);
+      if (box.isConnected) update(box);
+      if (d && d.timeRemaining() <= 0 && !d.didTimeout) break;
+    }
+    if (pending.size) later();
+    else delete root.dataset.overflowPending;
+  };
+  const later = (box?: HTMLElement) => {
+    if (box) pending.add(box);
+    root.dataset.overflowPending = '';
+    if (!queued) { queued = true; idle(measure); }
+  };
+  const all = () => root.querySelectorAll<HTMLElement>(SELECTOR).forEach((b) => later(b));
   const resize = new ResizeObserver((entries) => {
     for (const e of entries) {
       const box = e.target.matches(SELECTOR) ? e.target : e.target.parentElement?.closest(SELECTOR);
@@ -56,12 +79,14 @@ export function keyboardScrollable(root: HTMLElement): void {
     for (const e of entries) if (e.isIntersecting && e.target instanceof HTMLElement) update(e.target);
   });
   const watch = (box: Element) => {
+    if (!(box instanceof HTMLElement)) return;
+    later(box); // new, or new content (a table drawn again): measured, here or off screen
     if (watched.has(box)) return;
     watched.add(box);
     resize.observe(box);
     seen.observe(box);
     if (box.firstElementChild) resize.observe(box.firstElementChild);
-    box.addEventListener('scroll', () => edges(box as HTMLElement), { passive: true });
+    box.addEventListener('scroll', () => edges(box), { passive: true });
   };
   root.querySelectorAll(SELECTOR).forEach(watch);
   new MutationObserver((records) => {
@@ -75,4 +100,8 @@ export function keyboardScrollable(root: HTMLElement): void {
       });
     }
   }).observe(root, { childList: true, subtree: true });
+  // Off-screen boxes do not see a new window width (no layout there, so no ResizeObserver entry): measure them
+  // again. Only on a new width: a phone's toolbar sliding away changes the height alone.
+  let width = window.innerWidth;
+  window.addEventListener('resize', () => { if (window.innerWidth !== width) { width = window.innerWidth; all(); } });
 }

@@ -14,8 +14,9 @@ import {
 } from '../../model/cost';
 import { COLOURS } from './cost-palette';
 
-const digits = (v: bigint) => v.toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
-const texDigits = (v: bigint) => v.toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\\,');
+// Thousands with a comma, as the rest of the page writes its counts; in TeX a comma in braces, so no space follows it.
+const digits = (v: bigint) => v.toLocaleString('en');
+const texDigits = (v: bigint) => v.toLocaleString('en').replaceAll(',', '{,}');
 
 
 // The calculator's inputs live in the app state (URL parameters cn, cd, ch, cl, cb), so a link or a saved state
@@ -133,7 +134,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
       el('tr', { 'data-row': id }, el('th', { scope: 'row', text: label }), cell(a, 'naive'), cell(s, 'stream'));
     clear(memTable);
     memTable.append(
-      el('caption', { text: `n = ${n}, d = ${d} (each head ${r.headDim} wide), ${cur.heads} heads, ${cur.layers} layers, ${b} byte${b > 1 ? 's' : ''} per number; 1 KB = 1000 bytes` }),
+      el('caption', { text: `n = ${n}, d = ${d} (each head ${r.headDim} wide), ${cur.heads} heads, ${cur.layers} layers, ${b} byte${b > 1 ? 's' : ''} per number; 1 KB = 1,000 bytes` }),
       el('thead', {}, el('tr', {}, el('td'),
         el('th', { scope: 'col', text: 'materialized (n × n)' }), el('th', { scope: 'col', text: 'streaming (online softmax)' }))),
       el('tbody', {},

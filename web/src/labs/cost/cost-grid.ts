@@ -9,9 +9,9 @@ import { select } from 'd3';
 const BOX = 256; // the square at its largest, in SVG units
 const PAD = 30;
 const CELL = 4; // units per token while the grid still fits
-const MAX_POW = 17; // the slider goes to 2¹⁷ = 131 072 tokens
+const MAX_POW = 17; // the slider goes to 2¹⁷ = 131,072 tokens
 
-const grouped = (v: bigint) => v.toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
+const grouped = (v: bigint) => v.toLocaleString('en'); // a comma for thousands, as the page's other counts
 
 export function mountGrid(section: HTMLElement, store: Store): void {
   const slider = el('input', { type: 'range', min: 1, max: MAX_POW, step: 1, id: 'cost-grid-n', 'data-control': 'cost-grid-n' });

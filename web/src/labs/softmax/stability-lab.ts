@@ -54,6 +54,7 @@ export const stabilityLab: Lab = {
       editor.root,
       el('div', { class: 'table-scroll' }, table),
       verdict,
+      el('p', { class: 'help', text: 'The last column is the log-softmax, ln pᵢ computed as (xᵢ − m) − ln Σⱼ e^(xⱼ − m) without forming pᵢ, so it stays finite where a weight rounds to 0: with one huge [1000, 0] the second weight is 0 (ln 0 = −∞) and its entry there −1000.' }),
       el('h3', { text: 'A fully masked row' }),
       el('p', { class: 'help', text: 'With a causal or padding mask, a query can end up with every key masked: all its logits are −∞. Naively e^(−∞) = 0 for every key and 0/0 = NaN. The engine returns weights of 0 and an output row of zeros instead (a query that sees nothing gets nothing), so one empty row cannot poison the rest of the batch.' }),
       el('div', { class: 'table-scroll' }, masked),
