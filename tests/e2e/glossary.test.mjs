@@ -1,5 +1,5 @@
 // Words a newcomer may not know are explained where they appear: logit, log-softmax, nats, float32, wasm/WebAssembly,
-// Web Worker, layer-normed, LayerNorm, <unk>, held-out, d_model, KiB, optimizer state. Each use in the page's prose
+// Web Worker, layer-normed, LayerNorm, RMSNorm, <unk>, held-out, d_model, KiB, optimizer state. Each use in the page's prose
 // is a term that is a tab stop, whose description (aria-describedby) explains it, and whose tooltip shows on hover,
 // keyboard focus and touch. axe on the sections that carry them.
 import { test, before, after } from 'node:test';
@@ -11,7 +11,7 @@ import { setup, openPage, settle } from './helpers.mjs';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const TERMS = ['logit', 'log-softmax', 'nats', 'float32', 'wasm', 'WebAssembly', 'Web Worker', 'layer-normed', '<unk>', 'held-out', 'd_model', 'KiB', 'optimizer state'];
 // The same words as they occur in text ("Web Workers" too; "wasm" not as part of the backend name "wasm-simd").
-const IN_TEXT = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
+const IN_TEXT = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\bRMSNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/;
 
 let env;
 before(async () => { env = await setup(); });

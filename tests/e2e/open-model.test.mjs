@@ -306,6 +306,9 @@ test('from the Hub: the size first, then the download with progress; cancel and 
   assert.match(await fact(page, 'layers'), /^2 × 4, d_model 40$/);
   await stillWorks(page, 'tiny-llama');
   assert.equal(storage.log.filter((r) => r === 'GET xet-bridge-us/attnlab-test/tiny-llama/model-00001-of-00003.safetensors').length, 1, 'the first shard was kept from the cancelled download');
+  // On the opened model the attention lab says what X is for a Llama: its RMSNorm's output, a word the glossary explains.
+  await page.click('#attention [data-control="preset-real"]');
+  await page.waitForSelector('#attention dfn.term[data-term="RMSNorm"]', { state: 'attached' });
 
   const requests = hub.log.length + storage.log.length;
   await page.reload();

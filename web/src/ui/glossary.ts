@@ -1,5 +1,5 @@
-// Words a newcomer may not know (logit, log-softmax, nats, float32, wasm, Web Worker, layer-normed, LayerNorm, <unk>,
-// held-out, d_model, KiB, optimizer state) are explained where they appear: each use in the page's prose becomes a
+// Words a newcomer may not know (logit, log-softmax, nats, float32, wasm, Web Worker, layer-normed, LayerNorm, RMSNorm,
+// <unk>, held-out, d_model, KiB, optimizer state) are explained where they appear: each use in the page's prose becomes a
 // dotted-underlined term that is a tab stop; hovering it, focusing it from the keyboard or tapping it shows a short
 // explanation, and screen readers hear the same text as its description. Text the labs write later is covered too
 // (a MutationObserver), so a status line that says "KiB" explains it like the intro does. Tables, formulas, code,
@@ -19,12 +19,13 @@ const TERMS: Record<string, string> = {
   d_model: 'd_model: the model’s width, how many numbers make up each token’s vector.',
   KiB: 'KiB (kibibyte): 1,024 bytes.',
   LayerNorm: 'LayerNorm (layer normalization): shifts each token’s vector to mean 0 and scales it to spread 1, then applies a learned scale and shift. GPT-2 does this before every attention and feed-forward layer.',
+  RMSNorm: 'RMSNorm (root-mean-square normalization): scales each token’s vector so that the mean of its squares is 1, then applies a learned scale. Unlike LayerNorm it neither subtracts the mean nor adds a shift. Llama-family models do this before every attention and feed-forward layer.',
   'optimizer state': 'optimizer state: what training keeps besides the weights and their gradients. The engine trains with AdamW, which keeps two running averages for every parameter (of its gradient and of its gradient squared).',
   'log-softmax': 'log-softmax: the logarithm of softmax, computed as xᵢ − m − ln Σⱼ e^(xⱼ − m) without forming the probabilities. It stays finite where a probability rounds to 0, so losses are computed from it.',
 };
 
 // Longest first, so "Web Workers" is one term; "wasm" only as a word of its own (not the backend name "wasm-simd").
-const PATTERN = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
+const PATTERN = /\blog-softmax\b|\blogits?\b|<unk>|\bWeb Workers?\b|\blayer-normed\b|\bLayerNorm\b|\bRMSNorm\b|\boptimizer state\b|\bheld-out\b|\bd_model\b|\bWebAssembly\b|\bfloat32\b|\bwasm\b(?!-)|\bnats\b|\bKiB\b/g;
 const SKIP = 'script, style, textarea, input, select, option, button, label, a, summary, table, svg, code, pre, .katex, .term, [aria-hidden="true"], .term-tip, .section-nav';
 
 // A plural ("Web Workers", "logits") is explained under its singular.
