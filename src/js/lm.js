@@ -77,17 +77,19 @@ async function loadTokenizer(fn, module, files, check) {
 // would read "Once upon a timethere". A character whose bytes span tokens comes whole, in one piece: the U+FFFD its
 // first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left). A
 // token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
-// text and adds none, as Hugging Face's decode skips it. decode(generated) → the generated text so far; piece(last)
-// → the text not yet given out.
+// text and adds none, as Hugging Face's decode skips it. add(token) → the generated text so far; piece(last) → the
+// text not yet given out.
 const CONTEXT_TOKENS = 4;
 function generatedText(tokenizer, prompt) {
   const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
   // (a character the prompt's last bytes began is the generated tokens' to complete)
   const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
+  const ids = context.filter((id) => id < tokenizer.vocabSize);  // the context, then the tokens that have text
   let text = '', given = 0;
   return {
-    decode(generated) {
-      const all = tokenizer.decode(Int32Array.from([...context, ...generated].filter((id) => id < tokenizer.vocabSize)));
+    add(token) {
+      if (token < tokenizer.vocabSize) ids.push(token);
+      const all = tokenizer.decode(Int32Array.from(ids));
       let from = 0;  // where the context's text ends (a decoder's clean-up may join the two at the seam)
       while (from < before.length && all[from] === before[from]) ++from;
       text = all.slice(from);
@@ -341,12 +343,10 @@ class Model {
     } catch (err) {
       throw this.#stopError(fn, plan, err);
     }
-    const generated = [];
     const text = this.#tokenizer ? generatedText(this.#tokenizer, plan.ids) : null;
     for (let index = 0; ; ++index) {
       const { token, done } = next ? next() : await workerStep(index === 0);
-      generated.push(token);
-      const soFar = text?.decode(generated) ?? '';
+      const soFar = text?.add(token) ?? '';
       const stopString = plan.stopStrings.length > 0 && plan.stopStrings.some((s) => soFar.includes(s));
       plan.stoppedByString = stopString;
       yield { id: token, index, text: text?.piece(done || stopString), last: done || stopString };
@@ -486,8 +486,8 @@ export function makeLoadModel(m, live) {
     if (opts.exchange !== undefined && opts.exchange !== 'shared' && opts.exchange !== 'message')
       throw new TypeError(`${fn}: exchange must be 'shared' or 'message', got ${describe(opts.exchange)}`);
     const src = source(fn, given, signal);
-    if (threads?.closed())
-      throw new Error(`attnlab: this lab was disposed${threads.pool ? '; its workers are gone' : ''} (loadModel needs a new init())`);
+    const labGone = () => new Error(`attnlab: this lab was disposed${threads.pool ? '; its workers are gone' : ''} (loadModel needs a new init())`);
+    if (threads?.closed()) throw labGone();
     if (count > 1) {
       const { WorkerEngine, workersSink, canShare } = await lmWorkers();
       const exchange = opts.exchange ?? (canShare() ? 'shared' : 'message');
@@ -507,7 +507,7 @@ export function makeLoadModel(m, live) {
       if (threads.closed()) {  // (disposed since the check above: the model would not be among those it ended)
         engine.free();
         tokenizer?.dispose();
-        throw new Error('attnlab: this lab was disposed; its workers are gone (loadModel needs a new init())');
+        throw labGone();
       }
       return place(new Model(engine, tokenizer, live));
     }
