@@ -78,9 +78,9 @@ async function loadTokenizer(fn, module, files, check) {
 // first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left). A
 // token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
 // text and adds none, as Hugging Face's decode skips it. add(token) → the generated text so far; piece(last) → the
-// text not yet given out.
+// text not yet given out. (Exported for bench/generated-text.mjs.)
 const CONTEXT_TOKENS = 4;
-function generatedText(tokenizer, prompt) {
+export function generatedText(tokenizer, prompt) {
   const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
   // (a character the prompt's last bytes began is the generated tokens' to complete)
   const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
