@@ -79,7 +79,7 @@ async function loadTokenizer(fn, module, files, check) {
 // token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
 // text and adds none, as Hugging Face's decode skips it. add(token) → the generated text so far; piece(last) → the
 // text not yet given out; restarts → how often it had to decode every id again (never expected: its test checks).
-// (Exported for that test.)
+// (Exported for that test and bench/generated-text.mjs.)
 const CONTEXT_TOKENS = 4;
 export function generatedText(tokenizer, prompt) {
   const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
