@@ -78,30 +78,91 @@ async function loadTokenizer(fn, module, files, check) {
 // first bytes decode to is held back until the rest arrive (or the generation ends, which gives what is left). A
 // token past the tokenizer's ids (a row the embeddings have beyond them: Qwen2's padding, nanoGPT's 50304) has no
 // text and adds none, as Hugging Face's decode skips it. add(token) → the generated text so far; piece(last) → the
-// text not yet given out.
+// text not yet given out; restarts → how often it had to decode every id again (never expected: its test checks).
+// (Exported for that test and bench/generated-text.mjs.)
 const CONTEXT_TOKENS = 4;
-function generatedText(tokenizer, prompt) {
+export function generatedText(tokenizer, prompt) {
   const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
   // (a character the prompt's last bytes began is the generated tokens' to complete)
-  const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
-  const ids = context.filter((id) => id < tokenizer.vocabSize);  // the context, then the tokens that have text
+  const before = withoutReplacements(tokenizer.decode(context));
+  // the context, then the tokens that have text
+  const decoded = decodedText(tokenizer, context.filter((id) => id < tokenizer.vocabSize));
   let text = '', given = 0;
   return {
     add(token) {
-      if (token < tokenizer.vocabSize) ids.push(token);
-      const all = tokenizer.decode(Int32Array.from(ids));
+      const all = token < tokenizer.vocabSize ? decoded.push(token) : decoded.text;
       let from = 0;  // where the context's text ends (a decoder's clean-up may join the two at the seam)
       while (from < before.length && all[from] === before[from]) ++from;
       text = all.slice(from);
       return text;
     },
+    get restarts() {
+      return decoded.restarts;
+    },
     piece(last) {
-      const ready = last ? text : text.replace(/\uFFFD+$/, '');
+      const ready = last ? text : withoutReplacements(text);
       const piece = ready.slice(given);
       given = Math.max(given, ready.length);
       return piece;
     },
   };
+}
+
+// The text less the U+FFFD it ends with (a regular expression anchored at the end would scan the whole text).
+function withoutReplacements(text) {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0xFFFD) --end;
+  return text.slice(0, end);
+}
+
+// The decode of ids that grow one at a time, equal at every step to decoding them all, which would cost the square of
+// a generation's length (seconds over 4096 tokens). The text is `settled` (the decode of the ids before a cut) then
+// the decode of a window that starts CONTEXT_TOKENS ids before the cut, less the window's text before the cut: those
+// ids give the window's start what a decoder does at a text's start (a space stripped, Metaspace's first mark
+// dropped, a character's bytes begun earlier), so what it adds past the cut is what a whole decode adds. The cut
+// moves only where nothing can join the text before it to the text after (moveCut).
+function decodedText(tokenizer, ids) {
+  const decode = (from, to, raw) => tokenizer.decode(Int32Array.from(ids.slice(from, to)), raw ? { cleanUpTokenizationSpaces: false } : {});
+  let settled = '', start = 0, cut = 0, prefix = '', rawPrefix = '';
+  const state = { text: decode(0), restarts: 0 };
+  state.push = (id) => {
+    ids.push(id);
+    let window = decode(start);
+    if (!window.startsWith(prefix)) {  // (a decoder the cut's rules do not know: back to decoding every id)
+      settled = prefix = rawPrefix = '', start = cut = 0;
+      window = decode(0);
+      state.restarts += 1;
+    }
+    state.text = settled + window.slice(prefix.length);
+    if (ids.length - cut >= 2 * CONTEXT_TOKENS) moveCut();
+    return state.text;
+  };
+  // Moves the cut to the end where the text ends settled, in the whole decode (its part past the old cut) and in the
+  // new window's, both as decoded before the clean-up of spaces.
+  const moveCut = () => {
+    const at = ids.length, from = at - CONTEXT_TOKENS;
+    if (isByteToken(tokenizer, ids[at - 1])) return;
+    const raw = decode(start, at, true);
+    if (!raw.startsWith(rawPrefix) || !settledEnd(raw.slice(rawPrefix.length))) return;
+    const rawWindow = decode(from, at, true);
+    if (!settledEnd(rawWindow)) return;
+    settled = state.text, prefix = decode(from, at), rawPrefix = rawWindow, start = from, cut = at;
+  };
+  return state;
+}
+
+// Whether text decoded without the clean-up of spaces ends where later ids cannot change it: not in a U+FFFD (bytes a
+// later token may complete), and not within 3 characters of a space, where transformers' clean-up could still join it
+// to the text after (" n" + "'t" → "n't"; its patterns are at most 4 characters, each beginning with a space, and it
+// removes only spaces).
+function settledEnd(raw) {
+  return raw.length >= 3 && raw.charCodeAt(raw.length - 1) !== 0xFFFD && !raw.slice(-3).includes(' ');
+}
+
+// A "<0xAB>" token: ByteFallback decodes a run of them together (all U+FFFD when its bytes are not UTF-8), so a later
+// byte may change the text of the ones before it.
+function isByteToken(tokenizer, id) {
+  return /^<0x..>$/.test(tokenizer.tokenOf(id) ?? '');
 }
 
 // Model's method that lab.dispose() calls on the models placed on the lab's workers.
