@@ -82,11 +82,11 @@ async function loadTokenizer(fn, module, files, check) {
 // (Exported for that test and bench/generated-text.mjs.)
 const CONTEXT_TOKENS = 4;
 export function generatedText(tokenizer, prompt) {
-  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS)));
+  // The prompt's last ids that have text (a prompt may hold rows past the tokenizer's, as generated tokens may).
+  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS))).filter((id) => id < tokenizer.vocabSize);
   // (a character the prompt's last bytes began is the generated tokens' to complete)
   const before = withoutReplacements(tokenizer.decode(context));
-  // the context, then the tokens that have text
-  const decoded = decodedText(tokenizer, context.filter((id) => id < tokenizer.vocabSize));
+  const decoded = decodedText(tokenizer, context);  // the context, then the tokens that have text
   let text = '', given = 0;
   return {
     add(token) {

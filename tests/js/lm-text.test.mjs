@@ -34,9 +34,8 @@ const TOKENIZERS = {
 
 // What generatedText stands for: the context and every generated id decoded again at each token.
 function wholeDecodes(tokenizer, prompt) {
-  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - 4)));
-  const before = tokenizer.decode(context).replace(/\uFFFD+$/, '');
-  const ids = context.filter((id) => id < tokenizer.vocabSize);
+  const ids = Array.from(prompt.subarray(Math.max(0, prompt.length - 4))).filter((id) => id < tokenizer.vocabSize);
+  const before = tokenizer.decode(ids).replace(/\uFFFD+$/, '');
   let text = '', given = 0;
   return {
     add(token) {
@@ -62,8 +61,8 @@ const SNIPPETS = ['Hello, world!', ' naïve café', '日本語のテキストで
   'x ' + "' y", ' \u{10FFFF}', '\uFFFD', 'ok .', ' <s>', '<|endoftext|>'];
 
 // One random sequence of `n` ids for `tk`, in chunks: snippets' ids, any ids, bytes (of whole or cut characters, or
-// any byte), special tokens, ids past the tokenizer's (not in a prompt: the model checks those against its own rows).
-function randomIds(tk, r, n, prompt = false) {
+// any byte), special tokens, ids past the tokenizer's (rows a model may have beyond them, in a prompt or generated).
+function randomIds(tk, r, n) {
   const byteIds = Array.from({ length: 256 }, (_, b) => tk.idOf(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`));
   const byteLevel = byteIds[0] === undefined;  // GPT-2: its first 256 ids are the byte alphabet
   const byteId = (b) => (byteLevel ? byteLevelId(tk, b) : byteIds[b]);
@@ -78,7 +77,7 @@ function randomIds(tk, r, n, prompt = false) {
       for (const b of bytes.subarray(0, r.bool(0.8) ? bytes.length : r.int(1, bytes.length - 1))) ids.push(byteId(b));
     } else if (kind < 0.85) for (let k = r.int(1, 3); k > 0; --k) ids.push(byteId(r.int(0, 255)));
     else if (kind < 0.95) ids.push(r.pick(specials));
-    else if (!prompt) ids.push(tk.vocabSize + r.int(0, 20));
+    else ids.push(tk.vocabSize + r.int(0, 20));
   }
   return Int32Array.from(ids.slice(0, n));
 }
@@ -128,12 +127,12 @@ for (const [name, files] of Object.entries(TOKENIZERS)) {
     try {
       // Long generations: the ids decoded grow with the length (a few windows' worth per token).
       for (let k = 0; k < 3; ++k) {
-        const n = 1500, prompt = randomIds(tk, r, r.int(1, 6), true), ids = randomIds(tk, r, n);
+        const n = 1500, prompt = randomIds(tk, r, r.int(1, 6)), ids = randomIds(tk, r, n);
         const decoded = compare(tk, prompt, ids, `${name} long #${k}`);
         assert.ok(decoded < 40 * n, `${name} long #${k}: ${decoded} ids decoded for ${n} tokens`);
       }
       // Short ones end anywhere: the last piece gives what is left.
-      for (let k = 0; k < 60; ++k) compare(tk, randomIds(tk, r, r.int(1, 6), true), randomIds(tk, r, r.int(1, 80)), `${name} short #${k}`);
+      for (let k = 0; k < 60; ++k) compare(tk, randomIds(tk, r, r.int(1, 6)), randomIds(tk, r, r.int(1, 80)), `${name} short #${k}`);
       // English text, as a model would give it.
       const text = readFileSync(`${repo}tests/js/fixtures/tokenizer/kjv.txt`, 'utf8');
       const ids = tk.encode(text, { addSpecialTokens: false });

@@ -126,6 +126,10 @@ test('a generated token past the tokenizer\'s ids adds no text and does not end 
   assert.equal(text, pieces.map(([, piece]) => piece).join(''));
   const known = ids.filter((id) => id < 20);
   assert.equal(model.tokenizer.decode([...prompt, ...known]), `${model.tokenizer.decode(prompt)}${text}`);
+  // A prompt may hold such rows too, at its end among them: they add no text before the generated tokens'.
+  const padded = await model.generate([...prompt, 30, 21], sample);
+  const generated = Array.from(padded.tokens).filter((id) => id < 20);
+  assert.equal(model.tokenizer.decode([...prompt, ...generated]), `${model.tokenizer.decode(prompt)}${padded.text}`);
   model.dispose();
 });
 
