@@ -107,9 +107,10 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
     const v = Number(text);
     return text.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
   };
-  // The last good value is whatever the field last held that passed: typed, or written by the page (a dragged bar, a
-  // preset, a shuffle). Page writes go through this own `value` property, so they are seen whether or not the field
-  // has focus, and no caller has to report them; typing does not call it, and is checked by the input handler.
+  // The last good value is what the field last held that passed, typed or written by the page (a dragged bar, a
+  // preset, a shuffle). Page writes pass through this own `value` setter, so they count without callers reporting
+  // them (a setter of our own could be forgotten) and whether or not the field has focus (a snapshot taken on focus
+  // would miss a write during it). Typing does not call the setter: the input handler checks it.
   let good = String(value);
   const native = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!;
   Object.defineProperty(input, 'value', {
