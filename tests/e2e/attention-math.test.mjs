@@ -137,6 +137,13 @@ test('editing the text, an X cell, a W cell, the preset and d_k recompute correc
   assert.ok(await page.$('table[data-matrix="X"] td.edited'), 'the edited cell is marked');
   const xa = (await readMatrix(page, 'X')).values;
   assert.equal(xa[2][0], xa[8][0], 'both "a" rows share one embedding');
+  // A value the cell refuses is marked, changes nothing, and leaving the cell shows the value in use again.
+  await page.fill(cell, '1e9');
+  assert.equal(await page.getAttribute(cell, 'aria-invalid'), 'true');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue(cell), '-2.5');
+  assert.equal(await page.getAttribute(cell, 'aria-invalid'), null);
+  assert.equal((await readMatrix(page, 'X')).values[6][0], -2.5);
   await checkAgainstReference(page, { causal: false });
 
   // W_K cell, then the asymmetric preset: QKᵀ stops being symmetric.

@@ -146,6 +146,26 @@ test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, prese
   await done();
 });
 
+test('a count out of range, left, shows the last good value again, one a preset wrote; the error goes with it', async () => {
+  const { page, log, done } = await openPage(env, '#cost');
+  // The preset writes n = 131072 into the field from the page's code, not by typing: the field must follow it.
+  await page.click('button[data-control="cost-preset-long"]');
+  const long = { n: 131072, d: 4096, heads: 32, layers: 32, bytes: 2 };
+  await checkCalc(page, long);
+  const field = '#cost input[data-control="cost-n"]';
+  await page.fill(field, '0');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#cost [data-cost="error"]'), /n must be a whole number from 1 to 100,000,000/);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue(field), '131072');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+  assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
+  await checkCalc(page, long);
+  assert.equal(await page.getAttribute('button[data-control="cost-preset-long"]', 'aria-pressed'), 'true');
+  assert.deepEqual(log.errors, []);
+  await done();
+});
+
 test('cost section: large counts grouped with a comma for thousands, as the page’s other counts (no thin spaces)', async () => {
   // “Long context”: n = 131072, so the grid’s n² and the calculator’s bytes and FLOPs run to 11–22 digits.
   const { page, log, done } = await openPage(env, '#cost');

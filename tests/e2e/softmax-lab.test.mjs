@@ -78,6 +78,13 @@ test('dragging a logit bar changes the logit and the probabilities', async () =>
   assert.ok(after[0] < before[0], 'p₁ fell with x₁');
   const ref = softmax64([x1, -1, 2.1]);
   after.forEach((v, i) => assert.ok(Math.abs(v - ref[i]) <= 1e-6 * ref[i] + 1e-9));
+  // The drag wrote x₁ into its field from code: a refused value typed there, left, gives back the dragged x₁, not 4.
+  await page.fill('input[data-control="sm-logit-0"]', '1e9');
+  await page.keyboard.press('Tab');
+  await settle(page);
+  assert.equal(Number(await page.inputValue('input[data-control="sm-logit-0"]')), x1);
+  assert.equal(await page.getAttribute('input[data-control="sm-logit-0"]', 'aria-invalid'), null);
+  assert.deepEqual(await probs(page), after);
   assert.deepEqual(log.errors, []);
   await done();
 });

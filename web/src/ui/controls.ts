@@ -84,16 +84,53 @@ export function markInvalid(input: HTMLElement, bad: boolean): void {
   else input.removeAttribute('aria-invalid');
 }
 
+/**
+ * Puts a good value back into a field that is left holding one the page refused (marked invalid), and clears the
+ * mark: the field then shows the value the page is using.
+ */
+export function restoreIfInvalid(input: HTMLInputElement, good: string): boolean {
+  if (input.getAttribute('aria-invalid') !== 'true') return false;
+  input.value = good;
+  markInvalid(input, false);
+  return true;
+}
+
+/**
+ * A number field that applies only values in [min, max]: one it refuses is marked invalid and changes nothing, and
+ * leaving the field puts the last good value back.
+ */
 export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string }, onChange: (v: number) => void): HTMLInputElement {
   const input = el('input', {
     type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: 'decimal',
   });
-  input.value = String(value);
+  const ok = (text: string) => {
+    const v = Number(text);
+    return text.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
+  };
+  // The last good value is what the field last held that passed, typed or written by the page (a dragged bar, a
+  // preset, a shuffle). Page writes pass through this own `value` setter, so they count without callers reporting
+  // them (a setter of our own could be forgotten) and whether or not the field has focus (a snapshot taken on focus
+  // would miss a write during it). Typing does not call the setter: the input handler checks it.
+  let good = String(value);
+  const native = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!;
+  Object.defineProperty(input, 'value', {
+    configurable: true,
+    get() { return native.get!.call(input); },
+    set(text: string) {
+      native.set!.call(input, text);
+      if (ok(input.value)) { good = input.value; markInvalid(input, false); }
+    },
+  });
+  input.value = good;
   input.addEventListener('input', () => {
-    const v = Number(input.value);
-    const ok = input.value.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
-    markInvalid(input, !ok);
-    if (ok) onChange(v);
+    const accepted = ok(input.value);
+    markInvalid(input, !accepted);
+    if (accepted) { good = input.value; onChange(Number(input.value)); }
+  });
+  // Left holding a refused value: put the good one back as if it had been typed, so callers clear their messages
+  // the way they do for any good value (onChange hears a value the page already uses).
+  input.addEventListener('blur', () => {
+    if (restoreIfInvalid(input, good)) input.dispatchEvent(new Event('input', { bubbles: true }));
   });
   return input;
 }
@@ -109,8 +146,7 @@ export function randomDraw(label: string, value: number, onChange: (v: number) =
   const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
   shuffle.addEventListener('click', () => {
     const next = (Math.round(Number(input.value) || 0) + 1) % 1000000;
-    input.value = String(next);
-    input.removeAttribute('aria-invalid');
+    input.value = String(next); // a good value: clears a mark the field had
     onChange(next);
   });
   const id = nextId('draw');

@@ -5,6 +5,7 @@ import { el, clear } from './dom';
 import { exact, fmt } from './format';
 import { makeScale, type Palette } from './palette';
 import { legend } from './legend';
+import { markInvalid, restoreIfInvalid } from './controls';
 import { matrixExportBar, type ExportBar } from './export';
 
 export interface MatrixSpec {
@@ -59,13 +60,11 @@ export class MatrixTable {
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));
     this.table.addEventListener('focusin', (e) => this.onFocus(e));
-    // Leaving a cell with a half-typed or invalid number puts the current value back.
+    // Leaving a cell with a half-typed or invalid number puts the current value back. Cells are text fields, not
+    // numberInputs (the arrow keys read the caret, which a number field does not expose), so the table does this.
     this.table.addEventListener('focusout', (e) => {
       const t = e.target;
-      if (t instanceof HTMLInputElement && t.getAttribute('aria-invalid') === 'true') {
-        t.value = fmt(Number(t.dataset.value), this.spec?.digits ?? 3);
-        t.removeAttribute('aria-invalid');
-      }
+      if (t instanceof HTMLInputElement) restoreIfInvalid(t, fmt(Number(t.dataset.value), this.spec?.digits ?? 3));
     });
     this.update(spec);
   }
@@ -165,7 +164,7 @@ export class MatrixTable {
           cell.setAttribute('data-value', exact(v));
           if (active !== cell) {
             cell.value = text;
-            cell.removeAttribute('aria-invalid');
+            markInvalid(cell, false);
           }
         } else if (cell.firstChild instanceof Text) {
           if (cell.firstChild.data !== text) cell.firstChild.data = text;
@@ -229,10 +228,10 @@ export class MatrixTable {
     const v = Number(text);
     // Half-typed numbers ("-", "1e") are left alone; a finite value in range recomputes at once.
     if (!NUMBER.test(text) || !Number.isFinite(v) || Math.abs(v) > 1000) {
-      input.setAttribute('aria-invalid', 'true');
+      markInvalid(input, true);
       return;
     }
-    input.removeAttribute('aria-invalid');
+    markInvalid(input, false);
     spec.onEdit(Math.floor(i / spec.cols), i % spec.cols, v);
   }
 }

@@ -59,7 +59,8 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     },
   })));
 
-  // numberInput leaves out-of-range values unreported (it only marks them aria-invalid): say why here.
+  // numberInput leaves out-of-range values unreported (it only marks them aria-invalid, and puts the last good value
+  // back when the field is left, which clears this line through render): say why here.
   for (const [key, input] of Object.entries(inputs) as [keyof typeof inputs, HTMLInputElement][]) {
     input.addEventListener('input', () => {
       if (!input.hasAttribute('aria-invalid')) return;
@@ -191,8 +192,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
 
   function showInputs(): void {
     inputs.n.value = String(cur.n); inputs.d.value = String(cur.d);
-    inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers);
-    for (const i of Object.values(inputs)) i.removeAttribute('aria-invalid');
+    inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers); // a good value written clears a mark
     bytes.value = String(cur.bytes);
   }
   // A loaded state file changes the inputs from outside: follow it.

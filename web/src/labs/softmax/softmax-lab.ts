@@ -7,7 +7,7 @@ import { LIMITS } from '../../state/params';
 import { SOFTMAX_LIMITS } from './state';
 import { el, clear, binIcon } from '../../ui/dom';
 import { BarChart } from '../../ui/bars';
-import { buttonGroup, logSlider, formatTemp, markInvalid, numberInput } from '../../ui/controls';
+import { buttonGroup, logSlider, formatTemp, numberInput } from '../../ui/controls';
 import { tex } from '../../ui/katex';
 import { disclosure } from '../../ui/disclosure';
 import { fmt, fmtProb, exact, sub } from '../../ui/format';
@@ -85,13 +85,12 @@ export const softmaxLab: Lab = {
           const { abs } = SOFTMAX_LIMITS.logits;
           const input = numberInput(xs[i], { min: -abs, max: abs, name: `sm-logit-${i}`, label: `logit ${i + 1}` },
             (v) => store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) }));
-          // numberInput marks a value it refuses and keeps the last good one: say so here, and put that one back when
-          // the field is left (as a matrix cell does).
-          const bad = () => input.getAttribute('aria-invalid') === 'true';
+          // numberInput marks a value it refuses, keeps the last good one and puts it back when the field is left (an
+          // input event, which empties this note): say why here, and what the lab keeps meanwhile.
           input.addEventListener('input', () => {
-            badNote.textContent = bad() ? `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i], 3)} until it is.` : '';
+            const bad = input.getAttribute('aria-invalid') === 'true';
+            badNote.textContent = bad ? `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i], 3)} until it is.` : '';
           });
-          input.addEventListener('blur', () => { if (bad()) { input.value = String(store.state.logits[i]); markInvalid(input, false); badNote.textContent = ''; } });
           const rm = el('button', { type: 'button', class: 'remove-btn', 'aria-label': `remove logit ${i + 1}`, title: `remove x${sub(i + 1)}` }, binIcon());
           rm.disabled = xs.length <= SOFTMAX_LIMITS.logits.min;
           rm.addEventListener('click', () => {
