@@ -162,6 +162,14 @@ test('a count out of range, left, shows the last good value again, one a preset 
   assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
   await checkCalc(page, long);
   assert.equal(await page.getAttribute('button[data-control="cost-preset-long"]', 'aria-pressed'), 'true');
+  // A count is whole: 2.5 is refused like 0, and neither the numbers nor the address take it.
+  await page.fill(field, '2.5');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#cost [data-cost="error"]'), /n must be a whole number/);
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue(field), '131072');
+  await checkCalc(page, long);
+  assert.doesNotMatch(page.url(), /2\.5/);
   assert.deepEqual(log.errors, []);
   await done();
 });

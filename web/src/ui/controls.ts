@@ -96,16 +96,18 @@ export function restoreIfInvalid(input: HTMLInputElement, good: string): boolean
 }
 
 /**
- * A number field that applies only values in [min, max]: one it refuses is marked invalid and changes nothing, and
- * leaving the field puts the last good value back.
+ * A number field that applies only values in [min, max] on its step: one it refuses is marked invalid and changes
+ * nothing, and leaving the field puts the last good value back.
  */
 export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string }, onChange: (v: number) => void): HTMLInputElement {
   const input = el('input', {
     type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: 'decimal',
   });
+  // A step is kept as the browser's step rule keeps it (min + k·step): a step of 1 takes whole numbers only.
+  const onStep = (v: number) => opts.step === undefined || Number.isInteger((v - (opts.min ?? 0)) / opts.step);
   const ok = (text: string) => {
     const v = Number(text);
-    return text.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max);
+    return text.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max) && onStep(v);
   };
   // The last good value is what the field last held that passed, typed or written by the page (a dragged bar, a
   // preset, a shuffle). Page writes pass through this own `value` setter, so they count without callers reporting
