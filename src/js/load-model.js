@@ -134,8 +134,10 @@ function urlSource(fn, base, signal) {
         await response.body?.cancel();
         throw new Error(`${fn}: ${url} answered with a web page (Content-Type text/html), not the file: the server does not have it (a dev server answers a missing file with its index page)`);
       }
-      const length = Number(response.headers.get('Content-Length'));
-      const size = response.headers.get('Content-Encoding') || !(length >= 0) ? undefined : length;
+      // No Content-Length (a chunked response) is an unknown size, not 0 (Number(null) is 0); nor is one that is
+      // the compressed size (Content-Encoding), nor one that is not a plain count of bytes.
+      const header = response.headers.get('Content-Length')?.trim();
+      const size = response.headers.get('Content-Encoding') || !/^\d+$/.test(header ?? '') ? undefined : Number(header);
       return {
         size,
         async *chunks() {

@@ -697,7 +697,8 @@ def write_small(out, dtype='F16'):
 
 
 def main():
-    if len(sys.argv) < 2:
+    # No folder, or an option where the folder goes (--help): the usage, not a folder named after the option.
+    if len(sys.argv) < 2 or sys.argv[1].startswith('-'):
         raise SystemExit(__doc__)
     out = sys.argv[1]
     if '--small' in sys.argv[2:]:
