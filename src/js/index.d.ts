@@ -1134,7 +1134,9 @@ export interface GenerateResult {
   /**
    * Their text as it continues the prompt's, when the model has a tokenizer: the prompt's text followed by it is the
    * text of the prompt and the tokens decoded together. (`tokenizer.decode(tokens)` alone may differ at the start: a
-   * SentencePiece-style decoder, Llama 2's, drops the space a text begins with.)
+   * SentencePiece-style decoder, Llama 2's, drops the space a text begins with.) A prompt that ends inside a character
+   * (the first of its UTF-8 bytes, the rest to come) gives that character to this text: decoded alone, such a prompt
+   * ends in U+FFFD, which this text replaces with the whole character, or repeats if the tokens never complete it.
    */
   text?: string;
   /** Why it ended: a stop token or string, or maxTokens. */
@@ -1197,7 +1199,9 @@ export interface Model {
     options: ModelGenerateOptions & { onToken?: (token: GeneratedToken) => void }): Promise<GenerateResult>;
   /**
    * {@link Model.generate} as an async iterator: `for await (const t of model.stream(prompt, { maxTokens: 20 }))`.
-   * The options are checked when it is called; leaving the loop early ends the generation.
+   * The prompt's and the options' types are checked when it is called (a TypeError then); their values (ids against
+   * the vocabulary, maxTokens against the context, the sampling ranges) by the engine when the generation starts, at
+   * the first step (a RangeError from the first `next()`), as on workers. Leaving the loop early ends the generation.
    */
   stream(prompt: TokenIds | string, options: ModelGenerateOptions): AsyncGenerator<GeneratedToken, void, void>;
   /**

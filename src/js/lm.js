@@ -421,7 +421,7 @@ class Model {
 
   /**
    * Tokens one at a time as an async iterator: `for await (const t of model.stream(prompt, { maxTokens }))`.
-   * The options are checked now; the prompt runs through the model at the first step.
+   * Types are checked now; values by the engine at the first step, where the prompt runs through the model.
    */
   stream(prompt, opts) {
     const fn = 'Model.stream';

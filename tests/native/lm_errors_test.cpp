@@ -146,6 +146,9 @@ TEST_CASE("lm errors: config.json", "[lm][errors]") {
   // A model the memory cannot hold is refused from config.json alone, before anything is allocated.
   expect(with(replace(good.config, "\"vocab_size\": 50", "\"vocab_size\": 80000000")), "config.json",
          "more than the 2048 MiB of memory the engine can use");
+  // GPT-2's positions are float32 vectors: 10⁸ × 16 of them, 6.4 GB, counted as such.
+  expect(with(replace(good.config, "\"n_positions\": 48", "\"n_positions\": 100000000")), "config.json",
+         "needs at least 6104 MiB for its weights (1600 million of them, the matrices at 16 bits)");
 
   const Folder llama = folder("llama-tied-bf16");
   auto llama_with = [&](const std::string& config) {
@@ -155,7 +158,9 @@ TEST_CASE("lm errors: config.json", "[lm][errors]") {
   };
   REQUIRE(load(llama).ok());
   expect(llama_with(replace(llama.config, "\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}")),
-         "config.json", "rope_scaling = { type: \"llama3\", … } is not supported");
+         "config.json", "rope_scaling = { rope_type: \"llama3\", … } is not supported");
+  expect(llama_with(replace(llama.config, "\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}")),
+         "config.json", "rope_scaling = { type: \"linear\", … } is not supported");
   expect(llama_with(replace(llama.config, "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")), "config.json",
          "num_key_value_heads = 3 must divide num_attention_heads = 4");
   expect(llama_with(replace(llama.config, "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"")), "config.json",
@@ -271,6 +276,7 @@ TEST_CASE("lm errors: calls on a loaded model, which keeps working", "[lm][error
   lm::Sampling greedy;
   expect(m->begin({}, 4, greedy, {}), "prompt", "prompt must hold at least one token id");
   expect(m->begin(ids, 46, greedy, {}), "maxTokens", "the prompt's 3 tokens and maxTokens = 46 make 49 positions, past the model's context of 48");
+  expect(m->begin(std::vector<std::int32_t>{3}, 48, greedy, {}), "maxTokens", "the prompt's 1 token and maxTokens = 48 make 49 positions");
   expect(m->begin(ids, 0, greedy, {}), "maxTokens", "maxTokens must be at least 1");
   lm::Sampling bad = greedy;
   bad.temperature = -1;

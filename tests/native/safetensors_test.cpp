@@ -10,6 +10,7 @@
 #include "model/gpt.h"
 #include "model/json.h"
 #include "model/safetensors.h"
+#include "model/safetensors_header.h"
 #include "testing.h"
 
 namespace m = attnlab::model;
@@ -228,6 +229,19 @@ TEST_CASE("safetensors: hostile and broken files are range errors naming bytes",
   Bytes longer = data;
   longer.push_back(0), longer.push_back(0), longer.push_back(0), longer.push_back(0);
   expect_bad(file(h, longer), "bytes no tensor covers");
+  // A tensor's bytes moved on by 4: the 4 before it are in none (its neighbours named), the 4 after in two.
+  expect_bad(file(swap("\"data_offsets\":[0,112]", "\"data_offsets\":[4,116]"), data), "the data's bytes 0 to 4, before ");
+  {
+    m::Header two;
+    two.entries = {{"a", "F32", {2}, 0, 8}, {"b", "F32", {2}, 4, 12}, {"c", "F32", {1}, 16, 20}};
+    std::string reason;
+    const auto width = [](const std::string&) -> std::size_t { return 4; };
+    CHECK_FALSE(m::check_offsets(two, 20, width, "F32", reason));
+    CHECK(reason == "\"a\" (bytes 0 to 8) and \"b\" (bytes 4 to 12) overlap in the data");
+    two.entries[1] = {"b", "F32", {2}, 8, 16}, two.entries[2] = {"c", "F32", {1}, 20, 24};
+    CHECK_FALSE(m::check_offsets(two, 24, width, "F32", reason));
+    CHECK(reason == "the data's bytes 16 to 20, between \"b\" and \"c\", are in no tensor (is one missing from the header?)");
+  }
   expect_bad(file(swap("\"shape\":[7,4]", "\"shape\":[7,5]"), data), "bytes but its dtype and shape need");
   expect_bad(file(swap("\"shape\":[5,4]", "\"shape\":[4,5]"), data), "has shape [4,5], the config needs [5,4]");
   expect_bad(file(swap("\"data_offsets\":[0,112]", "\"data_offsets\":[112,0]"), data), "begin <= end");

@@ -244,11 +244,12 @@ Status parse_llama(const Fields& f, const Value& root, LmConfig& c) {
   // Rotary embeddings: rope_theta, or transformers' newer rope_parameters {rope_type, rope_theta}; no scaling.
   if (auto s = f.positive("rope_theta", c.rope_theta, 10000.0); !s.ok()) return s;
   if (const Value* scaling = f.get("rope_scaling")) {
-    const Value* kind = scaling->type == Type::object ? scaling->find("rope_type") : nullptr;
-    if (!kind && scaling->type == Type::object) kind = scaling->find("type");
+    const char* key = "rope_type";  // (transformers' name; older configs say "type")
+    const Value* kind = scaling->type == Type::object ? scaling->find(key) : nullptr;
+    if (!kind && scaling->type == Type::object) kind = scaling->find(key = "type");
     if (!(kind && kind->type == Type::string && kind->string == "default"))
       return detail::range_errorf(kConfig, "config.json: rope_scaling = %s is not supported (rotary embeddings without scaling only: null)",
-                                  kind ? detail::format("{ type: %s, … }", shown(*kind).c_str()).c_str() : shown(*scaling).c_str());
+                                  kind ? detail::format("{ %s: %s, … }", key, shown(*kind).c_str()).c_str() : shown(*scaling).c_str());
   }
   if (const Value* params = f.get("rope_parameters")) {
     const Value* kind = params->type == Type::object ? params->find("rope_type") : nullptr;

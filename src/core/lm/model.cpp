@@ -396,8 +396,8 @@ Status LmModel::check_begin(std::size_t prompt, std::size_t max_tokens, const Sa
   if (prompt == 0) return check_ids({}, "prompt");
   if (max_tokens < 1) return Status::range_error("maxTokens", "maxTokens must be at least 1, got 0");
   if (prompt > c.context || max_tokens > c.context - prompt)
-    return detail::range_errorf("maxTokens", "the prompt's %zu tokens and maxTokens = %zu make %zu positions, past the model's context of %zu "
-                                "(config.json %s)", prompt, max_tokens, prompt + max_tokens, c.context,
+    return detail::range_errorf("maxTokens", "the prompt's %zu token%s and maxTokens = %zu make %zu positions, past the model's context of %zu "
+                                "(config.json %s)", prompt, prompt == 1 ? "" : "s", max_tokens, prompt + max_tokens, c.context,
                                 c.family == Family::gpt2 ? "n_positions" : "max_position_embeddings");
   if (!(std::isfinite(o.temperature) && o.temperature >= 0.0f))
     return detail::range_errorf("temperature", "temperature must be finite and >= 0 (0: greedy), got %s", detail::fmt(o.temperature).c_str());

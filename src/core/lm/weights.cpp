@@ -234,7 +234,12 @@ double WeightSet::planned_bytes(double b) const noexcept {
   return total;
 }
 
-double WeightSet::weight_bytes(const LmConfig& c, double b) noexcept {
+namespace {
+// A model's weights: the matrices' count and the vectors' (norms, biases, GPT-2's positions), which stay float32.
+struct WeightCounts {
+  double matrices, vectors;
+};
+WeightCounts weight_counts(const LmConfig& c) noexcept {
   const double d = double(c.d_model), f = double(c.ffn), L = double(c.layers), V = double(c.vocab);
   double matrices = V * d * (c.tied ? 1 : 2), vectors = d;
   if (c.family == Family::gpt2) {
@@ -245,7 +250,18 @@ double WeightSet::weight_bytes(const LmConfig& c, double b) noexcept {
     matrices += L * (d * q + 2 * d * kv + q * d + 3 * d * f);
     vectors += L * 2 * d + (c.qkv_bias ? L * (q + 2 * kv) : 0) + (c.o_bias ? L * d : 0) + (c.mlp_bias ? L * (2 * f + d) : 0);
   }
-  return matrices * b + vectors * 4;
+  return {matrices, vectors};
+}
+}  // namespace
+
+double WeightSet::weight_bytes(const LmConfig& c, double b) noexcept {
+  const WeightCounts n = weight_counts(c);
+  return n.matrices * b + n.vectors * 4;
+}
+
+double WeightSet::weight_count(const LmConfig& c) noexcept {
+  const WeightCounts n = weight_counts(c);
+  return n.matrices + n.vectors;
 }
 
 }  // namespace attnlab::lm

@@ -137,6 +137,8 @@ class WeightSet {
   Status seal(Slot& s, const std::string& file);
   // Parameters and bytes a config's tensors need at `bytes_per_weight` for matrices (float32 for vectors).
   static double weight_bytes(const LmConfig& c, double bytes_per_weight) noexcept;
+  // How many weights that is (matrices and vectors).
+  static double weight_count(const LmConfig& c) noexcept;
   // The same for this plan's slices (the whole model's for a whole plan), matrices in panels of 8 rows.
   double planned_bytes(double bytes_per_weight) const noexcept;
 

@@ -63,7 +63,12 @@ std::uint64_t data_size(const Header& h) noexcept {
 
 bool check_offsets(const Header& h, std::uint64_t data_size, std::size_t (*width_of)(const std::string&),
                    const char* supported, std::string& reason) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  struct Span {
+    std::uint64_t begin, end;
+    const HeaderEntry* entry;
+    bool operator<(const Span& o) const noexcept { return begin != o.begin ? begin < o.begin : end < o.end; }
+  };
+  std::vector<Span> spans;
   for (const HeaderEntry& e : h.entries) {
     const std::uint64_t width = width_of(e.dtype);
     const std::string name = quoted_key(e.name);
@@ -76,13 +81,26 @@ bool check_offsets(const Header& h, std::uint64_t data_size, std::size_t (*width
       return reason = detail::format("%s spans %llu bytes but its dtype and shape need %llu", name.c_str(),
                                      (unsigned long long)(e.end - e.begin), (unsigned long long)(count * width)),
              false;
-    if (e.end > e.begin) spans.emplace_back(e.begin, e.end);
+    if (e.end > e.begin) spans.push_back({e.begin, e.end, &e});
   }
   std::sort(spans.begin(), spans.end());
   std::uint64_t covered = 0;
-  for (const auto& [b, e] : spans) {
-    if (b != covered) return reason = b < covered ? "two tensors overlap in the data" : "the data has a hole between tensors", false;
-    covered = e;
+  const Span* before = nullptr;
+  for (const Span& span : spans) {
+    const auto at = [](std::uint64_t b) { return static_cast<unsigned long long>(b); };
+    if (span.begin < covered)
+      return reason = detail::format("%s (bytes %llu to %llu) and %s (bytes %llu to %llu) overlap in the data",
+                                     quoted_key(before->entry->name).c_str(), at(before->begin), at(before->end),
+                                     quoted_key(span.entry->name).c_str(), at(span.begin), at(span.end)),
+             false;
+    // (a hole is most often a tensor taken out of the header: its neighbours say where)
+    if (span.begin > covered)
+      return reason = detail::format("the data's bytes %llu to %llu, %s, are in no tensor (is one missing from the header?)",
+                                     at(covered), at(span.begin),
+                                     (before ? "between " + quoted_key(before->entry->name) + " and " + quoted_key(span.entry->name)
+                                             : "before " + quoted_key(span.entry->name)).c_str()),
+             false;
+    covered = span.end, before = &span;
   }
   if (covered != data_size)
     return reason = detail::format("the data has %llu bytes no tensor covers", (unsigned long long)(data_size - covered)), false;
