@@ -75,15 +75,18 @@ function buildNav(): void {
   bar.insertBefore(scroller, navList);
   scroller.appendChild(navList);
   bar.append(el('ul', { class: 'nav-actions' }, el('li', { class: 'nav-share' }, share), saveLoad.item), saveLoad.panel);
-  // Highlight the section in view.
+  // Highlight the section in view: the last one whose top has passed the band 30–40 % down the viewport, none above
+  // the first (the introduction). Worked out from the layout whenever a section crosses the band, so a jump (Home,
+  // a link, scrolling back to the top) leaves no stale highlight behind.
   const links = new Map(LABS.map((l) => [l.id, navList.querySelector<HTMLAnchorElement>(`a[href="#${l.id}"]`)!]));
-  const observer = new IntersectionObserver((entries) => {
-    for (const e of entries) {
-      if (!e.isIntersecting) continue;
-      links.forEach((a, id) => (id === e.target.id ? a.setAttribute('aria-current', 'true') : a.removeAttribute('aria-current')));
-    }
+  const sections = [...main.querySelectorAll<HTMLElement>('section.lab')];
+  const observer = new IntersectionObserver(() => {
+    const line = window.innerHeight * 0.4;
+    let current: string | undefined;
+    for (const s of sections) if (s.getBoundingClientRect().top <= line) current = s.id;
+    links.forEach((a, id) => (id === current ? a.setAttribute('aria-current', 'true') : a.removeAttribute('aria-current')));
   }, { rootMargin: '-30% 0px -60% 0px' });
-  main.querySelectorAll('section.lab').forEach((s) => observer.observe(s));
+  sections.forEach((s) => observer.observe(s));
   navOverflow(navList);
 }
 
