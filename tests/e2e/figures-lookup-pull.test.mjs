@@ -72,6 +72,17 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   assert.match(page.url(), /kv=10%2C-3%2C2/);
   assert.equal(await named(), 'Soft lookup of your query q = [1, 1.5]');
 
+  // A number past the figure's ±100 is refused and said why (it was clamped to 100 without a word); leaving the
+  // cell puts the kept value back and the line goes.
+  const cell = 'table[data-matrix="kv-query"] input[data-r="0"][data-c="1"]', problem = '[data-matrix-problem="kv-query"]';
+  await page.fill(cell, '150');
+  assert.equal(await page.getAttribute(cell, 'aria-invalid'), 'true');
+  assert.equal(await page.textContent(problem), 'query q [q, dim 2] must be a number from −100 to 100; the lab keeps 1.5 until it is.');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue(cell), '1.5');
+  assert.equal(await page.textContent(problem), '');
+  await checkKv(page, [1, 1.5], K, [10, -3, 2]);
+
   // Exact lookup of a real key gives exactly its value.
   await page.fill('input[data-control="kv-word"]', 'banana');
   await settle(page);

@@ -77,6 +77,14 @@ test('the multi-head lab opens on trained weights; links from when it opened on 
   await settle(page);
   assert.deepEqual(await drawState(), [false, false], 'random weights: the draw number and its shuffle work');
   assert.notEqual(greyed, await fieldLook(), 'the disabled draw number looks disabled (its background differs)');
+  // A draw is a whole number: 2.5 is refused and said why, and leaving the field puts the draw back.
+  const seed = 'input[data-control="mh-seed"]', seedProblem = '[data-control="mh-seed-problem"]';
+  const drawn = await page.inputValue(seed);
+  await page.fill(seed, '2.5');
+  assert.equal(await page.textContent(seedProblem), 'A draw is a whole number from 0 to 999,999; the lab keeps the last one until it is.');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue(seed), drawn);
+  assert.equal(await page.textContent(seedProblem), '');
   await page.check('input[data-control="mh-trained"]');
   await settle(page);
   assert.doesNotMatch(page.url(), /\?/, 'the default is not written into the URL');

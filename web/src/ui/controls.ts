@@ -143,17 +143,24 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
  * draw nothing on screen uses).
  */
 export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
-  const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, (v) => onChange(Math.round(v)));
+  const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, onChange);
   input.classList.add('draw-number');
+  // Why a number is refused, and which draw stays meanwhile (numberInput puts it back when the field is left).
+  const problem = el('p', { class: 'help warn-text', role: 'status', 'data-control': `${name}-problem` });
+  input.addEventListener('input', () => {
+    const bad = input.getAttribute('aria-invalid') === 'true';
+    problem.textContent = bad ? 'A draw is a whole number from 0 to 999,999; the lab keeps the last one until it is.' : '';
+  });
   const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
   shuffle.addEventListener('click', () => {
     const next = (Math.round(Number(input.value) || 0) + 1) % 1000000;
     input.value = String(next); // a good value: clears a mark the field had
+    problem.textContent = '';
     onChange(next);
   });
   const id = nextId('draw');
   input.id = id;
   const root = el('div', { class: 'field draw' },
-    el('div', { class: 'draw-row' }, el('label', { for: id, text: `${label} #` }), input, shuffle));
+    el('div', { class: 'draw-row' }, el('label', { for: id, text: `${label} #` }), input, shuffle), problem);
   return { root, input, setDisabled: (d) => { input.disabled = shuffle.disabled = d; } };
 }

@@ -22,6 +22,8 @@ export interface MatrixSpec {
   digits?: number;
   edited?: boolean[];
   onEdit?: (r: number, c: number, v: number) => void;
+  /** The largest magnitude an editable cell takes (1000 unless given); a larger one is refused, and said why. */
+  limit?: number;
   highlightRow?: number;
   /** Show the colour legend above the table. */
   showLegend?: boolean;
@@ -32,6 +34,7 @@ export interface MatrixSpec {
 }
 
 const NUMBER = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?\s*$/;
+const CELL_LIMIT = 1000;  // what an editable cell takes, either sign, unless its spec says less
 
 export class MatrixTable {
   readonly root: HTMLElement;
@@ -46,6 +49,8 @@ export class MatrixTable {
   private shownMax = NaN;
   private legendKey = '';
   private exportBar: ExportBar;
+  /** Why a cell's text is refused, and what the table keeps meanwhile (empty while every cell holds a number). */
+  private problem: HTMLElement;
 
   constructor(spec: MatrixSpec) {
     this.spec = spec;
@@ -56,7 +61,8 @@ export class MatrixTable {
       const sp = this.spec!;
       return { name: sp.name, caption: sp.caption, rows: sp.rows, cols: sp.cols, rowLabels: sp.rowLabels, colLabels: sp.colLabels, values: sp.values };
     });
-    this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.exportBar.root);
+    this.problem = el('p', { class: 'help warn-text', role: 'status', 'data-matrix-problem': spec.name });
+    this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.problem, this.exportBar.root);
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));
     this.table.addEventListener('focusin', (e) => this.onFocus(e));
@@ -64,7 +70,7 @@ export class MatrixTable {
     // numberInputs (the arrow keys read the caret, which a number field does not expose), so the table does this.
     this.table.addEventListener('focusout', (e) => {
       const t = e.target;
-      if (t instanceof HTMLInputElement) restoreIfInvalid(t, fmt(Number(t.dataset.value), this.spec?.digits ?? 3));
+      if (t instanceof HTMLInputElement && restoreIfInvalid(t, fmt(Number(t.dataset.value), this.spec?.digits ?? 3))) this.problem.textContent = '';
     });
     this.update(spec);
   }
@@ -227,11 +233,16 @@ export class MatrixTable {
     const text = input.value.replace('−', '-');
     const v = Number(text);
     // Half-typed numbers ("-", "1e") are left alone; a finite value in range recomputes at once.
-    if (!NUMBER.test(text) || !Number.isFinite(v) || Math.abs(v) > 1000) {
+    const r = Math.floor(i / spec.cols), c = i % spec.cols;
+    const limit = spec.limit ?? CELL_LIMIT;
+    if (!NUMBER.test(text) || !Number.isFinite(v) || Math.abs(v) > limit) {
       markInvalid(input, true);
+      const kept = fmt(Number(input.dataset.value), spec.digits ?? 3);
+      this.problem.textContent = `${spec.caption} [${spec.rowLabels[r]}, ${spec.colLabels[c]}] must be a number from −${limit} to ${limit}; the lab keeps ${kept} until it is.`;
       return;
     }
     markInvalid(input, false);
-    spec.onEdit(Math.floor(i / spec.cols), i % spec.cols, v);
+    this.problem.textContent = '';
+    spec.onEdit(r, c, v);
   }
 }

@@ -114,7 +114,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
 
   function render(): void {
     const err = validate(cur);
-    error.textContent = err ?? '';
+    error.textContent = err ? `${err}; the numbers below are for the last valid inputs.` : '';
     section.querySelectorAll<HTMLButtonElement>('button[data-control^="cost-preset-"]')
       .forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.control === `cost-preset-${presetId}`)));
     note.textContent = COST_PRESETS.find((p) => p.id === presetId)?.note ?? '';

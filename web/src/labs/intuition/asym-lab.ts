@@ -39,8 +39,8 @@ export const asymLab: Lab = {
     const sep = toggle('separate W_Q and W_K (off: one shared space, W_K = W_Q)', store.state.asymSeparate, (v) => store.update({ asymSeparate: v }), 'asym-separate');
     const cols = ['col 1', 'col 2'];
     const wSpec = (name: string, caption: string, key: 'asymWq' | 'asymWk', editable: boolean): MatrixSpec => ({
-      name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['row 1', 'row 2'], colLabels: cols, palette: 'div', showLegend: false,
-      onEdit: editable ? (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v)) : x)) }) : undefined,
+      name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['row 1', 'row 2'], colLabels: cols, palette: 'div', showLegend: false, limit: INTUITION_LIMITS.kvAbs,
+      onEdit: editable ? (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? v : x)) }) : undefined,
     });
     const wq = new MatrixTable(wSpec('asym-Wq', 'W_Q (queries: pulled)', 'asymWq', true));
     const wk = new MatrixTable(wSpec('asym-Wk', 'W_K (keys: pulling)', 'asymWk', true));

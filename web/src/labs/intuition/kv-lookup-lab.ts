@@ -21,19 +21,18 @@ export const kvLookupLab: Lab = {
   nav: 'Soft lookup',
   mount(section: HTMLElement, ctx: LabContext) {
     const { engine, store } = ctx;
-    const clamp = (v: number) => Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v));
     section.append(
       el('h2', { text: 'Attention as a soft dictionary lookup' }),
       el('p', { class: 'intro', text: 'A dictionary answers only for an exact key: {apple: 10, banana: 5, chair: 2}["fruit"] is an error. Attention instead compares the query with every key (a dot product), turns the similarities into weights with softmax, and returns the weighted sum of the values: “fruit” is a bit of apple and a bit of banana, and almost no chair. Edit any vector or value.' }),
       tex(String.raw`\operatorname{attention}(q, K, v) = \operatorname{softmax}(qK^{\top})\,v = \sum_j a_j v_j`, true),
     );
 
-    const qSpec: MatrixSpec = { name: 'kv-query', caption: 'query q', rows: 1, cols: 2, values: new Float32Array(2), rowLabels: ['q'], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false,
-      onEdit: (_, c, v) => store.update({ kvQuery: store.state.kvQuery.map((x, j) => (j === c ? clamp(v) : x)) }) };
-    const kSpec: MatrixSpec = { name: 'kv-keys', caption: 'keys K', rows: 3, cols: 2, values: new Float32Array(6), rowLabels: [...KV_KEYS], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false,
-      onEdit: (r, c, v) => store.update({ kvKeys: store.state.kvKeys.map((x, j) => (j === r * 2 + c ? clamp(v) : x)) }) };
-    const vSpec: MatrixSpec = { name: 'kv-values', caption: 'values v', rows: 3, cols: 1, values: new Float32Array(3), rowLabels: [...KV_KEYS], colLabels: ['value'], palette: 'none', showLegend: false,
-      onEdit: (r, _, v) => store.update({ kvValues: store.state.kvValues.map((x, j) => (j === r ? clamp(v) : x)) }) };
+    const qSpec: MatrixSpec = { name: 'kv-query', caption: 'query q', rows: 1, cols: 2, values: new Float32Array(2), rowLabels: ['q'], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false, limit: INTUITION_LIMITS.kvAbs,
+      onEdit: (_, c, v) => store.update({ kvQuery: store.state.kvQuery.map((x, j) => (j === c ? v : x)) }) };
+    const kSpec: MatrixSpec = { name: 'kv-keys', caption: 'keys K', rows: 3, cols: 2, values: new Float32Array(6), rowLabels: [...KV_KEYS], colLabels: ['dim 1', 'dim 2'], palette: 'div', showLegend: false, limit: INTUITION_LIMITS.kvAbs,
+      onEdit: (r, c, v) => store.update({ kvKeys: store.state.kvKeys.map((x, j) => (j === r * 2 + c ? v : x)) }) };
+    const vSpec: MatrixSpec = { name: 'kv-values', caption: 'values v', rows: 3, cols: 1, values: new Float32Array(3), rowLabels: [...KV_KEYS], colLabels: ['value'], palette: 'none', showLegend: false, limit: INTUITION_LIMITS.kvAbs,
+      onEdit: (r, _, v) => store.update({ kvValues: store.state.kvValues.map((x, j) => (j === r ? v : x)) }) };
     const query = new MatrixTable(qSpec);
     const keys = new MatrixTable(kSpec);
     const values = new MatrixTable(vSpec);

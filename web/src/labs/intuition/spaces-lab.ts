@@ -42,8 +42,8 @@ export const spacesLab: Lab = {
     );
     const cols = ['→ fruit', '→ tech'];
     const spec = (key: Key, name: string, caption: string): MatrixSpec => ({
-      name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['e₁ ↦', 'e₂ ↦'], colLabels: cols, palette: 'div', showLegend: false,
-      onEdit: (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? Math.max(-INTUITION_LIMITS.kvAbs, Math.min(INTUITION_LIMITS.kvAbs, v)) : x)) }),
+      name, caption, rows: 2, cols: 2, values: new Float32Array(4), rowLabels: ['e₁ ↦', 'e₂ ↦'], colLabels: cols, palette: 'div', showLegend: false, limit: INTUITION_LIMITS.kvAbs,
+      onEdit: (r, c, v) => store.update({ [key]: store.state[key].map((x, j) => (j === r * 2 + c ? v : x)) }),
     });
     const mats = ([
       ['spWq', 'sp-Wq', 'W_Q', 'sp-queries', 'Query space x·W_Q', '#5b93c7'],
