@@ -61,6 +61,17 @@ test('typing, adding and removing logits and the temperature recompute', async (
   await done();
 });
 
+test('a probability that is exactly 1 in float32 reads 1, as 0 reads 0, beside the Σ of 1', async () => {
+  // [100, 110] at T = 0.25: e^(−40) is below float32's half-ulp of 1, so p₂ is exactly 1 (and p₁ ≈ 4e-18).
+  const { page, done } = await openPage(env, '?sx=100,110&st=0.25#softmax');
+  await settle(page);
+  assert.deepEqual(await probs(page), [Number(await page.$eval('table[data-table="softmax"] tbody tr:nth-child(1) td[data-value]', (td) => td.dataset.value)), 1]);
+  const shown = await page.$$eval('table[data-table="softmax"] tbody td[data-value]', (tds) => tds.map((td) => td.textContent));
+  assert.equal(shown[1], '1');
+  assert.match(shown[0], /^4\.\d\de-18$/);
+  await done();
+});
+
 test('dragging a logit bar changes the logit and the probabilities', async () => {
   const { page, log, done } = await openPage(env, '');
   const before = await probs(page);

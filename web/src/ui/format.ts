@@ -14,7 +14,7 @@ export function fmt(v: number, digits = 3): string {
 
 /** Probabilities get enough digits to tell 0.999955 from 1 (the [100, 110] example of “Self-attention”). */
 export function fmtProb(p: number): string {
-  if (p === 0) return '0';
+  if (p === 0 || p === 1) return String(p);  // exactly 0 or 1 (float32 rounds to them), not 1.0000 beside a 0.999955
   if (p < 1e-4) return p.toExponential(2);
   if (p > 0.9999 && p < 1) return p.toFixed(6);
   return p.toFixed(4);
