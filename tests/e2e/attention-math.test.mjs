@@ -69,6 +69,23 @@ test('the default view, on one page', async (t) => {
     assert.equal(stops, 1);
   });
 
+  await t.test('at 1280 px the default 7 × 7 score tables fit their steps whole; with 6 tokens the two steps sit side by side', async () => {
+    const fits = () => page.$$eval('table[data-matrix="QKt"], table[data-matrix="scores"]', (ts) => ts.map((t) => {
+      const box = t.closest('.table-scroll');
+      box.scrollIntoView();
+      return box.scrollWidth <= box.clientWidth + 1;
+    }));
+    assert.deepEqual(await fits(), [true, true], 'no column of the 7 × 7 score tables hidden past the edge');
+    const sideBySide = () => page.$eval('#attention [data-step="4"]', (a) => a.getBoundingClientRect().top === document.querySelector('#attention [data-step="5"]').getBoundingClientRect().top);
+    assert.equal(await sideBySide(), false);
+    await page.fill('input[data-control="text"]', 'the cat sat on the mat');
+    await settle(page);
+    assert.equal(await sideBySide(), true, 'six tokens: steps 4 and 5 share a row');
+    assert.deepEqual(await fits(), [true, true]);
+    await page.fill('input[data-control="text"]', 'I ate a banana and an apple');
+    await settle(page);
+  });
+
   await t.test('where W_Q, W_K, W_V first appear the page says they are learned, and why three; identity weights make Q = K = V', async () => {
     const spaces = await page.textContent('#spaces .callout.learned');
     assert.match(spaces, /learned: training adjusts their numbers/);

@@ -29,6 +29,7 @@ function card(step: string, title: string, explain: string | HTMLElement, wide: 
   return { root, formula, shape, note };
 }
 
+const SIDE_BY_SIDE_TOKENS = 6;  // the most tokens whose score tables fit half the steps' width
 const idx = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 // The fruit/tech names belong to the hand-placed plane; a trained model's dimensions have no names.
 const xCols = (d: number, trained = false) => Array.from({ length: d }, (_, i) => (trained ? `d${i + 1}` : i === 0 ? 'd1 fruit' : i === 1 ? 'd2 tech' : `d${i + 1}`));
@@ -152,6 +153,9 @@ export class AttentionSteps {
     const square = (name: string, caption: string, m: Float32Array): MatrixSpec => ({
       name, caption, rows: n, cols: n, values: m, rowLabels: tokLabels, colLabels: tokLabels, palette: 'div', highlightRow: qi,
     });
+    // Beside each other (two columns from 900 px) the n × n tables lose their last columns past 6 tokens: then each
+    // takes the whole row.
+    for (const sq of [c.raw, c.scores]) sq.root.classList.toggle('step-wide', n > SIDE_BY_SIDE_TOKENS);
     c.raw.shape.textContent = `${n} × ${n}`;
     setTex(c.raw.formula, String.raw`S = QK^{\top}:\ (${n}\times ${dk})(${dk}\times ${n}) = ${n}\times ${n}`, true);
     c.raw.note.textContent = `${n} tokens give ${n * n} scores: the table grows with the square of the text length, which is why a long context is expensive (see “The cost of attention” below).`;
