@@ -1,6 +1,6 @@
 // By hand: the time Model.generate/stream spend building the generated text (lm.js generatedText: add + piece per
 // token), apart from the model, for generations of 256, 1024 and 4096 tokens of English text, on GPT-2's byte-level
-// tokenizer (with and without its clean-up of spaces) and Mistral's SentencePiece one (byte fallback).
+// tokenizer (with and without its clean-up of spaces) and Llama 2's SentencePiece one (byte fallback).
 //   node bench/generated-text.mjs [DIST]     (DIST: a build of the package, dist/ by default: npm run build)
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1275,6 +1275,11 @@ export interface DecodeOptions {
 export interface Tokenizer {
   /** Number of ids, `0 … vocabSize − 1`: the model's tokens, then the added tokens. */
   readonly vocabSize: number;
+  /**
+   * Whether {@link Tokenizer.decode} cleans up spaces unless told (`tokenizer_config.json`'s
+   * `clean_up_tokenization_spaces`: " ." → ".", " n't" → "n't", …).
+   */
+  readonly cleanUpTokenizationSpaces: boolean;
   /** The model's named special tokens, where its files name them (`tokenizer_config.json`, the model's unknown token, the post-processor's). */
   readonly specialTokens: SpecialTokens;
   /** Bytes of wasm memory the tokenizer holds (vocabulary, merges, added tokens, caches). */

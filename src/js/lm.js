@@ -83,7 +83,8 @@ async function loadTokenizer(fn, module, files, check) {
 const CONTEXT_TOKENS = 4;
 export function generatedText(tokenizer, prompt) {
   // The prompt's last ids that have text (a prompt may hold rows past the tokenizer's, as generated tokens may).
-  const context = Array.from(prompt.subarray(Math.max(0, prompt.length - CONTEXT_TOKENS))).filter((id) => id < tokenizer.vocabSize);
+  const context = [];
+  for (let i = prompt.length - 1; i >= 0 && context.length < CONTEXT_TOKENS; --i) if (prompt[i] < tokenizer.vocabSize) context.unshift(prompt[i]);
   // (a character the prompt's last bytes began is the generated tokens' to complete)
   const before = withoutReplacements(tokenizer.decode(context));
   const decoded = decodedText(tokenizer, context);  // the context, then the tokens that have text
@@ -137,26 +138,27 @@ function decodedText(tokenizer, ids) {
     if (ids.length - cut >= 2 * CONTEXT_TOKENS) moveCut();
     return state.text;
   };
-  // Moves the cut to the end where the text ends settled, in the whole decode (its part past the old cut) and in the
-  // new window's, both as decoded before the clean-up of spaces.
+  // Moves the cut to the end where the text ends settled, in the text since the window's start (past the old cut) and
+  // in the new window's, both as decoded before the clean-up of spaces.
+  const cleans = tokenizer.cleanUpTokenizationSpaces;
   const moveCut = () => {
     const at = ids.length, from = at - CONTEXT_TOKENS;
     if (isByteToken(tokenizer, ids[at - 1])) return;
     const raw = decode(start, at, true);
-    if (!raw.startsWith(rawPrefix) || !settledEnd(raw.slice(rawPrefix.length))) return;
+    if (!raw.startsWith(rawPrefix) || !settledEnd(raw.slice(rawPrefix.length), cleans)) return;
     const rawWindow = decode(from, at, true);
-    if (!settledEnd(rawWindow)) return;
+    if (!settledEnd(rawWindow, cleans)) return;
     settled = state.text, prefix = decode(from, at), rawPrefix = rawWindow, start = from, cut = at;
   };
   return state;
 }
 
 // Whether text decoded without the clean-up of spaces ends where later ids cannot change it: not in a U+FFFD (bytes a
-// later token may complete), and not within 3 characters of a space, where transformers' clean-up could still join it
-// to the text after (" n" + "'t" → "n't"; its patterns are at most 4 characters, each beginning with a space, and it
-// removes only spaces).
-function settledEnd(raw) {
-  return raw.length >= 3 && raw.charCodeAt(raw.length - 1) !== 0xFFFD && !raw.slice(-3).includes(' ');
+// later token may complete), and, where the tokenizer cleans up spaces, not in the start of one of transformers'
+// patterns (" ." " ?" " !" " ," " ' " " n't" " 'm" " 's" " 've" " 're"), which the text after could complete.
+const PATTERN_STARTS = /(?: | '| n| n'| 'v| 'r)$/;
+function settledEnd(raw, cleans) {
+  return raw.length >= 3 && raw.charCodeAt(raw.length - 1) !== 0xFFFD && !(cleans && PATTERN_STARTS.test(raw));
 }
 
 // A "<0xAB>" token: ByteFallback decodes a run of them together (all U+FFFD when its bytes are not UTF-8), so a later

@@ -91,6 +91,10 @@ class Tokenizer {
   get vocabSize() {
     return states.get(this).vocabSize;
   }
+  /** Whether decode() cleans up spaces by default (tokenizer_config.json's clean_up_tokenization_spaces). */
+  get cleanUpTokenizationSpaces() {
+    return states.get(this).cleanup;
+  }
   /** The model's bos / eos / unk / pad tokens where its files name them. */
   get specialTokens() {
     return states.get(this).specialTokens;

@@ -1,7 +1,7 @@
 // A generation's text (lm.js generatedText: what generate() and stream() give as `text`, and the text stop strings
 // are looked for in), which decodes a window of the last few ids at each token, against what it must equal: every id
 // decoded again at each token, as transformers' TextStreamer does. Long random id sequences (fixed seeds) on GPT-2's
-// byte-level tokenizer (with and without the clean-up of spaces its tokenizer_config.json asks for), Mistral's
+// byte-level tokenizer (with and without the clean-up of spaces its tokenizer_config.json asks for), Llama 2's
 // SentencePiece one (byte fallback, the first space stripped) and a Metaspace decoder: multi-byte characters split
 // over tokens, emoji, CJK, byte pieces that never make a character, special tokens, ids past the tokenizer's, and the
 // clean-up's patterns. The text after every token, and every piece given out, must be the same; and the ids decoded
@@ -34,7 +34,7 @@ const TOKENIZERS = {
 
 // What generatedText stands for: the context and every generated id decoded again at each token.
 function wholeDecodes(tokenizer, prompt) {
-  const ids = Array.from(prompt.subarray(Math.max(0, prompt.length - 4))).filter((id) => id < tokenizer.vocabSize);
+  const ids = Array.from(prompt).filter((id) => id < tokenizer.vocabSize).slice(-4);  // the last 4 with text
   const before = tokenizer.decode(ids).replace(/\uFFFD+$/, '');
   let text = '', given = 0;
   return {
@@ -102,7 +102,7 @@ function byteLevelId(tk, b) {
 
 // A tokenizer that counts the ids it decodes.
 function counting(tk) {
-  const wrapped = { count: 0, get vocabSize() { return tk.vocabSize; }, tokenOf: (id) => tk.tokenOf(id) };
+  const wrapped = { count: 0, get vocabSize() { return tk.vocabSize; }, get cleanUpTokenizationSpaces() { return tk.cleanUpTokenizationSpaces; }, tokenOf: (id) => tk.tokenOf(id) };
   wrapped.decode = (ids, opts) => ((wrapped.count += ids.length), tk.decode(ids, opts));
   return wrapped;
 }
@@ -142,3 +142,33 @@ for (const [name, files] of Object.entries(TOKENIZERS)) {
     }
   });
 }
+
+// Text with a space near every token's end (numbers, single letters): the cut still moves, so the ids decoded grow
+// with the length, with the clean-up of spaces (its patterns' starts held back only) and without it.
+test('text with a space at every token: the ids decoded grow with the length', async () => {
+  for (const name of ['gpt2', 'gpt2 with clean-up', 'llama2']) {
+    const tk = await lab.loadTokenizer(TOKENIZERS[name]);
+    try {
+      for (const text of [Array.from({ length: 600 }, (_, i) => ` ${i % 10}`).join(''), Array.from({ length: 600 }, (_, i) => ` ${'abcdefghij'[i % 10]}`).join('')]) {
+        const ids = tk.encode(text, { addSpecialTokens: false });
+        const decoded = compare(tk, ids.subarray(0, 2), ids.subarray(2), `${name} ${JSON.stringify(text.slice(0, 8))}…`);
+        assert.ok(decoded < 40 * ids.length, `${name}: ${decoded} ids decoded for ${ids.length} tokens`);
+      }
+    } finally {
+      tk.dispose();
+    }
+  }
+});
+
+// A prompt that ends in rows past the tokenizer's: the context is its last ids that have text, so a SentencePiece
+// decoder still keeps the first generated word's space.
+test('a prompt ending in several ids past the tokenizer\'s keeps the seam with its last text', async () => {
+  const tk = await lab.loadTokenizer(TOKENIZERS.llama2);
+  try {
+    const the = tk.idOf('▁the'), time = tk.idOf('▁time');
+    const v = tk.vocabSize;
+    assert.equal(generatedText(tk, Int32Array.of(the, v, v + 1, v + 2, v + 3, v + 4)).add(time), ' time');
+  } finally {
+    tk.dispose();
+  }
+});
