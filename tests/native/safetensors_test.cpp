@@ -228,7 +228,7 @@ TEST_CASE("safetensors: hostile and broken files are range errors naming bytes",
   expect_bad(file(h, Bytes(data.begin(), data.end() - 4)), "end past the data");
   Bytes longer = data;
   longer.push_back(0), longer.push_back(0), longer.push_back(0), longer.push_back(0);
-  expect_bad(file(h, longer), "bytes no tensor covers");
+  expect_bad(file(h, longer), "the data's last 4 bytes, after ");
   // A tensor's bytes moved on by 4: the 4 before it are in none (its neighbours named), the 4 after in two.
   expect_bad(file(swap("\"data_offsets\":[0,112]", "\"data_offsets\":[4,116]"), data), "the data's bytes 0 to 4, before ");
   {
@@ -241,6 +241,9 @@ TEST_CASE("safetensors: hostile and broken files are range errors naming bytes",
     two.entries[1] = {"b", "F32", {2}, 8, 16}, two.entries[2] = {"c", "F32", {1}, 20, 24};
     CHECK_FALSE(m::check_offsets(two, 24, width, "F32", reason));
     CHECK(reason == "the data's bytes 16 to 20, between \"b\" and \"c\", are in no tensor (is one missing from the header?)");
+    two.entries.pop_back();
+    CHECK_FALSE(m::check_offsets(two, 24, width, "F32", reason));
+    CHECK(reason == "the data's last 8 bytes, after \"b\", are in no tensor (is one missing from the header?)");
   }
   expect_bad(file(swap("\"shape\":[7,4]", "\"shape\":[7,5]"), data), "bytes but its dtype and shape need");
   expect_bad(file(swap("\"shape\":[5,4]", "\"shape\":[4,5]"), data), "has shape [4,5], the config needs [5,4]");

@@ -69,7 +69,7 @@ Status Loader::create(std::string_view config, std::string_view generation, std:
   // Even at 16 bits per weight the model must fit; the exact check comes with each file's dtypes.
   const double least = WeightSet::weight_bytes(c, 2.0);
   if (ranks == 1 && least > double(memory_limit))
-    return detail::range_errorf("config.json", "config.json: this %s needs at least %.4g MiB for its weights (%.4g million of them, "
+    return detail::range_errorf("config.json", "config.json: this %s needs at least %.4g MiB for its weights (%.0f million of them, "
                                 "the matrices at 16 bits), more than the %.4g MiB of memory the engine can use", c.architecture.c_str(),
                                 mib(least), WeightSet::weight_count(c) / 1e6, mib(double(memory_limit)));
   std::unique_ptr<Loader> l(new (std::nothrow) Loader());

@@ -103,7 +103,11 @@ bool check_offsets(const Header& h, std::uint64_t data_size, std::size_t (*width
     covered = span.end, before = &span;
   }
   if (covered != data_size)
-    return reason = detail::format("the data has %llu bytes no tensor covers", (unsigned long long)(data_size - covered)), false;
+    return reason = before ? detail::format("the data's last %llu bytes, after %s, are in no tensor (is one missing from the header?)",
+                                            (unsigned long long)(data_size - covered), quoted_key(before->entry->name).c_str())
+                           : detail::format("the data's %llu bytes are in no tensor (the header lists none with data)",
+                                            (unsigned long long)data_size),
+           false;
   return true;
 }
 
