@@ -174,7 +174,7 @@ describe('esbuild, browser ESM', () => {
     const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(`# sizes (gzip -9): ${Object.entries(sizes).map(([k, v]) => `${k} ${kb(v)}`).join(', ')}`);
     checkStatedSizes(sizes);
-    // Budgets: the sizes measured (docs/performance.md#size) and up to about 8% more; the inline entries carry the
+    // Budgets: the sizes measured (docs/performance.md#size) and 3–8 % more; the inline entries carry the
     // threads' worker script (the URL entry fetches it only for threads > 1), the one-file esbuild bundle all five
     // copies (the four modules and the workers' script).
     const budget = {

@@ -146,6 +146,17 @@ test('cost calculator: exact bytes and FLOPs, the ≈ 4.5 PB ideal tensor, prese
   await done();
 });
 
+test('a link whose heads do not divide d: the error says the numbers come once the inputs are valid', async () => {
+  const { page, done } = await openPage(env, '?cd=512&ch=3#cost');
+  assert.equal(await page.textContent('#cost [data-cost="error"]'),
+    'heads (3) must divide d (512): each head gets d / heads dimensions; the numbers appear once the inputs are valid.');
+  await page.fill('#cost input[data-control="cost-heads"]', '8');
+  assert.equal(await page.textContent('#cost [data-cost="error"]'), '');
+  await page.fill('#cost input[data-control="cost-heads"]', '3');
+  assert.match(await page.textContent('#cost [data-cost="error"]'), /; the numbers below are for the last valid inputs\.$/);
+  await done();
+});
+
 test('a count out of range, left, shows the last good value again, one a preset wrote; the error goes with it', async () => {
   const { page, log, done } = await openPage(env, '#cost');
   // The preset writes n = 131072 into the field from the page's code, not by typing: the field must follow it.

@@ -75,6 +75,9 @@ test('soft lookup: "fruit" over apple/banana/chair matches float64, edits recomp
   // A number past the figure's ±100 is refused and said why (it was clamped to 100 without a word); leaving the
   // cell puts the kept value back and the line goes.
   const cell = 'table[data-matrix="kv-query"] input[data-r="0"][data-c="1"]', problem = '[data-matrix-problem="kv-query"]';
+  await page.fill(cell, '-');  // a number on its way: marked, not scolded
+  assert.equal(await page.getAttribute(cell, 'aria-invalid'), 'true');
+  assert.equal(await page.textContent(problem), '');
   await page.fill(cell, '150');
   assert.equal(await page.getAttribute(cell, 'aria-invalid'), 'true');
   assert.equal(await page.textContent(problem), 'query q [q, dim 2] must be a number from −100 to 100; the lab keeps 1.5 until it is.');

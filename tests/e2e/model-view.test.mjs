@@ -229,6 +229,9 @@ test('Generate appends tokens one by one, each with its attention row, and Stop 
   const ids = [];
   for await (const t of model.stream(model.tokenizer.encode('And God said'), { maxTokens: made, temperature: 1, topK: 0, topP: 1, seed: 1 })) ids.push(t.id);
   assert.deepEqual(gen, ids, `the package’s tokens after a ${prompt}-token prompt`);
+  // A seed that is not a whole number is said and not used: the run below is seed 1's, and says so.
+  await page.fill('input[data-control="model-seed"]', '2.5');
+  assert.equal(await page.textContent('[data-control="model-seed-problem"]'), 'The seed is a whole number from 0 to 999,999; Generate uses 1 until it is.');
   // Run to the end: the status says how many.
   await page.click('[data-control="model-generate"]');
   await page.waitForFunction(() => document.getElementById('model').dataset.generating === 'false' && document.getElementById('model').dataset.genResult === 'done', null, { timeout: 60000, polling: 100 });

@@ -97,11 +97,14 @@ export function restoreIfInvalid(input: HTMLInputElement, good: string): boolean
 
 /**
  * A number field that applies only values in [min, max] on its step: one it refuses is marked invalid and changes
- * nothing, and leaving the field puts the last good value back.
+ * nothing, and leaving the field puts back `current()` — the value the page uses now — or, without it, the last
+ * good value the field held. A caller that leaves a focused field alone while its value changes elsewhere (a dragged
+ * bar) gives `current`, so that leaving shows, and re-applies, the page's value rather than an older one.
  */
-export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string }, onChange: (v: number) => void): HTMLInputElement {
+export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string; current?: () => number }, onChange: (v: number) => void): HTMLInputElement {
+  const whole = Number.isInteger(opts.step) && (opts.min ?? -1) >= 0;  // a phone's keyboard without '.' or '−'
   const input = el('input', {
-    type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: 'decimal',
+    type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: whole ? 'numeric' : 'decimal',
   });
   // A step is kept as the browser's step rule keeps it (min + k·step): a step of 1 takes whole numbers only.
   const onStep = (v: number) => opts.step === undefined || Number.isInteger((v - (opts.min ?? 0)) / opts.step);
@@ -129,12 +132,28 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
     markInvalid(input, !accepted);
     if (accepted) { good = input.value; onChange(Number(input.value)); }
   });
-  // Left holding a refused value: put the good one back as if it had been typed, so callers clear their messages
-  // the way they do for any good value (onChange hears a value the page already uses).
+  // Left holding a refused value: put the page's value back as if it had been typed, so callers clear their
+  // messages the way they do for any good value (onChange hears a value the page already uses).
   input.addEventListener('blur', () => {
-    if (restoreIfInvalid(input, good)) input.dispatchEvent(new Event('input', { bubbles: true }));
+    if (restoreIfInvalid(input, opts.current ? String(opts.current()) : good)) input.dispatchEvent(new Event('input', { bubbles: true }));
   });
   return input;
+}
+
+/**
+ * A line under a number field that says why a value is refused (`why`) while the field is marked invalid, and is
+ * empty (and takes no room) otherwise; the field names it as its description. An emptied field, on its way to a new
+ * number, is not scolded: leaving it puts the value back.
+ */
+export function problemLine(input: HTMLInputElement, name: string, why: () => string): HTMLElement {
+  const line = el('p', { class: 'help warn-text field-problem', role: 'status', id: nextId('problem'), 'data-control': `${name}-problem` });
+  input.setAttribute('aria-describedby', line.id);
+  input.addEventListener('input', () => {
+    const bad = input.getAttribute('aria-invalid') === 'true' && (input.value !== '' || input.validity.badInput);
+    const text = bad ? why() : '';
+    if (line.textContent !== text) line.textContent = text;
+  });
+  return line;
 }
 
 /**
@@ -142,15 +161,11 @@ export function numberInput(value: number, opts: { min?: number; max?: number; s
  * "shuffle" moves to the next draw. setDisabled greys both (a shuffle left live beside a greyed number would change a
  * draw nothing on screen uses).
  */
-export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
-  const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number` }, onChange);
+export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string, current?: () => number): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
+  const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number`, current }, onChange);
   input.classList.add('draw-number');
-  // Why a number is refused, and which draw stays meanwhile (numberInput puts it back when the field is left).
-  const problem = el('p', { class: 'help warn-text', role: 'status', 'data-control': `${name}-problem` });
-  input.addEventListener('input', () => {
-    const bad = input.getAttribute('aria-invalid') === 'true';
-    problem.textContent = bad ? 'A draw is a whole number from 0 to 999,999; the lab keeps the last one until it is.' : '';
-  });
+  // (numberInput puts the draw back when the field is left)
+  const problem = problemLine(input, name, () => 'A draw is a whole number from 0 to 999,999; the lab keeps the last one until it is.');
   const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
   shuffle.addEventListener('click', () => {
     const next = (Math.round(Number(input.value) || 0) + 1) % 1000000;

@@ -1,7 +1,7 @@
 // A matrix as an HTML <table>: the accessible, copy-pasteable form of every matrix and heatmap on the page.
 // Cells are coloured with the lab's palette, carry their exact float32 value in data-value, are reachable
 // with the keyboard (one tab stop per table, arrow keys inside), and can be editable number inputs.
-import { el, clear } from './dom';
+import { el, clear, nextId } from './dom';
 import { exact, fmt } from './format';
 import { makeScale, type Palette } from './palette';
 import { legend } from './legend';
@@ -34,6 +34,7 @@ export interface MatrixSpec {
 }
 
 const NUMBER = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,3})?\s*$/;
+const TYPING = /^\s*[+-]?(\d*\.?\d*)([eE][+-]?)?\s*$/;  // a number on its way: "", "-", "1.", "1e", "1e-"
 const CELL_LIMIT = 1000;  // what an editable cell takes, either sign, unless its spec says less
 
 export class MatrixTable {
@@ -61,7 +62,7 @@ export class MatrixTable {
       const sp = this.spec!;
       return { name: sp.name, caption: sp.caption, rows: sp.rows, cols: sp.cols, rowLabels: sp.rowLabels, colLabels: sp.colLabels, values: sp.values };
     });
-    this.problem = el('p', { class: 'help warn-text', role: 'status', 'data-matrix-problem': spec.name });
+    this.problem = el('p', { class: 'help warn-text cell-problem', role: 'status', id: nextId('cells'), 'data-matrix-problem': spec.name });
     this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.problem, this.exportBar.root);
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));
@@ -70,7 +71,7 @@ export class MatrixTable {
     // numberInputs (the arrow keys read the caret, which a number field does not expose), so the table does this.
     this.table.addEventListener('focusout', (e) => {
       const t = e.target;
-      if (t instanceof HTMLInputElement && restoreIfInvalid(t, fmt(Number(t.dataset.value), this.spec?.digits ?? 3))) this.problem.textContent = '';
+      if (t instanceof HTMLInputElement && restoreIfInvalid(t, fmt(Number(t.dataset.value), this.spec?.digits ?? 3))) this.say('');
     });
     this.update(spec);
   }
@@ -80,6 +81,7 @@ export class MatrixTable {
       JSON.stringify(spec.colGroups ?? [])].join('|');
     this.spec = spec;
     this.table.dataset.matrix = spec.name;
+    this.problem.dataset.matrixProblem = spec.name;
     this.table.dataset.rows = String(spec.rows);
     this.table.dataset.cols = String(spec.cols);
     if (key !== this.shapeKey) {
@@ -113,7 +115,7 @@ export class MatrixTable {
           const input = el('input', {
             type: 'text', inputmode: 'decimal', spellcheck: 'false', autocomplete: 'off',
             'aria-label': `${spec.caption}, row ${spec.rowLabels[r]}, column ${spec.colLabels[c]}`,
-            'data-r': r, 'data-c': c, tabindex: -1,
+            'data-r': r, 'data-c': c, tabindex: -1, 'aria-describedby': this.problem.id,
           });
           td.appendChild(input);
           this.cells.push(input);
@@ -225,6 +227,10 @@ export class MatrixTable {
     if (next instanceof HTMLInputElement) next.select();
   }
 
+  private say(text: string): void {
+    if (this.problem.textContent !== text) this.problem.textContent = text;
+  }
+
   private onInput(e: Event): void {
     const spec = this.spec;
     const input = e.target;
@@ -232,17 +238,18 @@ export class MatrixTable {
     const i = this.indexOf(input);
     const text = input.value.replace('−', '-');
     const v = Number(text);
-    // Half-typed numbers ("-", "1e") are left alone; a finite value in range recomputes at once.
+    // A finite value in range recomputes at once; anything else is marked and changes nothing, and said why unless it
+    // is a number still being typed ("", "-", "1e").
     const r = Math.floor(i / spec.cols), c = i % spec.cols;
     const limit = spec.limit ?? CELL_LIMIT;
     if (!NUMBER.test(text) || !Number.isFinite(v) || Math.abs(v) > limit) {
       markInvalid(input, true);
-      const kept = fmt(Number(input.dataset.value), spec.digits ?? 3);
-      this.problem.textContent = `${spec.caption} [${spec.rowLabels[r]}, ${spec.colLabels[c]}] must be a number from −${limit} to ${limit}; the lab keeps ${kept} until it is.`;
+      const kept = fmt(Number(input.dataset.value), spec.digits ?? 3), name = spec.caption.replace(/\s*\(editable\)$/, '');
+      this.say(!NUMBER.test(text) && TYPING.test(text) ? '' : `${name} [${spec.rowLabels[r]}, ${spec.colLabels[c]}] must be a number from −${limit} to ${limit}; the lab keeps ${kept} until it is.`);
       return;
     }
     markInvalid(input, false);
-    this.problem.textContent = '';
+    this.say('');
     spec.onEdit(r, c, v);
   }
 }

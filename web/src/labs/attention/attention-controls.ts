@@ -69,7 +69,7 @@ export class AttentionControls {
       const st = store.state;
       update({ dModel: d, ...(st.dk === st.dModel ? { dk: d } : {}), ...(st.dv === st.dModel ? { dv: d } : {}) });
     }, 'dmodel');
-    const embDraw = randomDraw('random vectors', s.embSeed, (v) => update({ embSeed: v }), 'emb-seed');
+    const embDraw = randomDraw('random vectors', s.embSeed, (v) => update({ embSeed: v }), 'emb-seed', () => store.state.embSeed);
     this.embSeed = embDraw.input;
     const resetX = el('button', { type: 'button', class: 'chip', 'data-control': 'reset-x', text: 'reset edited X cells' });
     this.pageOnly = [embDraw.root, resetX];
@@ -85,7 +85,7 @@ export class AttentionControls {
         if (p.id === 'real') AttentionControls.ensureModel();
       },
     })));
-    const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed');
+    const wDraw = randomDraw('random weights', s.wSeed, (v) => update({ wSeed: v }), 'w-seed', () => store.state.wSeed);
     this.wSeed = wDraw.input;
     this.pageOnly.push(wDraw.root);
     this.draws = [embDraw, wDraw];

@@ -46,7 +46,7 @@ export const multiheadLab: Lab = {
     const opts = (max: number) => Array.from({ length: max }, (_, i) => ({ value: String(i + 1), label: String(i + 1) }));
     const heads = select(opts(ATTENTION_LIMITS.heads.max), String(s0.heads), (v) => store.update({ heads: Number(v) }), 'heads');
     const headDim = select(opts(ATTENTION_LIMITS.headDim.max), String(s0.headDim), (v) => store.update({ headDim: Number(v) }), 'head-dim');
-    const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed');
+    const draw = randomDraw('random weights', s0.mhSeed, (v) => store.update({ mhSeed: v }), 'mh-seed', () => store.state.mhSeed);
     const seed = draw.input;
     const causal = toggle('causal mask', s0.mhCausal, (v) => store.update({ mhCausal: v }), 'mh-causal');
     const trainedToggle = toggle('trained weights', s0.mhTrained, (v) => store.update({ mhTrained: v }), 'mh-trained', 'Layer 1 of a small GPT the engine trained on the words corpus (see “Watch attention learn”): its heads, widths, embeddings and weights.');

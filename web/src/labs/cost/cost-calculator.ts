@@ -112,14 +112,17 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
       flopsChart.root, legendFlops), 'cost-compute'),
   );
 
+  let shown = false;  // whether valid numbers have been drawn
   function render(): void {
     const err = validate(cur);
-    error.textContent = err ? `${err}; the numbers below are for the last valid inputs.` : '';
+    // (a link may open on inputs that do not go together: then there are no numbers yet)
+    error.textContent = err ? `${err}; ${shown ? 'the numbers below are for the last valid inputs' : 'the numbers appear once the inputs are valid'}.` : '';
     section.querySelectorAll<HTMLButtonElement>('button[data-control^="cost-preset-"]')
       .forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.control === `cost-preset-${presetId}`)));
     note.textContent = COST_PRESETS.find((p) => p.id === presetId)?.note ?? '';
     section.dataset.costValid = String(!err);
     if (err) return; // keep the last valid numbers, marked stale by the error line
+    shown = true;
     const r = cost(cur);
     const { n, d, bytes: b } = cur;
 

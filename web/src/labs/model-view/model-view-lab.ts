@@ -10,7 +10,7 @@ import { el, clear } from '../../ui/dom';
 import { Heatmap } from '../../ui/heatmap';
 import { MatrixTable } from '../../ui/matrix-table';
 import { BarChart } from '../../ui/bars';
-import { buttonGroup, logSlider, numberInput, field } from '../../ui/controls';
+import { buttonGroup, logSlider, numberInput, field, problemLine } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { exact, fmt, fmtProb } from '../../ui/format';
 import { LIMITS } from '../../state/params';
@@ -104,7 +104,10 @@ export const modelViewLab: Lab = {
     const temp = logSlider(LIMITS.temp.min, LIMITS.temp.max, store.state.smTemp, (v) => store.update({ smTemp: v }), 'model-temp', 'Temperature T (the softmax section’s)');
     const nextCap = el('p', { class: 'caption', 'data-role': 'model-next-caption' });
     const nextTable = el('table', { class: 'plain-table', 'data-table': 'model-next' });
-    const seed = numberInput(1, { min: 0, max: 999999, step: 1, name: 'model-seed', label: 'Seed' }, () => undefined);
+    // The seed Generate uses: the field's last whole number (one it refuses, such as 2.5, is said and not used).
+    let seedValue = 1;
+    const seed = numberInput(seedValue, { min: 0, max: 999999, step: 1, name: 'model-seed', label: 'Seed' }, (v) => { seedValue = v; });
+    const seedProblem = problemLine(seed, 'model-seed', () => `The seed is a whole number from 0 to 999,999; Generate uses ${seedValue} until it is.`);
     const genBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'model-generate', text: 'Generate' });
     const stopBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'model-stop', text: 'Stop', disabled: true });
     const genStatus = el('p', { class: 'help', role: 'status', 'data-role': 'model-gen-status' });
@@ -119,7 +122,7 @@ export const modelViewLab: Lab = {
       el('div', { class: 'table-scroll' }, nextTable),
       el('h3', { text: 'Generate, one token at a time' }),
       el('p', { class: 'help', text: `Each new token is drawn from these probabilities at T (the seed makes the draw repeatable), appended, and the model reads the longer text to draw the next, up to ${GEN_TOKENS} tokens. The heatmap adds each new token’s row of weights in the selected head as it arrives.` }),
-      el('div', { class: 'model-gen-controls' }, field('Seed', seed), genBtn, stopBtn),
+      el('div', { class: 'model-gen-controls' }, field('Seed', seed), genBtn, stopBtn), seedProblem,
       genStatus, genText, genCap,
       el('div', { class: 'model-gen-map table-scroll' }, genMap.root),
     ));
@@ -330,9 +333,9 @@ export const modelViewLab: Lab = {
       gen = { prompt, ids: [...prompt], texts: [] };
       genStatus.textContent = 'Generating…';
       drawGen();
-      const T = store.state.smTemp;
+      const T = store.state.smTemp, used = seedValue;
       try {
-        for await (const t of model.stream(prompt, { maxTokens, temperature: T, topK: 0, topP: 1, seed: Math.round(Number(seed.value) || 0), signal: ac.signal })) {
+        for await (const t of model.stream(prompt, { maxTokens, temperature: T, topK: 0, topP: 1, seed: used, signal: ac.signal })) {
           gen.ids.push(t.id);
           gen.texts.push(t.text ?? '');
           gen.attention = model.forward(gen.ids, { attention: true }).attention;
@@ -343,7 +346,7 @@ export const modelViewLab: Lab = {
           await nextFrame();
         }
         const made = gen.ids.length - prompt.length;
-        genStatus.textContent = `Generated ${made} token${made === 1 ? '' : 's'} at T = ${fmt(T, 3)}, seed ${seed.value}${made < maxTokens ? ': the model ended the text' : ''}.`;
+        genStatus.textContent = `Generated ${made} token${made === 1 ? '' : 's'} at T = ${fmt(T, 3)}, seed ${used}${made < maxTokens ? ': the model ended the text' : ''}.`;
         section.dataset.genResult = 'done';
       } catch (err) {
         const made = gen.ids.length - prompt.length;

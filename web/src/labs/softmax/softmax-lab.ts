@@ -83,10 +83,11 @@ export const softmaxLab: Lab = {
         clear(list);
         inputs = xs.map((_, i) => {
           const { abs } = SOFTMAX_LIMITS.logits;
-          const input = numberInput(xs[i], { min: -abs, max: abs, name: `sm-logit-${i}`, label: `logit ${i + 1}` },
+          // (a focused field is not rewritten when a bar is dragged: leaving it puts the store's value back)
+          const input = numberInput(xs[i], { min: -abs, max: abs, name: `sm-logit-${i}`, label: `logit ${i + 1}`, current: () => store.state.logits[i] },
             (v) => store.update({ logits: store.state.logits.map((x, j) => (j === i ? v : x)) }));
-          // numberInput marks a value it refuses, keeps the last good one and puts it back when the field is left (an
-          // input event, which empties this note): say why here, and what the lab keeps meanwhile.
+          // numberInput marks a value it refuses and puts the lab's back when the field is left (an input event,
+          // which empties this note): say why here, and what the lab keeps meanwhile.
           input.addEventListener('input', () => {
             const bad = input.getAttribute('aria-invalid') === 'true';
             badNote.textContent = bad ? `x${sub(i + 1)} must be a number from −${abs} to ${abs}; the lab keeps x${sub(i + 1)} = ${fmt(store.state.logits[i], 3)} until it is.` : '';
