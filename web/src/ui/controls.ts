@@ -97,45 +97,28 @@ export function restoreIfInvalid(input: HTMLInputElement, good: string): boolean
 
 /**
  * A number field that applies only values in [min, max] on its step: one it refuses is marked invalid and changes
- * nothing, and leaving the field puts back `current()` — the value the page uses now — or, without it, the last
- * good value the field held. A caller that leaves a focused field alone while its value changes elsewhere (a dragged
- * bar) gives `current`, so that leaving shows, and re-applies, the page's value rather than an older one.
+ * nothing, and leaving the field puts back `current()`, the value the page uses now (which may have changed
+ * elsewhere while the field had focus: a dragged bar). A caller that writes a good value into the field clears a mark
+ * it had with markInvalid.
  */
-export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string; current?: () => number }, onChange: (v: number) => void): HTMLInputElement {
+export function numberInput(value: number, opts: { min?: number; max?: number; step?: number; name: string; label: string; current: () => number }, onChange: (v: number) => void): HTMLInputElement {
   const whole = Number.isInteger(opts.step) && (opts.min ?? -1) >= 0;  // a phone's keyboard without '.' or '−'
   const input = el('input', {
     type: 'number', min: opts.min, max: opts.max, step: opts.step ?? 'any', 'data-control': opts.name, 'aria-label': opts.label, inputmode: whole ? 'numeric' : 'decimal',
   });
+  input.value = String(value);
   // A step is kept as the browser's step rule keeps it (min + k·step): a step of 1 takes whole numbers only.
   const onStep = (v: number) => opts.step === undefined || Number.isInteger((v - (opts.min ?? 0)) / opts.step);
-  const ok = (text: string) => {
-    const v = Number(text);
-    return text.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max) && onStep(v);
-  };
-  // The last good value is what the field last held that passed, typed or written by the page (a dragged bar, a
-  // preset, a shuffle). Page writes pass through this own `value` setter, so they count without callers reporting
-  // them (a setter of our own could be forgotten) and whether or not the field has focus (a snapshot taken on focus
-  // would miss a write during it). Typing does not call the setter: the input handler checks it.
-  let good = String(value);
-  const native = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!;
-  Object.defineProperty(input, 'value', {
-    configurable: true,
-    get() { return native.get!.call(input); },
-    set(text: string) {
-      native.set!.call(input, text);
-      if (ok(input.value)) { good = input.value; markInvalid(input, false); }
-    },
-  });
-  input.value = good;
   input.addEventListener('input', () => {
-    const accepted = ok(input.value);
-    markInvalid(input, !accepted);
-    if (accepted) { good = input.value; onChange(Number(input.value)); }
+    const v = Number(input.value);
+    const ok = input.value.trim() !== '' && Number.isFinite(v) && (opts.min === undefined || v >= opts.min) && (opts.max === undefined || v <= opts.max) && onStep(v);
+    markInvalid(input, !ok);
+    if (ok) onChange(v);
   });
   // Left holding a refused value: put the page's value back as if it had been typed, so callers clear their
-  // messages the way they do for any good value (onChange hears a value the page already uses).
+  // messages the way they do for any good value (onChange hears the value the page already uses).
   input.addEventListener('blur', () => {
-    if (restoreIfInvalid(input, opts.current ? String(opts.current()) : good)) input.dispatchEvent(new Event('input', { bubbles: true }));
+    if (restoreIfInvalid(input, String(opts.current()))) input.dispatchEvent(new Event('input', { bubbles: true }));
   });
   return input;
 }
@@ -161,7 +144,7 @@ export function problemLine(input: HTMLInputElement, name: string, why: () => st
  * "shuffle" moves to the next draw. setDisabled greys both (a shuffle left live beside a greyed number would change a
  * draw nothing on screen uses).
  */
-export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string, current?: () => number): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
+export function randomDraw(label: string, value: number, onChange: (v: number) => void, name: string, current: () => number): { root: HTMLElement; input: HTMLInputElement; setDisabled(d: boolean): void } {
   const input = numberInput(value, { min: 0, max: 999999, step: 1, name, label: `${label} number`, current }, onChange);
   input.classList.add('draw-number');
   // (numberInput puts the draw back when the field is left)
@@ -169,7 +152,8 @@ export function randomDraw(label: string, value: number, onChange: (v: number) =
   const shuffle = el('button', { type: 'button', class: 'chip', 'data-control': `${name}-shuffle`, text: 'shuffle' });
   shuffle.addEventListener('click', () => {
     const next = (Math.round(Number(input.value) || 0) + 1) % 1000000;
-    input.value = String(next); // a good value: clears a mark the field had
+    input.value = String(next);
+    markInvalid(input, false);
     problem.textContent = '';
     onChange(next);
   });

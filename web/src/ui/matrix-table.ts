@@ -62,7 +62,7 @@ export class MatrixTable {
       const sp = this.spec!;
       return { name: sp.name, caption: sp.caption, rows: sp.rows, cols: sp.cols, rowLabels: sp.rowLabels, colLabels: sp.colLabels, values: sp.values };
     });
-    this.problem = el('p', { class: 'help warn-text cell-problem', role: 'status', id: nextId('cells'), 'data-matrix-problem': spec.name });
+    this.problem = el('p', { class: 'help warn-text cell-problem', role: 'status', id: nextId('cells') });  // (named by update)
     this.root = el('figure', { class: 'matrix' }, this.legendSlot, el('div', { class: 'table-scroll' }, this.table), this.problem, this.exportBar.root);
     this.table.addEventListener('keydown', (e) => this.onKey(e));
     this.table.addEventListener('input', (e) => this.onInput(e));

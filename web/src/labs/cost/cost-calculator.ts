@@ -5,7 +5,7 @@ import type { AppState } from '../../state/app-state';
 import type { Store } from '../../state/store';
 import { el, clear } from '../../ui/dom';
 import { tex, setTex } from '../../ui/katex';
-import { field, select as selectControl, buttonGroup, numberInput } from '../../ui/controls';
+import { field, select as selectControl, buttonGroup, markInvalid, numberInput } from '../../ui/controls';
 import { disclosure } from '../../ui/disclosure';
 import { LogLogChart, decades, legendItem } from '../../ui/loglog-chart';
 import {
@@ -38,10 +38,10 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     render();
   };
   const inputs = {
-    n: numberInput(cur.n, { min: COST_LIMITS.n.min, max: COST_LIMITS.n.max, step: 1, name: 'cost-n', label: 'n (tokens)' }, edit('n')),
-    d: numberInput(cur.d, { min: COST_LIMITS.d.min, max: COST_LIMITS.d.max, step: 1, name: 'cost-d', label: 'd (model width)' }, edit('d')),
-    heads: numberInput(cur.heads, { min: COST_LIMITS.heads.min, max: COST_LIMITS.heads.max, step: 1, name: 'cost-heads', label: 'heads' }, edit('heads')),
-    layers: numberInput(cur.layers, { min: COST_LIMITS.layers.min, max: COST_LIMITS.layers.max, step: 1, name: 'cost-layers', label: 'layers' }, edit('layers')),
+    n: numberInput(cur.n, { min: COST_LIMITS.n.min, max: COST_LIMITS.n.max, step: 1, name: 'cost-n', label: 'n (tokens)', current: () => cur.n }, edit('n')),
+    d: numberInput(cur.d, { min: COST_LIMITS.d.min, max: COST_LIMITS.d.max, step: 1, name: 'cost-d', label: 'd (model width)', current: () => cur.d }, edit('d')),
+    heads: numberInput(cur.heads, { min: COST_LIMITS.heads.min, max: COST_LIMITS.heads.max, step: 1, name: 'cost-heads', label: 'heads', current: () => cur.heads }, edit('heads')),
+    layers: numberInput(cur.layers, { min: COST_LIMITS.layers.min, max: COST_LIMITS.layers.max, step: 1, name: 'cost-layers', label: 'layers', current: () => cur.layers }, edit('layers')),
   };
   const bytes = selectControl(
     [{ value: '4', label: '4 (float32)' }, { value: '2', label: '2 (16-bit: fp16, bf16)' }, { value: '1', label: '1 (8-bit)' }],
@@ -59,7 +59,7 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
     },
   })));
 
-  // numberInput leaves out-of-range values unreported (it only marks them aria-invalid, and puts the last good value
+  // numberInput leaves out-of-range values unreported (it only marks them aria-invalid, and puts the calculator's value
   // back when the field is left, which clears this line through render): say why here.
   for (const [key, input] of Object.entries(inputs) as [keyof typeof inputs, HTMLInputElement][]) {
     input.addEventListener('input', () => {
@@ -195,7 +195,8 @@ export function mountCalculator(section: HTMLElement, store: Store): void {
 
   function showInputs(): void {
     inputs.n.value = String(cur.n); inputs.d.value = String(cur.d);
-    inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers); // a good value written clears a mark
+    inputs.heads.value = String(cur.heads); inputs.layers.value = String(cur.layers);
+    for (const i of Object.values(inputs)) markInvalid(i, false);
     bytes.value = String(cur.bytes);
   }
   // A loaded state file changes the inputs from outside: follow it.

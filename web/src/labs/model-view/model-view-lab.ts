@@ -106,7 +106,7 @@ export const modelViewLab: Lab = {
     const nextTable = el('table', { class: 'plain-table', 'data-table': 'model-next' });
     // The seed Generate uses: the field's last whole number (one it refuses, such as 2.5, is said and not used).
     let seedValue = 1;
-    const seed = numberInput(seedValue, { min: 0, max: 999999, step: 1, name: 'model-seed', label: 'Seed' }, (v) => { seedValue = v; });
+    const seed = numberInput(seedValue, { min: 0, max: 999999, step: 1, name: 'model-seed', label: 'Seed', current: () => seedValue }, (v) => { seedValue = v; });
     const seedProblem = problemLine(seed, 'model-seed', () => `The seed is a whole number from 0 to 999,999; Generate uses ${seedValue} until it is.`);
     const genBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'model-generate', text: 'Generate' });
     const stopBtn = el('button', { type: 'button', class: 'chip', 'data-control': 'model-stop', text: 'Stop', disabled: true });
